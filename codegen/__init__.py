@@ -1,0 +1,1 @@
+"""flowlike.codegen: fused-kernel generators (to come with graph mode)."""

@@ -1,0 +1,123 @@
+#include "allocator.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "error.h"
+
+namespace fl {
+namespace {
+
+struct State {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free_blocks;  // size class -> blocks
+  int64_t cached_bytes = 0;
+  int64_t cache_limit = int64_t(4) << 30;
+  MemoryStats stats;
+};
+
+State& state() {
+  static State* s = new State();  // leaked on purpose: tensors may be freed during interpreter exit
+  return *s;
+}
+
+}  // namespace
+
+CPUAllocator& CPUAllocator::get() {
+  static CPUAllocator a;
+  return a;
+}
+
+size_t CPUAllocator::round_size(size_t n) {
+  if (n == 0) return 64;
+  if (n <= 4096) return (n + 63) & ~size_t(63);
+  // Four size classes per power of two: at most 25% slack, few distinct classes.
+  size_t p = size_t(1) << (63 - __builtin_clzll(n));
+  size_t step = p / 4;
+  return (n + step - 1) / step * step;
+}
+
+void* CPUAllocator::allocate(size_t nbytes, size_t* capacity) {
+  size_t sz = round_size(nbytes);
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    s.stats.num_allocs++;
+    auto it = s.free_blocks.find(sz);
+    if (it != s.free_blocks.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      s.cached_bytes -= sz;
+      s.stats.num_cache_hits++;
+      s.stats.allocated += sz;
+      if (s.stats.allocated > s.stats.max_allocated) s.stats.max_allocated = s.stats.allocated;
+      *capacity = sz;
+      return p;
+    }
+  }
+  void* p = std::aligned_alloc(64, sz);
+  if (!p) {
+    empty_cache();
+    p = std::aligned_alloc(64, sz);
+  }
+  FL_CHECK(p, Error, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+  std::lock_guard<std::mutex> g(s.mu);
+  s.stats.allocated += sz;
+  s.stats.reserved += sz;
+  if (s.stats.allocated > s.stats.max_allocated) s.stats.max_allocated = s.stats.allocated;
+  if (s.stats.reserved > s.stats.max_reserved) s.stats.max_reserved = s.stats.reserved;
+  *capacity = sz;
+  return p;
+}
+
+void CPUAllocator::free(void* ptr, size_t capacity) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    s.stats.allocated -= capacity;
+    if (s.cached_bytes + int64_t(capacity) <= s.cache_limit) {
+      s.free_blocks[capacity].push_back(ptr);
+      s.cached_bytes += capacity;
+      return;
+    }
+    s.stats.reserved -= capacity;
+  }
+  std::free(ptr);
+}
+
+void CPUAllocator::empty_cache() {
+  State& s = state();
+  std::vector<void*> release;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    for (auto& kv : s.free_blocks) {
+      for (void* p : kv.second) release.push_back(p);
+      s.stats.reserved -= int64_t(kv.first) * int64_t(kv.second.size());
+    }
+    s.free_blocks.clear();
+    s.cached_bytes = 0;
+  }
+  for (void* p : release) std::free(p);
+}
+
+MemoryStats CPUAllocator::stats() {
+  std::lock_guard<std::mutex> g(state().mu);
+  return state().stats;
+}
+
+void CPUAllocator::reset_peak_stats() {
+  State& s = state();
+  std::lock_guard<std::mutex> g(s.mu);
+  s.stats.max_allocated = s.stats.allocated;
+  s.stats.max_reserved = s.stats.reserved;
+}
+
+void CPUAllocator::set_cache_limit(int64_t bytes) {
+  { std::lock_guard<std::mutex> g(state().mu); state().cache_limit = bytes; }
+  empty_cache();
+}
+
+}  // namespace fl

@@ -1,0 +1,36 @@
+// A Python number crossing into C++: bool, int or float, remembering which.
+#pragma once
+#include <cstdint>
+#include "dtype.h"
+
+namespace fl {
+
+struct Scalar {
+  enum class Kind : uint8_t { Bool, Int, Float } kind = Kind::Int;
+  union { bool b; int64_t i; double d; } v{};
+  Scalar() { v.i = 0; }
+  Scalar(bool b) : kind(Kind::Bool) { v.b = b; }
+  Scalar(int64_t i) : kind(Kind::Int) { v.i = i; }
+  Scalar(int i) : kind(Kind::Int) { v.i = i; }
+  Scalar(double d) : kind(Kind::Float) { v.d = d; }
+
+  bool is_bool() const { return kind == Kind::Bool; }
+  bool is_int() const { return kind == Kind::Int; }
+  bool is_float() const { return kind == Kind::Float; }
+  double to_double() const { return kind == Kind::Float ? v.d : kind == Kind::Int ? static_cast<double>(v.i) : v.b; }
+  int64_t to_int() const { return kind == Kind::Float ? static_cast<int64_t>(v.d) : kind == Kind::Int ? v.i : v.b; }
+  bool to_bool() const { return kind == Kind::Float ? v.d != 0 : kind == Kind::Int ? v.i != 0 : v.b; }
+
+  template <typename T> T to() const {
+    if constexpr (std::is_same_v<T, bool>) return to_bool();
+    else if constexpr (std::is_integral_v<T>) return kind == Kind::Float ? convert<T>(v.d) : static_cast<T>(to_int());
+    else if constexpr (std::is_same_v<T, double>) return to_double();
+    else return T(static_cast<float>(to_double()));
+  }
+  // The dtype a lone Python number of this kind gets as a tensor (float uses the default dtype).
+  ScalarType natural_dtype(ScalarType default_float) const {
+    return kind == Kind::Bool ? ScalarType::Bool : kind == Kind::Int ? ScalarType::Int64 : default_float;
+  }
+};
+
+}  // namespace fl

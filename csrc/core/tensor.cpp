@@ -1,0 +1,253 @@
+#include "tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "allocator.h"
+
+namespace fl {
+
+// ---- storage ------------------------------------------------------------------------------
+std::shared_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes) {
+  auto s = std::make_shared<StorageImpl>();
+  s->data = CPUAllocator::get().allocate(nbytes, &s->capacity);
+  s->nbytes = nbytes;
+  return s;
+}
+
+std::shared_ptr<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, std::shared_ptr<void> owner) {
+  auto s = std::make_shared<StorageImpl>();
+  s->data = data;
+  s->nbytes = nbytes;
+  s->external = std::move(owner);
+  s->resizable = false;
+  return s;
+}
+
+void StorageImpl::resize(size_t new_nbytes) {
+  if (new_nbytes <= nbytes) { nbytes = new_nbytes; return; }
+  FL_CHECK(resizable, Error, "Trying to resize storage that is not resizable");
+  if (new_nbytes > capacity) {
+    size_t cap = 0;
+    void* p = CPUAllocator::get().allocate(new_nbytes, &cap);
+    if (nbytes) std::memcpy(p, data, nbytes);
+    if (capacity) CPUAllocator::get().free(data, capacity);
+    data = p;
+    capacity = cap;
+  }
+  nbytes = new_nbytes;
+}
+
+StorageImpl::~StorageImpl() {
+  if (capacity && data) CPUAllocator::get().free(data, capacity);
+}
+
+// ---- tensor -------------------------------------------------------------------------------
+void TensorImpl::refresh() {
+  numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  contiguous = true;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) { contiguous = false; break; }
+    expected *= sizes[d];
+  }
+}
+
+IntList contiguous_strides(const IntList& sizes) {
+  IntList st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+std::string shape_str(const IntList& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+int64_t numel_of(const IntList& sizes, const char* op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    FL_CHECK(s >= 0, Error, op, "(): Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+    if (s != 0 && n > (int64_t(1) << 62) / s) throw Error(str_cat(op, "(): tensor of size ", shape_str(sizes), " is too large"));
+    n *= s;
+  }
+  return n;
+}
+
+static Tensor new_impl(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype) {
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = std::move(storage);
+  t->sizes = std::move(sizes);
+  t->strides = std::move(strides);
+  t->offset = offset;
+  t->dtype = dtype;
+  t->version = std::make_shared<VersionCounter>();
+  t->refresh();
+  return t;
+}
+
+Tensor empty(const IntList& sizes, ScalarType dtype) {
+  int64_t n = numel_of(sizes);
+  return new_impl(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
+}
+
+Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dtype) {
+  FL_CHECK(sizes.size() == strides.size(), Error, "empty_strided: mismatch in length of strides and shape");
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    FL_CHECK(sizes[d] >= 0, Error, "empty_strided: negative dimension ", sizes[d]);
+    if (sizes[d] == 0) { extent = 0; break; }
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  return new_impl(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
+}
+
+Tensor empty_like(const Tensor& like, ScalarType dtype) {
+  // Keep a dense non-contiguous layout (e.g. a transposed matrix) as PyTorch's preserve_format.
+  if (!like->contiguous && like->dim() > 1) {
+    std::vector<int64_t> perm(like->dim());
+    for (int64_t i = 0; i < like->dim(); ++i) perm[i] = i;
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return like->strides[a] > like->strides[b]; });
+    IntList st(like->dim());
+    int64_t acc = 1;
+    bool dense = true;
+    for (int64_t i = like->dim() - 1; i >= 0; --i) {
+      st[perm[i]] = acc;
+      if (like->strides[perm[i]] != acc && like->sizes[perm[i]] != 1) dense = false;
+      acc *= std::max<int64_t>(like->sizes[perm[i]], 1);
+    }
+    if (dense) return empty_strided(like->sizes, st, dtype);
+  }
+  return empty(like->sizes, dtype);
+}
+
+Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset) {
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = base->storage;
+  t->sizes = std::move(sizes);
+  t->strides = std::move(strides);
+  t->offset = offset;
+  t->dtype = base->dtype;
+  t->version = base->version;
+  t->refresh();
+  return t;
+}
+
+Tensor scalar_tensor(Scalar s, ScalarType dtype) {
+  Tensor t = empty({}, dtype);
+  fill(t, s);
+  return t;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dim 0 and -1
+  if (dim < -n || dim >= n) {
+    throw IndexError(str_cat(op ? op : "", op ? ": " : "", "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                             "], but got ", dim, ")"));
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  IntList out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else
+      throw Error(str_cat(op ? op : "", op ? ": " : "", "The size of tensor a (", da, ") must match the size of tensor b (", db,
+                          ") at non-singleton dimension ", i, "; shapes ", shape_str(a), " and ", shape_str(b)));
+  }
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) { return t->contiguous ? t : clone(t); }
+
+Tensor clone(const Tensor& t) {
+  Tensor out = empty_like(t, t->dtype);
+  copy_into(out, t);
+  return out;
+}
+
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
+  if (t->dtype == dtype && !copy) return t;
+  Tensor out = empty_like(t, dtype);
+  copy_into(out, t);
+  return out;
+}
+
+// ---- type promotion -------------------------------------------------------------------------
+namespace {
+thread_local ScalarType g_default_dtype = ScalarType::Float32;
+
+// PyTorch's promoteTypes lookup table, rows and columns in ScalarType order.
+constexpr ScalarType b1 = ScalarType::Bool, u1 = ScalarType::UInt8, i1 = ScalarType::Int8, i2 = ScalarType::Int16,
+                     i4 = ScalarType::Int32, i8 = ScalarType::Int64, f2 = ScalarType::Float16, bf = ScalarType::BFloat16,
+                     f4 = ScalarType::Float32, f8 = ScalarType::Float64;
+constexpr ScalarType kPromote[kNumScalarTypes][kNumScalarTypes] = {
+    /*b1*/ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
+    /*u1*/ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
+    /*i1*/ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
+    /*i2*/ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
+    /*i4*/ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
+    /*i8*/ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
+    /*f2*/ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
+    /*bf*/ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
+    /*f4*/ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
+    /*f8*/ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+};
+}  // namespace
+
+ScalarType default_dtype() { return g_default_dtype; }
+void set_default_dtype(ScalarType t) {
+  FL_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float16 || t == ScalarType::BFloat16, TypeError,
+           "only floating-point types are supported as the default type");
+  g_default_dtype = t;
+}
+
+ScalarType promote_types(ScalarType a, ScalarType b) { return kPromote[static_cast<int>(a)][static_cast<int>(b)]; }
+
+const char* dtype_name(ScalarType t) {
+  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+  return names[static_cast<int>(t)];
+}
+
+void throw_unsupported_dtype(const char* op, ScalarType t) {
+  throw Error(str_cat("\"", op, "\" not implemented for '", dtype_name(t), "'"));
+}
+
+ScalarType result_type(const std::vector<const TensorImpl*>& ts) {
+  // Three priority classes, as in PyTorch's ResultTypeState.
+  bool has[3] = {false, false, false};
+  ScalarType st[3] = {ScalarType::Bool, ScalarType::Bool, ScalarType::Bool};
+  for (const TensorImpl* t : ts) {
+    int cls = t->wrapped_number ? 2 : (t->dim() == 0 ? 1 : 0);
+    ScalarType dt = t->dtype;
+    if (cls == 2) {
+      // a Python float participates as the default dtype, an int as int64
+      if (is_floating(dt)) dt = g_default_dtype;
+    }
+    st[cls] = has[cls] ? promote_types(st[cls], dt) : dt;
+    has[cls] = true;
+  }
+  // combine(higher, lower): the higher class wins unless the lower one is of a higher category
+  bool have = has[2];
+  ScalarType r = st[2];
+  for (int cls = 1; cls >= 0; --cls) {
+    if (!has[cls]) continue;
+    r = (have && category(r) > category(st[cls])) ? promote_types(st[cls], r) : st[cls];
+    have = true;
+  }
+  return r;
+}
+
+}  // namespace fl

@@ -1,0 +1,116 @@
+// Tensor and storage.
+//
+// Note [Views and version counters]
+// A view is a TensorImpl with its own sizes/strides/offset over the *same* StorageImpl and the
+// *same* VersionCounter as its base. Every in-place write bumps the shared counter, so autograd
+// can tell that a tensor it saved was modified through any alias. `detach()` shares both;
+// `.data`-style aliases get a fresh counter.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "dtype.h"
+#include "error.h"
+#include "scalar.h"
+
+namespace fl {
+
+using IntList = std::vector<int64_t>;
+
+enum class DeviceType : int8_t { CPU, CUDA };
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int8_t index = -1;
+  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
+};
+
+struct StorageImpl {
+  void* data = nullptr;
+  size_t nbytes = 0;
+  size_t capacity = 0;             // block size from the allocator; 0 when memory is external
+  std::shared_ptr<void> external;  // keeps foreign memory (numpy, buffers, dlpack) alive
+  Device device;
+  bool resizable = true;
+
+  static std::shared_ptr<StorageImpl> allocate(size_t nbytes);
+  static std::shared_ptr<StorageImpl> wrap(void* data, size_t nbytes, std::shared_ptr<void> owner);
+  // Grows the buffer in place (keeping contents); only for storages we own.
+  void resize(size_t new_nbytes);
+  ~StorageImpl();
+};
+
+struct VersionCounter { std::atomic<uint32_t> version{0}; };
+
+struct TensorImpl;
+using Tensor = std::shared_ptr<TensorImpl>;
+
+// Per-tensor autograd state; filled in by the autograd engine.
+struct AutogradMeta {
+  Tensor grad;
+  std::shared_ptr<void> grad_fn;  // set by the autograd engine
+  bool retains_grad = false;
+};
+
+struct TensorImpl {
+  std::shared_ptr<StorageImpl> storage;
+  IntList sizes;
+  IntList strides;  // in elements
+  int64_t offset = 0;  // in elements
+  int64_t numel = 1;
+  ScalarType dtype = ScalarType::Float32;
+  bool requires_grad = false;
+  bool contiguous = true;
+  // A Python number turned into a 0-dim tensor: it takes part in type promotion as a scalar.
+  bool wrapped_number = false;
+  std::shared_ptr<VersionCounter> version;
+  std::unique_ptr<AutogradMeta> autograd;
+
+  int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
+  size_t itemsize() const { return element_size(dtype); }
+  char* data_ptr() const { return static_cast<char*>(storage->data) + offset * static_cast<int64_t>(itemsize()); }
+  template <typename T> T* data() const { return reinterpret_cast<T*>(data_ptr()); }
+  Device device() const { return storage->device; }
+  void bump_version() { version->version.fetch_add(1, std::memory_order_relaxed); }
+  // Recomputes numel and the contiguity flag after sizes/strides change.
+  void refresh();
+  AutogradMeta& meta() { if (!autograd) autograd.reset(new AutogradMeta()); return *autograd; }
+};
+
+// ---- construction -------------------------------------------------------------------------
+IntList contiguous_strides(const IntList& sizes);
+int64_t numel_of(const IntList& sizes, const char* op = "empty");
+Tensor empty(const IntList& sizes, ScalarType dtype);
+Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dtype);
+// A tensor with the same sizes as `like`, dense, keeping its memory layout when it is dense.
+Tensor empty_like(const Tensor& like, ScalarType dtype);
+Tensor scalar_tensor(Scalar s, ScalarType dtype);
+// An alias of `base` with new geometry: shares storage and version counter.
+Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset);
+
+// ---- dims and shapes ----------------------------------------------------------------------
+// Wraps a possibly negative dim into [0, ndim); IndexError as PyTorch for out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = nullptr);
+IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op = nullptr);
+std::string shape_str(const IntList& s);
+
+// ---- basic operations every kernel relies on ------------------------------------------------
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+// Copies src into dst (broadcasting src, converting dtype). Does not bump versions.
+void copy_into(const Tensor& dst, const Tensor& src);
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);
+void fill(const Tensor& t, Scalar value);
+Scalar item(const Tensor& t);
+
+// ---- type promotion -----------------------------------------------------------------------
+ScalarType default_dtype();
+void set_default_dtype(ScalarType t);
+// PyTorch's result_type over tensors: dimensioned tensors beat zero-dim ones, which beat
+// wrapped Python numbers, each only raising the category (bool < int < float).
+ScalarType result_type(const std::vector<const TensorImpl*>& ts);
+inline ScalarType result_type(const Tensor& a, const Tensor& b) { return result_type({a.get(), b.get()}); }
+
+}  // namespace fl

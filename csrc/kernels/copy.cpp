@@ -1,0 +1,124 @@
+// copy_into (strided copy with dtype conversion and broadcasting), fill and item.
+#include <cstring>
+
+#include "loops.h"
+
+namespace fl {
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst->numel == 0) return;
+  broadcast_shapes(dst->sizes, src->sizes, "copy_");
+  FL_CHECK(src->dim() <= dst->dim() && broadcast_shapes(dst->sizes, src->sizes) == dst->sizes, Error,
+           "copy_: source of shape ", shape_str(src->sizes), " cannot be broadcast to destination of shape ",
+           shape_str(dst->sizes));
+  if (dst->dtype == src->dtype && dst->contiguous && src->contiguous && dst->sizes == src->sizes) {
+    size_t nbytes = dst->numel * dst->itemsize();
+    char* d = dst->data_ptr();
+    const char* s = src->data_ptr();
+    if (d == s) return;
+    if (nbytes < size_t(kParallelGrain) * 16 || omp_get_max_threads() == 1) {
+      std::memmove(d, s, nbytes);
+    } else {
+      int nt = omp_get_max_threads();
+#pragma omp parallel for num_threads(nt)
+      for (int t = 0; t < nt; ++t) {
+        size_t chunk = (nbytes + nt - 1) / nt, b = t * chunk, e = std::min(nbytes, b + chunk);
+        if (b < e) std::memcpy(d + b, s + b, e - b);
+      }
+    }
+    return;
+  }
+  ElementwiseIter it({dst.get(), src.get()}, "copy_");
+  FL_DISPATCH_ALL(dst->dtype, "copy_", {
+    using out_t = scalar_t;
+    FL_DISPATCH_ALL(src->dtype, "copy_", {
+      it.for_each([](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<out_t*>(p[0] + i * s[0]) = convert<out_t>(*reinterpret_cast<const scalar_t*>(p[1] + i * s[1]));
+      });
+    });
+  });
+}
+
+void fill(const Tensor& t, Scalar value) {
+  if (t->numel == 0) return;
+  ElementwiseIter it({t.get()}, "fill_");
+  FL_DISPATCH_ALL(t->dtype, "fill_", {
+    const scalar_t v = value.to<scalar_t>();
+    it.for_each([v](char** p, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(scalar_t)) {
+        scalar_t* o = reinterpret_cast<scalar_t*>(p[0]);
+        for (int64_t i = 0; i < n; ++i) o[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = v;
+      }
+    });
+  });
+}
+
+Scalar item(const Tensor& t) {
+  FL_CHECK(t->numel == 1, Error, "a Tensor with ", t->numel, " elements cannot be converted to Scalar");
+  Scalar r;
+  FL_DISPATCH_ALL(t->dtype, "item", {
+    scalar_t v = *t->data<scalar_t>();
+    if constexpr (std::is_same_v<scalar_t, bool>) r = Scalar(v);
+    else if constexpr (std::is_integral_v<scalar_t>) r = Scalar(static_cast<int64_t>(v));
+    else r = Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
+  });
+  return r;
+}
+
+// ---- ElementwiseIter ------------------------------------------------------------------------
+ElementwiseIter::ElementwiseIter(std::initializer_list<const TensorImpl*> ops, const char* opname) {
+  nops = static_cast<int>(ops.size());
+  const TensorImpl* out = *ops.begin();
+  int nd = static_cast<int>(out->dim());
+  FL_CHECK(nd <= kMaxDims, Error, opname, ": tensors with more than ", kMaxDims, " dimensions are not supported");
+  numel = out->numel;
+  int k = 0;
+  for (const TensorImpl* t : ops) {
+    base[k] = t->data_ptr();
+    itemsize[k] = static_cast<int64_t>(t->itemsize());
+    int lead = nd - static_cast<int>(t->dim());
+    for (int d = 0; d < nd; ++d) {  // stored innermost first
+      int src = nd - 1 - d - lead;
+      int64_t sz = src >= 0 ? t->sizes[src] : 1;
+      strides[k][d] = (src >= 0 && sz != 1) ? t->strides[src] * itemsize[k] : 0;
+    }
+    ++k;
+  }
+  for (int d = 0; d < nd; ++d) shape[d] = out->sizes[nd - 1 - d];
+  // Order dims by the output's strides (smallest first) so that permuted outputs are written
+  // in memory order; insertion sort keeps the natural order among equals.
+  for (int i = 1; i < nd; ++i) {
+    for (int j = i; j > 0; --j) {
+      int64_t a = strides[0][j - 1], b = strides[0][j];
+      if (b == 0 || a <= b) break;
+      std::swap(shape[j - 1], shape[j]);
+      for (int o = 0; o < nops; ++o) std::swap(strides[o][j - 1], strides[o][j]);
+    }
+  }
+  // Drop size-1 dims and merge dims that are contiguous in every operand.
+  int w = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (w > 0) {
+      bool merge = true;
+      for (int o = 0; o < nops; ++o)
+        if (strides[o][d] != strides[o][w - 1] * shape[w - 1]) { merge = false; break; }
+      if (merge) { shape[w - 1] *= shape[d]; continue; }
+    }
+    shape[w] = shape[d];
+    for (int o = 0; o < nops; ++o) strides[o][w] = strides[o][d];
+    ++w;
+  }
+  ndim = w;
+  if (ndim == 0 && numel == 1) {
+    ndim = 0;
+  } else if (ndim == 0) {  // numel == 0 with every dim size 1 cannot happen; keep one dim for safety
+    ndim = 1; shape[0] = numel;
+    for (int o = 0; o < nops; ++o) strides[o][0] = itemsize[o];
+  }
+}
+
+}  // namespace fl

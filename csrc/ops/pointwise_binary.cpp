@@ -1,0 +1,154 @@
+// CPU kernels of the binary pointwise ops (the list is in pointwise.h).
+#include "../kernels/loops.h"
+#include "pointwise.h"
+#include "pointwise_math.h"
+
+namespace fl {
+namespace {
+
+enum class Rule { ARITH, FLOAT, CMP, INT, LOGICAL };
+
+struct BinaryInfo { const char* name; Rule rule; };
+constexpr BinaryInfo kBinaryInfo[] = {
+#define FL_X(name, rule, expr) {#name, Rule::rule},
+    FL_BINARY_OPS(FL_X)
+#undef FL_X
+};
+
+template <Rule R, typename T>
+constexpr bool allowed() {
+  if constexpr (R == Rule::FLOAT) return std::is_floating_point_v<opmath_t<T>>;
+  else if constexpr (R == Rule::INT) return std::is_integral_v<T>;
+  else return true;
+}
+
+template <typename T>
+void run_binary(BinaryOp op, const ElementwiseIter& it, Scalar alpha_s) {
+  using OM = opmath_t<T>;
+  [[maybe_unused]] const OM alpha = alpha_s.to<OM>();
+  switch (op) {
+#define FL_X(name, rule, expr)                                                                   \
+  case BinaryOp::name:                                                                           \
+    if constexpr (allowed<Rule::rule, T>()) {                                                    \
+      using Out = std::conditional_t<Rule::rule == Rule::CMP || Rule::rule == Rule::LOGICAL, bool, T>; \
+      binary_loop<Out, T>(it, [=](OM a, OM b) { return expr; });                                 \
+    }                                                                                            \
+    break;
+    FL_BINARY_OPS(FL_X)
+#undef FL_X
+  }
+}
+
+// True when any element of the (integral) tensor satisfies pred.
+template <typename Pred>
+bool any_of(const Tensor& t, Pred pred) {
+  bool found = false;
+  FL_DISPATCH_ALL(t->dtype, "check", {
+    ElementwiseIter it({t.get()});
+    it.for_each([&](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        if (pred(static_cast<double>(static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[0] + i * s[0]))))) found = true;
+    }, int64_t(1) << 62);
+  });
+  return found;
+}
+
+Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
+  const BinaryInfo& info = kBinaryInfo[static_cast<int>(op)];
+  ScalarType ct = result_type(a, b);
+  ScalarType out_dtype = ct;
+  switch (info.rule) {
+    case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
+    case Rule::CMP: case Rule::LOGICAL: out_dtype = ScalarType::Bool; break;
+    case Rule::INT:
+      FL_CHECK(!is_floating(ct), Error, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      break;
+    case Rule::ARITH: break;
+  }
+  if (op == BinaryOp::sub && (a->dtype == ScalarType::Bool || b->dtype == ScalarType::Bool)) {
+    throw Error(str_cat("Subtraction, the `-` operator, with ",
+                        a->dtype == b->dtype ? "two bool tensors" : "a bool tensor",
+                        " is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+  }
+  if (!is_floating(ct)) {
+    if ((op == BinaryOp::div_trunc || op == BinaryOp::div_floor || op == BinaryOp::remainder || op == BinaryOp::fmod) &&
+        ct != ScalarType::Bool && any_of(b, [](double v) { return v == 0; }))
+      throw Error("ZeroDivisionError");
+    if (op == BinaryOp::pow && ct != ScalarType::Bool && any_of(b, [](double v) { return v < 0; }))
+      throw Error("Integers to negative integer powers are not allowed.");
+  }
+  IntList shape = a->sizes == b->sizes ? a->sizes : broadcast_shapes(a->sizes, b->sizes, info.name);
+  Tensor ca = a->dtype == ct ? a : to_dtype(a, ct);
+  Tensor cb = b->dtype == ct ? b : to_dtype(b, ct);
+
+  FL_CHECK(!(out && out == a && shape != a->sizes), Error, info.name, ": output with shape ", shape_str(a->sizes),
+           " doesn't match the broadcast shape ", shape_str(shape));
+  Tensor result;
+  if (out) {
+    check_can_cast(out_dtype, out->dtype, info.name);
+    resize_out(out, shape, info.name);
+    result = out->dtype == out_dtype ? out : empty(shape, out_dtype);
+  } else {
+    result = (a->sizes == shape && !a->contiguous) ? empty_like(a, out_dtype) : empty(shape, out_dtype);
+  }
+  ElementwiseIter it({result.get(), ca.get(), cb.get()}, info.name);
+  FL_DISPATCH_ALL(ct, info.name, run_binary<scalar_t>(op, it, alpha));
+  if (out) {
+    if (result != out) copy_into(out, result);
+    out->bump_version();
+    return out;
+  }
+  return result;
+}
+
+}  // namespace
+
+const char* c10_type_name(ScalarType t) {
+  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  return names[static_cast<int>(t)];
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  // PyTorch's canCast: no float -> integral, no non-bool -> bool
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
+  return true;
+}
+
+void check_can_cast(ScalarType from, ScalarType to, const char* op) {
+  FL_CHECK(can_cast(from, to), Error, op, ": result type ", c10_type_name(from), " can't be cast to the desired output type ",
+           c10_type_name(to));
+}
+
+void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
+  if (out->sizes == sizes) return;
+  out->sizes = sizes;
+  out->strides = contiguous_strides(sizes);
+  out->refresh();
+  out->storage->resize((out->offset + out->numel) * out->itemsize());
+}
+
+const char* binary_op_name(BinaryOp op) { return kBinaryInfo[static_cast<int>(op)].name; }
+
+}  // namespace fl
+
+#define FL_X(name, rule, expr)                                                                          \
+  FL_DEFINE_OP(name, #name "(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!)? out=None) -> Tensor", \
+               ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, const ::fl::Tensor&))   \
+  FL_REGISTER_KERNEL(name, CPU,                                                                         \
+                     [](::fl::DispatchKeySet, const ::fl::Tensor& a, const ::fl::Tensor& b, ::fl::Scalar alpha, \
+                        const ::fl::Tensor& out) { return ::fl::binary_cpu(::fl::BinaryOp::name, a, b, alpha, out); })
+FL_BINARY_OPS(FL_X)
+#undef FL_X
+
+namespace fl {
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
+  using OpT = Op<Tensor(const Tensor&, const Tensor&, Scalar, const Tensor&)>;
+  static const OpT* const table[] = {
+#define FL_X(name, rule, expr) &ops::name,
+      FL_BINARY_OPS(FL_X)
+#undef FL_X
+  };
+  return (*table[static_cast<int>(op)])(a, b, alpha, out);
+}
+}  // namespace fl

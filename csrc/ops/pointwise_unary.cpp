@@ -1,0 +1,100 @@
+// CPU kernels of the unary pointwise ops (the list is in pointwise.h).
+#include "../kernels/loops.h"
+#include "pointwise.h"
+#include "pointwise_math.h"
+
+namespace fl {
+namespace {
+
+enum class Rule { FLOAT, SAME, BOOL, INT };
+struct UnaryInfo { const char* name; Rule rule; };
+constexpr UnaryInfo kUnaryInfo[] = {
+#define FL_X(name, rule, expr) {#name, Rule::rule},
+    FL_UNARY_OPS(FL_X)
+#undef FL_X
+};
+
+template <Rule R, typename T>
+constexpr bool allowed() {
+  if constexpr (R == Rule::FLOAT) return std::is_floating_point_v<opmath_t<T>>;
+  else if constexpr (R == Rule::INT) return std::is_integral_v<T>;
+  else return true;
+}
+
+template <typename T>
+void run_unary(UnaryOp op, const ElementwiseIter& it) {
+  using OM = opmath_t<T>;
+  switch (op) {
+#define FL_X(name, rule, expr)                                            \
+  case UnaryOp::name:                                                     \
+    if constexpr (allowed<Rule::rule, T>()) {                             \
+      using Out = std::conditional_t<Rule::rule == Rule::BOOL, bool, T>;  \
+      unary_loop<Out, T>(it, [](OM x) { return expr; });                  \
+    }                                                                     \
+    break;
+    FL_UNARY_OPS(FL_X)
+#undef FL_X
+  }
+}
+
+Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
+  const UnaryInfo& info = kUnaryInfo[static_cast<int>(op)];
+  ScalarType ct = a->dtype, out_dtype = a->dtype;
+  switch (info.rule) {
+    case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
+    case Rule::BOOL: out_dtype = ScalarType::Bool; break;
+    case Rule::INT:
+      FL_CHECK(!is_floating(ct), Error, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      break;
+    case Rule::SAME: break;
+  }
+  if (ct == ScalarType::Bool && (op == UnaryOp::neg || op == UnaryOp::frac))
+    throw Error(str_cat(op == UnaryOp::neg ? "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+                                           : "\"frac_cpu\" not implemented for 'Bool'"));
+  if (op == UnaryOp::frac && !is_floating(ct))
+    throw Error(str_cat("\"frac_cpu\" not implemented for '", c10_type_name(ct), "'"));
+  Tensor ca = a->dtype == ct ? a : to_dtype(a, ct);
+  Tensor result;
+  if (out) {
+    check_can_cast(out_dtype, out->dtype, info.name);
+    resize_out(out, a->sizes, info.name);
+    result = out->dtype == out_dtype ? out : empty(a->sizes, out_dtype);
+  } else {
+    result = empty_like(a, out_dtype);
+  }
+  ElementwiseIter it({result.get(), ca.get()}, info.name);
+  FL_DISPATCH_ALL(ct, info.name, run_unary<scalar_t>(op, it));
+  if (out) {
+    if (result != out) copy_into(out, result);
+    out->bump_version();
+    return out;
+  }
+  return result;
+}
+
+}  // namespace
+
+const char* unary_op_name(UnaryOp op) { return kUnaryInfo[static_cast<int>(op)].name; }
+
+}  // namespace fl
+
+#define FL_X(name, rule, expr)                                                                        \
+  FL_DEFINE_OP(name, #name "(Tensor self, *, Tensor(a!)? out=None) -> Tensor",                         \
+               ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))                                 \
+  FL_REGISTER_KERNEL(name, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& a, const ::fl::Tensor& out) { \
+    return ::fl::unary_cpu(::fl::UnaryOp::name, a, out);                                               \
+  })
+FL_UNARY_OPS(FL_X)
+#undef FL_X
+
+namespace fl {
+Tensor unary_op(UnaryOp op, const Tensor& a, const Tensor& out) {
+  using OpT = Op<Tensor(const Tensor&, const Tensor&)>;
+  static const OpT* const table[] = {
+#define FL_X(name, rule, expr) &ops::name,
+      FL_UNARY_OPS(FL_X)
+#undef FL_X
+  };
+  return (*table[static_cast<int>(op)])(a, out);
+}
+}  // namespace fl

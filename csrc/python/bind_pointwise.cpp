@@ -1,0 +1,115 @@
+// Python bindings of the pointwise ops: functions, Tensor methods, in-place forms and operators,
+// all produced from the op lists in ops/pointwise.h.
+#include "../ops/pointwise.h"
+#include "python_util.h"
+
+namespace fl::python {
+namespace {
+
+bool takes_alpha(BinaryOp op) { return op == BinaryOp::add || op == BinaryOp::sub; }
+
+Tensor call_binary(BinaryOp op, py::handle a, py::handle b, Scalar alpha, const Tensor& out) {
+  const char* name = binary_op_name(op);
+  return binary_op(op, tensor_or_number(a, name, "input"), tensor_or_number(b, name, "other"), alpha, out);
+}
+
+Scalar alpha_of(py::handle h) {
+  Scalar s(int64_t(1));
+  if (!h.is_none()) FL_CHECK(scalar_from_python(h, &s), TypeError, "argument 'alpha' must be Number");
+  return s;
+}
+
+// Operators return NotImplemented for operands that are neither tensors nor numbers.
+bool operand_ok(py::handle h) {
+  Scalar s;
+  return is_tensor(h) || scalar_from_python(h, &s);
+}
+
+void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
+  const char* name = binary_op_name(op);
+  std::string inplace = std::string(name) + "_";
+  if (takes_alpha(op)) {
+    m.def(name, [op](py::handle a, py::handle b, py::handle alpha, const Tensor& out) {
+      return call_binary(op, a, b, alpha_of(alpha), out);
+    }, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1, py::arg("out").none(true) = py::none());
+    cls.def(name, [op](const Tensor& self, py::handle b, py::handle alpha) {
+      return call_binary(op, py::cast(self), b, alpha_of(alpha), nullptr);
+    }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
+    cls.def(inplace.c_str(), [op](const Tensor& self, py::handle b, py::handle alpha) {
+      return binary_op(op, self, tensor_or_number(b, binary_op_name(op), "other"), alpha_of(alpha), self);
+    }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
+  } else {
+    m.def(name, [op](py::handle a, py::handle b, const Tensor& out) {
+      return call_binary(op, a, b, Scalar(int64_t(1)), out);
+    }, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("out").none(true) = py::none());
+    cls.def(name, [op](py::handle self, py::handle b) { return call_binary(op, self, b, Scalar(int64_t(1)), nullptr); },
+            py::arg("other"));
+    cls.def(inplace.c_str(), [op](const Tensor& self, py::handle b) {
+      return binary_op(op, self, tensor_or_number(b, binary_op_name(op), "other"), Scalar(int64_t(1)), self);
+    }, py::arg("other"));
+  }
+}
+
+void bind_operator(TensorClass& cls, const char* dunder, BinaryOp op, bool reflected) {
+  cls.def(dunder, [op, reflected](py::handle self, py::handle other) -> py::object {
+    if (!operand_ok(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    Tensor o = tensor_or_number(other, binary_op_name(op), "other");
+    const Tensor& s = as_tensor(self);
+    return py::cast(reflected ? binary_op(op, o, s, Scalar(int64_t(1)), nullptr) : binary_op(op, s, o, Scalar(int64_t(1)), nullptr));
+  }, py::is_operator());
+}
+
+void bind_inplace_operator(TensorClass& cls, const char* dunder, BinaryOp op) {
+  cls.def(dunder, [op](py::handle self, py::handle other) -> py::object {
+    if (!operand_ok(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    const Tensor& s = as_tensor(self);
+    binary_op(op, s, tensor_or_number(other, binary_op_name(op), "other"), Scalar(int64_t(1)), s);
+    return py::reinterpret_borrow<py::object>(self);
+  }, py::is_operator());
+}
+
+void bind(py::module_& m, TensorClass& cls) {
+#define FL_X(name, rule, expr) bind_binary(m, cls, BinaryOp::name);
+  FL_BINARY_OPS(FL_X)
+#undef FL_X
+#define FL_X(name, rule, expr)                                                                            \
+  m.def(#name, [](const Tensor& a, const Tensor& out) { return unary_op(UnaryOp::name, a, out); },         \
+        py::arg("input"), py::kw_only(), py::arg("out").none(true) = py::none());                         \
+  cls.def(#name, [](const Tensor& a) { return unary_op(UnaryOp::name, a, nullptr); });                    \
+  cls.def(#name "_", [](const Tensor& a) { return unary_op(UnaryOp::name, a, a); });
+  FL_UNARY_OPS(FL_X)
+#undef FL_X
+
+  struct Dunder { const char* name; BinaryOp op; };
+  const Dunder forward[] = {{"__add__", BinaryOp::add}, {"__sub__", BinaryOp::sub}, {"__mul__", BinaryOp::mul},
+                            {"__truediv__", BinaryOp::div}, {"__floordiv__", BinaryOp::div_floor},
+                            {"__mod__", BinaryOp::remainder}, {"__pow__", BinaryOp::pow},
+                            {"__and__", BinaryOp::bitwise_and}, {"__or__", BinaryOp::bitwise_or},
+                            {"__xor__", BinaryOp::bitwise_xor}, {"__lshift__", BinaryOp::bitwise_left_shift},
+                            {"__rshift__", BinaryOp::bitwise_right_shift}, {"__eq__", BinaryOp::eq},
+                            {"__ne__", BinaryOp::ne}, {"__lt__", BinaryOp::lt}, {"__le__", BinaryOp::le},
+                            {"__gt__", BinaryOp::gt}, {"__ge__", BinaryOp::ge}};
+  for (const Dunder& d : forward) bind_operator(cls, d.name, d.op, false);
+  const Dunder reflected[] = {{"__radd__", BinaryOp::add}, {"__rsub__", BinaryOp::sub}, {"__rmul__", BinaryOp::mul},
+                              {"__rtruediv__", BinaryOp::div}, {"__rfloordiv__", BinaryOp::div_floor},
+                              {"__rmod__", BinaryOp::remainder}, {"__rpow__", BinaryOp::pow},
+                              {"__rand__", BinaryOp::bitwise_and}, {"__ror__", BinaryOp::bitwise_or},
+                              {"__rxor__", BinaryOp::bitwise_xor}, {"__rlshift__", BinaryOp::bitwise_left_shift},
+                              {"__rrshift__", BinaryOp::bitwise_right_shift}};
+  for (const Dunder& d : reflected) bind_operator(cls, d.name, d.op, true);
+  const Dunder inplace[] = {{"__iadd__", BinaryOp::add}, {"__isub__", BinaryOp::sub}, {"__imul__", BinaryOp::mul},
+                            {"__itruediv__", BinaryOp::div}, {"__ifloordiv__", BinaryOp::div_floor},
+                            {"__imod__", BinaryOp::remainder}, {"__ipow__", BinaryOp::pow},
+                            {"__iand__", BinaryOp::bitwise_and}, {"__ior__", BinaryOp::bitwise_or},
+                            {"__ixor__", BinaryOp::bitwise_xor}, {"__ilshift__", BinaryOp::bitwise_left_shift},
+                            {"__irshift__", BinaryOp::bitwise_right_shift}};
+  for (const Dunder& d : inplace) bind_inplace_operator(cls, d.name, d.op);
+  cls.def("__neg__", [](const Tensor& a) { return unary_op(UnaryOp::neg, a, nullptr); });
+  cls.def("__abs__", [](const Tensor& a) { return unary_op(UnaryOp::abs, a, nullptr); });
+  cls.def("__invert__", [](const Tensor& a) { return unary_op(UnaryOp::bitwise_not, a, nullptr); });
+}
+
+}  // namespace
+}  // namespace fl::python
+
+FL_PY_BINDINGS(10, fl::python::bind)

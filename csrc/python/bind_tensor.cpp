@@ -1,0 +1,228 @@
+// Tensor attributes, conversions (numpy, Python numbers, lists) and memory-level methods.
+#include <cstring>
+
+#include "../ops/pointwise.h"
+#include "python_util.h"
+
+namespace fl::python {
+namespace {
+
+py::dtype numpy_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return py::dtype("bool");
+    case ScalarType::UInt8: return py::dtype("uint8");
+    case ScalarType::Int8: return py::dtype("int8");
+    case ScalarType::Int16: return py::dtype("int16");
+    case ScalarType::Int32: return py::dtype("int32");
+    case ScalarType::Int64: return py::dtype("int64");
+    case ScalarType::Float16: return py::dtype("float16");
+    case ScalarType::Float32: return py::dtype("float32");
+    case ScalarType::Float64: return py::dtype("float64");
+    default: throw fl::TypeError(str_cat("Got unsupported ScalarType ", c10_type_name(t)));
+  }
+}
+
+ScalarType scalar_type_of_numpy(const py::dtype& d) {
+  char kind = d.kind();
+  size_t size = d.itemsize();
+  if (kind == 'b') return ScalarType::Bool;
+  if (kind == 'u' && size == 1) return ScalarType::UInt8;
+  if (kind == 'i') {
+    switch (size) { case 1: return ScalarType::Int8; case 2: return ScalarType::Int16; case 4: return ScalarType::Int32; case 8: return ScalarType::Int64; }
+  }
+  if (kind == 'f') {
+    switch (size) { case 2: return ScalarType::Float16; case 4: return ScalarType::Float32; case 8: return ScalarType::Float64; }
+  }
+  throw fl::TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(d)),
+                              ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."));
+}
+
+// A tensor viewing the numpy array's memory; the array stays alive while the storage does.
+Tensor from_numpy(py::array arr) {
+  ScalarType dt = scalar_type_of_numpy(arr.dtype());
+  const int64_t isz = static_cast<int64_t>(element_size(dt));
+  IntList sizes(arr.ndim()), strides(arr.ndim());
+  int64_t lo = 0, hi = 0;
+  for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+    sizes[d] = arr.shape(d);
+    int64_t sb = arr.strides(d);
+    if (sb < 0)
+      throw fl::ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ");
+    FL_CHECK(sb % isz == 0, ValueError, "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.");
+    strides[d] = sb / isz;
+    if (sizes[d] > 0) hi += (sizes[d] - 1) * sb;
+  }
+  (void)lo;
+  PyObject* owner = arr.ptr();
+  Py_INCREF(owner);
+  std::shared_ptr<void> keep(owner, [](void* o) {
+    py::gil_scoped_acquire g;
+    Py_DECREF(static_cast<PyObject*>(o));
+  });
+  size_t nbytes = arr.size() == 0 ? 0 : static_cast<size_t>(hi + isz);
+  auto storage = StorageImpl::wrap(const_cast<void*>(arr.data()), nbytes, std::move(keep));
+  auto t = std::make_shared<TensorImpl>();
+  t->storage = storage;
+  t->sizes = sizes;
+  t->strides = strides;
+  t->dtype = dt;
+  t->version = std::make_shared<VersionCounter>();
+  t->refresh();
+  return t;
+}
+
+// A numpy array viewing the tensor's memory (kept alive through a capsule holding the storage).
+py::array to_numpy(const Tensor& t) {
+  py::dtype dt = numpy_dtype(t->dtype);
+  std::vector<py::ssize_t> shape(t->sizes.begin(), t->sizes.end()), strides(t->dim());
+  for (int64_t d = 0; d < t->dim(); ++d) strides[d] = t->strides[d] * static_cast<int64_t>(t->itemsize());
+  auto* keep = new std::shared_ptr<StorageImpl>(t->storage);
+  py::capsule cap(keep, [](void* p) { delete static_cast<std::shared_ptr<StorageImpl>*>(p); });
+  return py::array(dt, shape, strides, t->data_ptr(), cap);
+}
+
+py::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
+  if (dim == t->dim()) {
+    Scalar s;
+    FL_DISPATCH_ALL(t->dtype, "tolist", {
+      scalar_t v = *reinterpret_cast<const scalar_t*>(p);
+      if constexpr (std::is_same_v<scalar_t, bool>) s = Scalar(v);
+      else if constexpr (std::is_integral_v<scalar_t>) s = Scalar(static_cast<int64_t>(v));
+      else s = Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
+    });
+    return scalar_to_python(s);
+  }
+  py::list out(t->sizes[dim]);
+  int64_t step = t->strides[dim] * static_cast<int64_t>(t->itemsize());
+  for (int64_t i = 0; i < t->sizes[dim]; ++i) out[i] = tolist_rec(t, dim + 1, p + i * step);
+  return out;
+}
+
+void bind(py::module_& m, TensorClass& cls) {
+  m.def("from_numpy", &from_numpy, py::arg("ndarray"), "Creates a tensor that shares memory with a numpy array.");
+  m.def("_empty", [](const IntList& sizes, py::handle dtype) { return empty(sizes, dtype_from_object(dtype)); });
+  m.def("_empty_strided", [](const IntList& sizes, const IntList& strides, py::handle dtype) {
+    return empty_strided(sizes, strides, dtype_from_object(dtype));
+  });
+  m.def("_scalar_tensor", [](py::handle value, py::handle dtype) {
+    Scalar s;
+    FL_CHECK(scalar_from_python(value, &s), TypeError, "expected a number");
+    return scalar_tensor(s, dtype_from_object(dtype));
+  });
+  m.def("_wrap_scalar", [](py::handle value) {
+    Scalar s;
+    FL_CHECK(scalar_from_python(value, &s), TypeError, "expected a number");
+    return wrap_scalar(s);
+  });
+  m.def("get_default_dtype", []() { return dtype_object(default_dtype()); }, "The default floating point dtype.");
+  m.def("_set_default_dtype", [](py::handle d) { set_default_dtype(dtype_from_object(d)); });
+  m.def("promote_types", [](py::handle a, py::handle b) {
+    return dtype_object(promote_types(dtype_from_object(a), dtype_from_object(b)));
+  }, py::arg("type1"), py::arg("type2"), "The smallest dtype to which both dtypes can be converted.");
+  m.def("can_cast", [](py::handle a, py::handle b) { return fl::can_cast(dtype_from_object(a), dtype_from_object(b)); },
+        py::arg("from_"), py::arg("to"), "Whether a cast is allowed under PyTorch's casting rules.");
+  m.def("result_type", [](py::handle a, py::handle b) {
+    Tensor ta = tensor_or_number(a, "result_type", "tensor1"), tb = tensor_or_number(b, "result_type", "tensor2");
+    return dtype_object(result_type(ta, tb));
+  }, py::arg("tensor1"), py::arg("tensor2"), "The dtype an arithmetic op on the two arguments produces.");
+
+  cls.def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t->dtype); })
+      .def_property_readonly("shape", [](const Tensor& t) { return size_object(t->sizes); })
+      .def_property_readonly("device", [](const Tensor&) { return cpu_device_object(); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("is_cuda", [](const Tensor&) { return false; })
+      .def_property_readonly("is_cpu", [](const Tensor&) { return true; })
+      .def_property_readonly("is_sparse", [](const Tensor&) { return false; })
+      .def_property_readonly("is_quantized", [](const Tensor&) { return false; })
+      .def_property_readonly("is_meta", [](const Tensor&) { return false; })
+      .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel * static_cast<int64_t>(t->itemsize()); })
+      .def_property_readonly("_version", [](const Tensor& t) { return t->version->version.load(); })
+      .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t->wrapped_number; })
+      .def("dim", [](const Tensor& t) { return t->dim(); })
+      .def("ndimension", [](const Tensor& t) { return t->dim(); })
+      .def("numel", [](const Tensor& t) { return t->numel; })
+      .def("nelement", [](const Tensor& t) { return t->numel; })
+      .def("element_size", [](const Tensor& t) { return t->itemsize(); })
+      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) return size_object(t->sizes);
+        return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), int64_t(1)) : t->sizes[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+      }, py::arg("dim") = py::none())
+      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) {
+          py::tuple out(t->dim());
+          for (int64_t i = 0; i < t->dim(); ++i) out[i] = py::int_(t->strides[i]);
+          return out;
+        }
+        return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), int64_t(1)) : t->strides[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+      }, py::arg("dim") = py::none())
+      .def("storage_offset", [](const Tensor& t) { return t->offset; })
+      .def("is_contiguous", [](const Tensor& t, py::object) { return t->contiguous; }, py::arg("memory_format") = py::none())
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data_ptr()); })
+      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
+      .def("_is_view_of", [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
+      .def("item", [](const Tensor& t) { return scalar_to_python(item(t)); })
+      .def("tolist", [](const Tensor& t) { return tolist_rec(t, 0, t->data_ptr()); })
+      .def("numpy", [](const Tensor& t, bool force) {
+        FL_CHECK(force || !t->requires_grad, Error,
+                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+        return to_numpy(t);
+      }, py::arg("force") = false)
+      .def("_numpy_unchecked", &to_numpy)
+      .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
+      .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
+      .def("_to_dtype", [](const Tensor& t, py::handle dtype, bool copy) { return to_dtype(t, dtype_from_object(dtype), copy); })
+      .def("copy_", [](const Tensor& self, py::handle src, bool) {
+        Tensor s = tensor_or_number(src, "copy_", "src");
+        copy_into(self, s);
+        self->bump_version();
+        return self;
+      }, py::arg("src"), py::arg("non_blocking") = false)
+      .def("fill_", [](const Tensor& self, py::handle value) {
+        Scalar s;
+        if (is_tensor(value)) {
+          const Tensor& v = as_tensor(value);
+          FL_CHECK(v->dim() == 0, Error, "fill_ only supports 0-dimension value tensor but got tensor with ", v->dim(), " dimensions.");
+          s = item(v);
+        } else {
+          FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
+        }
+        fill(self, s);
+        self->bump_version();
+        return self;
+      }, py::arg("value"))
+      .def("zero_", [](const Tensor& self) { fill(self, Scalar(int64_t(0))); self->bump_version(); return self; })
+      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, [](const Tensor& t, bool r) {
+        FL_CHECK(!r || is_floating(t->dtype), Error, "only Tensors of floating point dtype can require gradients");
+        t->requires_grad = r;
+      })
+      // Autograd state; the engine (autograd issue) sets grad_fn on results of recorded ops.
+      .def_property_readonly("grad_fn", [](const Tensor&) { return py::none(); })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return !t->autograd || !t->autograd->grad_fn; })
+      .def_property("grad", [](const Tensor& t) -> py::object {
+        if (!t->autograd || !t->autograd->grad) return py::none();
+        return py::cast(t->autograd->grad);
+      }, [](const Tensor& t, const Tensor& g) {
+        if (g) {
+          FL_CHECK(g->sizes == t->sizes, Error, "assigned grad has data of a different size: ", shape_str(g->sizes), " vs ", shape_str(t->sizes));
+          FL_CHECK(g->dtype == t->dtype, Error, "assigned grad has data of a different type");
+        }
+        t->meta().grad = g;
+      })
+      .def("_detach_alias", [](const Tensor& t) {
+        Tensor out = make_view(t, t->sizes, t->strides, t->offset);
+        return out;
+      })
+      .def("_shallow_alias", [](const Tensor& t) {
+        // shares memory but not the version counter (the `.data` alias)
+        Tensor out = make_view(t, t->sizes, t->strides, t->offset);
+        out->version = std::make_shared<VersionCounter>();
+        return out;
+      });
+}
+
+}  // namespace
+}  // namespace fl::python
+
+FL_PY_BINDINGS(0, fl::python::bind)

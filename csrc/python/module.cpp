@@ -1,0 +1,206 @@
+// flowlike._C: the module, the Tensor class and the argument conversions every binding uses.
+#include <algorithm>
+
+#include "../core/allocator.h"
+#include "python_util.h"
+
+namespace fl::python {
+
+// ---- binder registry ------------------------------------------------------------------------
+std::vector<std::pair<int, std::function<void(py::module_&, TensorClass&)>>>& binders() {
+  static auto* b = new std::vector<std::pair<int, std::function<void(py::module_&, TensorClass&)>>>();
+  return *b;
+}
+Binder::Binder(int order, std::function<void(py::module_&, TensorClass&)> fn) { binders().emplace_back(order, std::move(fn)); }
+
+// ---- dtype objects ----------------------------------------------------------------------------
+namespace {
+
+struct DType {
+  ScalarType type;
+};
+
+// Leaked on purpose: they must outlive the interpreter's own teardown.
+py::object* g_dtypes = new py::object[kNumScalarTypes];
+py::object& g_size_cls = *new py::object();
+py::object& g_cpu_device = *new py::object();
+PyTypeObject* g_tensor_type = nullptr;
+
+}  // namespace
+
+py::object dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
+
+bool is_dtype_object(py::handle h) { return py::isinstance<DType>(h); }
+
+ScalarType dtype_from_object(py::handle h) {
+  if (!py::isinstance<DType>(h)) {
+    throw py::type_error(str_cat("expected a dtype (e.g. flowlike.float32), but got ", std::string(py::str(py::type::of(h).attr("__name__")))));
+  }
+  return h.cast<const DType&>().type;
+}
+
+py::object size_object(const IntList& sizes) {
+  py::tuple t(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) t[i] = py::int_(sizes[i]);
+  return g_size_cls ? g_size_cls(t) : py::object(t);
+}
+
+py::object cpu_device_object() { return g_cpu_device; }
+
+bool is_tensor(py::handle h) { return PyObject_TypeCheck(h.ptr(), g_tensor_type); }
+
+// ---- numbers ----------------------------------------------------------------------------------
+bool scalar_from_python(py::handle h, Scalar* out) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) { *out = Scalar(o == Py_True); return true; }
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) throw Error(str_cat("Overflow when unpacking long: ", std::string(py::str(h))));
+    *out = Scalar(static_cast<int64_t>(v));
+    return true;
+  }
+  if (PyFloat_Check(o)) { *out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  // numpy scalars and 0-d arrays behave like the Python number they hold
+  if (py::isinstance<py::array>(h) ? py::cast<py::array>(h).ndim() == 0 : PyObject_HasAttrString(o, "dtype") && !is_tensor(h)) {
+    py::object item = py::reinterpret_steal<py::object>(PyObject_CallMethod(o, "item", nullptr));
+    if (!item) { PyErr_Clear(); return false; }
+    return scalar_from_python(item, out);
+  }
+  return false;
+}
+
+py::object scalar_to_python(const Scalar& s) {
+  if (s.is_bool()) return py::bool_(s.v.b);
+  if (s.is_int()) return py::int_(s.v.i);
+  return py::float_(s.v.d);
+}
+
+Tensor wrap_scalar(const Scalar& s) {
+  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
+  Tensor t = scalar_tensor(s, dt);
+  t->wrapped_number = true;
+  return t;
+}
+
+Tensor tensor_or_number(py::handle h, const char* op, const char* argname) {
+  if (is_tensor(h)) return as_tensor(h);
+  Scalar s;
+  if (scalar_from_python(h, &s)) return wrap_scalar(s);
+  throw py::type_error(str_cat(op, "(): argument '", argname, "' must be Tensor or Number, not ",
+                               std::string(py::str(py::type::of(h).attr("__name__")))));
+}
+
+IntList int_list(py::handle h, const char* op, const char* argname) {
+  IntList out;
+  if (is_tensor(h)) {
+    const Tensor& t = as_tensor(h);
+    FL_CHECK(t->dim() <= 1 && !is_floating(t->dtype), TypeError, op, "(): argument '", argname, "' must be a sequence of ints");
+    Tensor c = to_dtype(contiguous(t), ScalarType::Int64);
+    out.assign(c->data<int64_t>(), c->data<int64_t>() + c->numel);
+    return out;
+  }
+  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h)) {
+    Scalar s;
+    if (scalar_from_python(h, &s) && s.is_int()) return {s.v.i};
+    throw py::type_error(str_cat(op, "(): argument '", argname, "' must be tuple of ints, not ",
+                                 std::string(py::str(py::type::of(h).attr("__name__")))));
+  }
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) {
+    Scalar s;
+    if (is_tensor(item)) {
+      const Tensor& t = as_tensor(item);
+      FL_CHECK(t->numel == 1 && !is_floating(t->dtype), TypeError, op, "(): argument '", argname, "' must be tuple of ints, but found element of type Tensor");
+      out.push_back(fl::item(t).to_int());
+      continue;
+    }
+    if (!scalar_from_python(item, &s) || !s.is_int()) {
+      throw py::type_error(str_cat(op, "(): argument '", argname, "' must be tuple of ints, but found element of type ",
+                                   std::string(py::str(py::type::of(item).attr("__name__")))));
+    }
+    out.push_back(s.v.i);
+  }
+  return out;
+}
+
+IntList shape_from_args(py::args args, const char* op) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_list(args[0], op, "size");
+  return int_list(args, op, "size");
+}
+
+}  // namespace fl::python
+
+using namespace fl;
+using namespace fl::python;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "flowlike's C++ core: tensors, the dispatcher and CPU kernels";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const fl::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const fl::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const fl::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const fl::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
+
+  py::class_<DType>(m, "dtype", "A tensor element type, e.g. flowlike.float32.")
+      .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating(d.type); })
+      .def_property_readonly("is_complex", [](const DType&) { return false; })
+      .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
+      .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })
+      .def("to_real", [](py::object self) { return self; })
+      .def("to_complex", [](const DType& d) -> py::object { throw fl::NotImplementedError("complex dtypes are not supported yet"); })
+      .def("__repr__", [](const DType& d) { return std::string("torch.") + dtype_name(d.type); })
+      .def("__reduce__", [](const DType& d) { return py::str(dtype_name(d.type)); })
+      .def("__hash__", [](const DType& d) { return static_cast<int>(d.type) + 7919; })
+      .def("_index", [](const DType& d) { return static_cast<int>(d.type); });
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    g_dtypes[i] = py::cast(DType{static_cast<ScalarType>(i)}, py::return_value_policy::move);
+    m.attr(dtype_name(static_cast<ScalarType>(i))) = g_dtypes[i];
+  }
+
+  TensorClass tensor(m, "Tensor", py::dynamic_attr(), "A multi-dimensional array with autograd support, as torch.Tensor.");
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(tensor.ptr());
+
+  m.def("_set_python_classes", [](py::object size_cls, py::object cpu_device) {
+    g_size_cls = size_cls;
+    g_cpu_device = cpu_device;
+  });
+
+  std::stable_sort(binders().begin(), binders().end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (auto& b : binders()) b.second(m, tensor);
+
+  // Memory statistics of the caching CPU allocator.
+  m.def("_memory_stats", []() {
+    MemoryStats s = CPUAllocator::get().stats();
+    py::dict d;
+    d["allocated_bytes.all.current"] = s.allocated;
+    d["allocated_bytes.all.peak"] = s.max_allocated;
+    d["reserved_bytes.all.current"] = s.reserved;
+    d["reserved_bytes.all.peak"] = s.max_reserved;
+    d["num_alloc_retries"] = 0;
+    d["num_allocs"] = s.num_allocs;
+    d["num_cache_hits"] = s.num_cache_hits;
+    return d;
+  });
+  m.def("_empty_cache", []() { CPUAllocator::get().empty_cache(); });
+  m.def("_reset_peak_memory_stats", []() { CPUAllocator::get().reset_peak_stats(); });
+  m.def("_set_cache_limit", [](int64_t b) { CPUAllocator::get().set_cache_limit(b); });
+  m.def("_op_registry", []() {
+    py::list out;
+    for (const OpInfo& info : op_registry()) {
+      py::list keys;
+      for (int k = 0; k < kNumDispatchKeys; ++k)
+        if (info.has_kernel[k]) keys.append(dispatch_key_name(static_cast<DispatchKey>(k)));
+      out.append(py::make_tuple(info.name, info.schema, keys));
+    }
+    return out;
+  });
+}

@@ -1,0 +1,222 @@
+"""Tensor creation: tensor, as_tensor, zeros/ones/full/empty (and _like), arange, linspace, ..."""
+import builtins
+import math
+
+import numpy as np
+
+from . import _C
+from . import _dtype as D
+from ._tensor import Tensor, check_device
+
+from_numpy = _C.from_numpy
+
+
+def _shape(size, op):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, builtins.bool):
+            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__}")
+        out.append(builtins.int(s))
+    return out
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
+    """Returns an uninitialized tensor of the given shape."""
+    check_device(device)
+    return _finish(_C._empty(_shape(size, "empty"), dtype or D.get_default_dtype()), requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Returns a tensor of the given shape filled with fill_value (dtype inferred from the value)."""
+    check_device(device)
+    if dtype is None:
+        dtype = D.bool if isinstance(fill_value, builtins.bool) else D.int64 if isinstance(
+            fill_value, (builtins.int, np.integer)) else D.get_default_dtype()
+    t = _C._empty(_shape((size,) if isinstance(size, (builtins.int, np.integer)) else size, "full"), dtype)
+    return _finish(t.fill_(fill_value), requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Returns a tensor of zeros."""
+    check_device(device)
+    return _finish(_C._empty(_shape(size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Returns a tensor of ones."""
+    check_device(device)
+    return _finish(_C._empty(_shape(size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad)
+
+
+def _like(factory):
+    def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        return factory(input.shape, *args, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    like.__name__ = factory.__name__ + "_like"
+    like.__doc__ = f"{factory.__name__} with the shape (and by default the dtype) of input."
+    return like
+
+
+empty_like = _like(empty)
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+full_like = _like(full)
+
+
+def _infer_dtype(arr):
+    if arr.dtype == np.bool_:
+        return D.bool
+    if np.issubdtype(arr.dtype, np.integer):
+        return D.int64
+    if np.issubdtype(arr.dtype, np.floating):
+        return D.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {arr.dtype}")
+
+
+def _to_numpy_data(data):
+    if isinstance(data, Tensor):
+        return data.detach()
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return np.array([x.item() if isinstance(x, Tensor) else x for x in data])
+    try:
+        arr = np.array(data)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal lengths: {e}") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        bad = type(data).__name__ if arr.ndim == 0 else "str" if arr.dtype.kind in "USV" else "object"
+        raise TypeError(f"new(): invalid data type '{bad}'")
+    return arr
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Creates a tensor holding a copy of data (a number, nested sequence, numpy array or tensor)."""
+    check_device(device)
+    src = _to_numpy_data(data)
+    if isinstance(src, Tensor):
+        t = src._to_dtype(dtype or src.dtype, True)
+    else:
+        inferred = D.from_numpy_dtype(src.dtype) if isinstance(data, np.ndarray) else _infer_dtype(src)
+        if src.dtype.kind == "f" and not isinstance(data, np.ndarray) and dtype is None:
+            inferred = D.get_default_dtype()
+        target = dtype or inferred
+        t = from_numpy(np.array(src, dtype=D.to_numpy_dtype(target), order="C", copy=True))
+        if target == D.bfloat16:
+            t = t._to_dtype(D.bfloat16, True)
+    return _finish(t, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Converts data to a tensor, sharing memory with a tensor or numpy array when it can."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf" and (dtype is None or
+                                                                      D.to_numpy_dtype(dtype) == data.dtype):
+        try:
+            return from_numpy(data)
+        except ValueError:
+            pass
+    return tensor(data, dtype=dtype)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: shares memory with tensors, numpy arrays and buffers unless copy=True."""
+    if copy:
+        t = tensor(obj, dtype=dtype, device=device)
+    else:
+        if not isinstance(obj, (Tensor, np.ndarray)) and hasattr(obj, "__array_interface__"):
+            obj = np.asarray(obj)
+        t = as_tensor(obj, dtype=dtype, device=device)
+    return _finish(t, requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor viewing a Python buffer (shares memory)."""
+    arr = np.frombuffer(buffer, dtype=D.to_numpy_dtype(dtype), count=count, offset=offset)
+    if not arr.flags.writeable:
+        import warnings
+        warnings.warn("The given buffer is not writable; writing to this tensor is undefined behavior.")
+        arr.flags.writeable = True if False else arr.flags.writeable
+    return _finish(from_numpy(arr), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    return _finish(_C._scalar_tensor(s, dtype or D.get_default_dtype()), requires_grad)
+
+
+def _number(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
+    """Values from start to end (exclusive) by step, as torch.arange."""
+    check_device(device)
+    start, end, step = _number(start), _number(end), _number(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = builtins.max(0, math.ceil((end - start) / step))
+    if dtype is None:
+        is_float = any(isinstance(v, (builtins.float, np.floating)) for v in (start, end, step))
+        dtype = D.get_default_dtype() if is_float else D.int64
+    if dtype.is_floating_point:
+        vals = start + np.arange(n, dtype=np.float64) * step
+    else:
+        vals = builtins.int(start) + np.arange(n, dtype=np.int64) * builtins.int(step) if all(
+            isinstance(v, (builtins.int, np.integer)) for v in (start, step)) else np.floor(
+            start + np.arange(n, dtype=np.float64) * step)
+    return _finish(tensor(vals, dtype=dtype), requires_grad)
+
+
+def _linspace_values(start, end, steps):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    # PyTorch fills the second half backwards from `end` so both endpoints are exact
+    return np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
+    """steps evenly spaced values from start to end inclusive."""
+    check_device(device)
+    vals = _linspace_values(_number(start), _number(end), steps)
+    dtype = dtype or D.get_default_dtype()
+    if not dtype.is_floating_point:
+        vals = np.trunc(vals)
+    return _finish(tensor(vals, dtype=dtype), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
+    """steps values base**x for x evenly spaced from start to end."""
+    check_device(device)
+    vals = np.power(base, _linspace_values(_number(start), _number(end), steps))
+    return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
+    """A 2-D tensor with ones on the diagonal."""
+    check_device(device)
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    return _finish(tensor(np.eye(n, n if m is None else m), dtype=dtype or D.get_default_dtype()), requires_grad)

@@ -1,0 +1,99 @@
+"""dtypes, their PyTorch aliases, the default dtype, finfo and iinfo."""
+import builtins
+
+import numpy as np
+
+from . import _C
+
+dtype = _C.dtype
+bool = _C.bool
+uint8 = _C.uint8
+int8 = _C.int8
+int16 = _C.int16
+int32 = _C.int32
+int64 = _C.int64
+float16 = _C.float16
+bfloat16 = _C.bfloat16
+float32 = _C.float32
+float64 = _C.float64
+# PyTorch's aliases
+short = int16
+int = int32
+long = int64
+half = float16
+float = float32
+double = float64
+
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+
+_NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool: "bool", uint8: "uint8",
+                int8: "int8", int16: "int16", int32: "int32", int64: "int64"}
+
+
+def to_numpy_dtype(d):
+    """The numpy dtype holding the same values (float32 for bfloat16, which numpy lacks)."""
+    return np.dtype(_NUMPY_NAMES.get(d, "float32"))
+
+
+def from_numpy_dtype(nd):
+    """The flowlike dtype of a numpy dtype; TypeError for types flowlike does not have."""
+    nd = np.dtype(nd)
+    for fl, name in _NUMPY_NAMES.items():
+        if nd == np.dtype(name):
+            return fl
+    raise TypeError(f"can't convert np.ndarray of type {nd}. The only supported types are: float64, float32, "
+                    "float16, int64, int32, int16, int8, uint8, and bool.")
+
+
+get_default_dtype = _C.get_default_dtype
+promote_types = _C.promote_types
+can_cast = _C.can_cast
+
+
+def set_default_dtype(d):
+    """Sets the dtype of floating point tensors created from Python floats (float32 or float64)."""
+    if not isinstance(d, dtype):
+        raise TypeError(f"invalid dtype object: only floating-point types are supported as the default type, got {d}")
+    _C._set_default_dtype(d)
+
+
+class finfo:
+    """Machine limits of a floating point dtype, as torch.finfo."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if not type.is_floating_point:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
+        self.dtype = str(type).split(".")[-1]
+        if type == bfloat16:
+            self.bits, self.eps, self.max, self.tiny = 16, 0.0078125, 3.3895313892515355e38, 1.1754943508222875e-38
+            self.smallest_normal, self.resolution = self.tiny, 0.01
+        else:
+            info = np.finfo(to_numpy_dtype(type))
+            self.bits = info.bits
+            self.eps = builtins.float(info.eps)
+            self.max = builtins.float(info.max)
+            self.tiny = self.smallest_normal = builtins.float(info.tiny)
+            self.resolution = builtins.float(info.resolution)
+        self.min = -self.max
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, as torch.iinfo."""
+
+    def __init__(self, type):
+        if type.is_floating_point:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'")
+        self.dtype = str(type).split(".")[-1]
+        if type == bool:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            info = np.iinfo(to_numpy_dtype(type))
+            self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

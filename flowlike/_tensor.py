@@ -1,0 +1,228 @@
+"""The Tensor type's Python-side methods, Size and device."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from . import _dtype as D
+from ._tensor_str import tensor_repr
+
+Tensor = _C.Tensor
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, as torch.Size."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)!r})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class device:
+    """A device, as torch.device: 'cpu' (CUDA devices are recognized and refused for now)."""
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, builtins.int):
+            type, index = "cuda", type
+        elif ":" in type:
+            type, idx = type.split(":", 1)
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = builtins.int(idx)
+        if type not in ("cpu", "cuda", "meta", "mps"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, meta, mps device type at start of device string: {type}")
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+_CPU = device("cpu")
+_C._set_python_classes(Size, _CPU)
+
+
+def check_device(d):
+    """Accepts cpu devices; anything else raises the error PyTorch raises without CUDA."""
+    if d is None:
+        return
+    d = device(d)
+    if d.type != "cpu":
+        raise RuntimeError(f"Attempting to use device '{d}' but flowlike has no {d.type} backend in this build; "
+                           "use device='cpu'")
+
+
+# ---- methods written in Python ---------------------------------------------------------------
+
+def _print_values(self):
+    return self.detach()._to_dtype(D.float32, False)._numpy_unchecked() if self.dtype == D.bfloat16 \
+        else self._numpy_unchecked()
+
+
+def _repr(self, *, tensor_contents=None):
+    return tensor_repr(self, tensor_contents=tensor_contents)
+
+
+def _to(self, *args, **kwargs):
+    """to(dtype), to(device), to(device, dtype), to(other), with non_blocking and copy keywords."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, dev = a.dtype, a.device
+        elif isinstance(a, (str, device)):
+            dev = a
+        elif isinstance(a, builtins.bool):
+            continue  # positional non_blocking
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
+    check_device(dev)
+    if dtype is None:
+        return self.clone() if copy else self
+    return self._to_dtype(dtype, copy)
+
+
+def _conversion(d):
+    def convert(self, memory_format=None):
+        return self._to_dtype(d, False)
+    convert.__doc__ = f"self.to({d})"
+    return convert
+
+
+def _type(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str):
+        for d, name in _TYPE_NAMES.items():
+            if name == dtype:
+                return self._to_dtype(d, False)
+        raise ValueError(f"invalid type: '{dtype}'")
+    return self._to_dtype(dtype, False)
+
+
+_TYPE_NAMES = {D.float32: "torch.FloatTensor", D.float64: "torch.DoubleTensor", D.float16: "torch.HalfTensor",
+               D.bfloat16: "torch.BFloat16Tensor", D.uint8: "torch.ByteTensor", D.int8: "torch.CharTensor",
+               D.int16: "torch.ShortTensor", D.int32: "torch.IntTensor", D.int64: "torch.LongTensor",
+               D.bool: "torch.BoolTensor"}
+
+
+def _len(self):
+    if self.dim() == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+
+
+def _iter(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self.select(0, i) for i in range(self.shape[0]))
+
+
+def _bool(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous" if self.numel() > 1
+                           else "Boolean value of Tensor with no values is ambiguous")
+    return builtins.bool(self.item())
+
+
+def _scalar_conv(kind):
+    def conv(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return kind(self.item())
+    return conv
+
+
+def _index(self):
+    if self.numel() != 1 or self.dtype.is_floating_point:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return builtins.int(self.item())
+
+
+def _array(self, dtype=None, copy=None):
+    a = self.detach()._numpy_unchecked() if self.dtype != D.bfloat16 else _print_values(self)
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ._creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _new_factory(name):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from . import _creation
+        args = size if name != "full" else (size[0], size[1]) if len(size) == 2 else size
+        if name == "full":
+            return _creation.full(args[0], args[1], dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+        return getattr(_creation, name)(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    new.__name__ = f"new_{name}"
+    return new
+
+
+def _requires_grad_(self, requires_grad=True):
+    self.requires_grad = requires_grad
+    return self
+
+
+def _detach(self):
+    return self._detach_alias()
+
+
+_METHODS = {
+    "__repr__": _repr, "__str__": _repr, "_print_values": _print_values, "to": _to, "type": _type,
+    "float": _conversion(D.float32), "double": _conversion(D.float64), "half": _conversion(D.float16),
+    "bfloat16": _conversion(D.bfloat16), "long": _conversion(D.int64), "int": _conversion(D.int32),
+    "short": _conversion(D.int16), "char": _conversion(D.int8), "byte": _conversion(D.uint8),
+    "bool": _conversion(D.bool), "cpu": lambda self, memory_format=None: self,
+    "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__float__": _scalar_conv(builtins.float),
+    "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
+    "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
+    "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_factory("full"),
+    "requires_grad_": _requires_grad_, "detach": _detach,
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
+    "get_device": lambda self: -1,
+    "__array_priority__": 1000,
+}
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.__module__ = "flowlike"

@@ -1,0 +1,1 @@
+"""flowlike.graph: graph capture and execution (to come with graph mode)."""

@@ -1,0 +1,74 @@
+"""The tensor object: numpy interop sharing memory, attributes, creation and the allocator."""
+import numpy as np
+import pytest
+
+import flowlike as fl
+
+
+def test_from_numpy_shares_memory_both_ways():
+    a = np.zeros(4, dtype=np.float32)
+    t = fl.from_numpy(a)
+    t.add_(1)
+    assert a.tolist() == [1, 1, 1, 1]
+    a[0] = 7
+    assert t.tolist()[0] == 7
+    n = t.numpy()
+    n[1] = 5
+    assert t.tolist()[1] == 5
+
+
+def test_from_numpy_rejects_negative_strides():
+    with pytest.raises(ValueError, match="negative"):
+        fl.from_numpy(np.arange(4)[::-1])
+
+
+def test_attributes():
+    t = fl.zeros(2, 3, dtype=fl.float64)
+    assert t.shape == (2, 3) and isinstance(t.shape, fl.Size)
+    assert repr(t.shape) == "torch.Size([2, 3])"
+    assert t.stride() == (3, 1) and t.dim() == 2 and t.numel() == 6
+    assert t.element_size() == 8 and t.nbytes == 48 and t.itemsize == 8
+    assert t.dtype is fl.float64 and str(t.device) == "cpu"
+    assert t.is_contiguous() and t.storage_offset() == 0
+
+
+def test_creation_functions():
+    assert fl.arange(5).tolist() == [0, 1, 2, 3, 4] and fl.arange(5).dtype == fl.int64
+    assert fl.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert fl.full((2,), 7).dtype == fl.int64
+    assert fl.full((2,), 7.0).dtype == fl.float32
+    assert fl.eye(2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert fl.linspace(0, 1, 3).tolist() == [0.0, 0.5, 1.0]
+    assert fl.tensor([True, False]).dtype == fl.bool
+    assert fl.tensor([[1, 2], [3, 4]]).dtype == fl.int64
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        fl.empty(-1)
+
+
+def test_default_dtype():
+    assert fl.get_default_dtype() is fl.float32
+    fl.set_default_dtype(fl.float64)
+    try:
+        assert fl.tensor([1.5]).dtype == fl.float64
+        assert (fl.ones(2, dtype=fl.int32) * 1.5).dtype == fl.float64
+    finally:
+        fl.set_default_dtype(fl.float32)
+
+
+def test_caching_allocator_reuses_blocks():
+    fl.memory.empty_cache()
+    x = fl.empty(1 << 20)
+    before = fl.memory.memory_stats()["num_cache_hits"]
+    del x
+    y = fl.empty(1 << 20)
+    assert fl.memory.memory_stats()["num_cache_hits"] == before + 1
+    assert fl.memory.memory_allocated() >= 4 << 20
+    del y
+    fl.memory.empty_cache()
+
+
+def test_finfo_iinfo():
+    assert fl.finfo(fl.float32).eps == np.finfo(np.float32).eps
+    assert fl.iinfo(fl.int8).min == -128
+    with pytest.raises(TypeError):
+        fl.iinfo(fl.float32)
