@@ -8,6 +8,9 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empty, zeros, ones, full, empty_like,
                         zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor)
 from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op namespace)
+from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+                      rand, randn, randint, rand_like, randn_like, randint_like, randperm, normal, bernoulli,
+                      multinomial, get_num_threads, set_num_threads)
 from . import memory
 
 __version__ = "2.13.0+flowlike.0.1.0"

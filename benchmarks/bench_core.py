@@ -1,0 +1,40 @@
+"""Tensor-core benchmarks: flowlike and torch in one process, printing time ratios.
+
+Run: python benchmarks/bench_core.py   (needs torch==2.13.0 installed beside flowlike)
+A ratio below 1.0 means flowlike is faster.
+"""
+import timeit
+
+import numpy as np
+import torch
+
+import flowlike as fl
+
+
+def best(fn, number, repeat=7):
+    fn()
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def report(name, t_fl, t_torch, target):
+    print(f"{name:<44} flowlike {t_fl * 1e6:10.2f} us   torch {t_torch * 1e6:10.2f} us   "
+          f"ratio {t_fl / t_torch:5.2f}x  (target {target})")
+
+
+def main():
+    print(f"threads: flowlike {fl.get_num_threads()}  torch {torch.get_num_threads()}")
+    a = np.random.default_rng(0).standard_normal(10).astype(np.float32)
+    x, y = fl.from_numpy(a.copy()), fl.from_numpy(a.copy())
+    tx, ty = torch.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    report("x + y, 10 float32 (per call)", best(lambda: x + y, 20000), best(lambda: tx + ty, 20000), "<= 1.0x")
+
+    big = np.random.default_rng(1).standard_normal(16 * 1024 * 1024).astype(np.float32)
+    A, B = fl.from_numpy(big.copy()), fl.from_numpy(big[::-1].copy())
+    TA, TB = torch.from_numpy(big.copy()), torch.from_numpy(big[::-1].copy())
+    report("a + b, 16M float32, result allocated", best(lambda: A + B, 5), best(lambda: TA + TB, 5), "<= 0.67x")
+    if hasattr(A, "sum"):
+        report("full sum, 16M float32", best(lambda: A.sum(), 5), best(lambda: TA.sum(), 5), "<= 1.0x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+// Python bindings of the generator and the random ops, and the threading controls.
+#include <omp.h>
+
+#include <random>
+
+#include "../ops/random.h"
+#include "python_util.h"
+
+namespace fl::python {
+namespace {
+
+Generator* gen_arg(py::handle h) { return h.is_none() ? nullptr : py::cast<Generator*>(h); }
+
+void bind(py::module_& m, TensorClass& cls) {
+  py::class_<Generator, std::shared_ptr<Generator>>(m, "Generator", "A Philox random number generator (seed + offset).")
+      .def(py::init([](py::object device) { return std::make_shared<Generator>(); }), py::arg("device") = "cpu")
+      .def("manual_seed", [](py::object self, py::int_ seed) {
+        Generator& g = *py::cast<Generator*>(self);
+        // negative seeds wrap to uint64 as PyTorch's do
+        g.seed = static_cast<uint64_t>(PyLong_AsUnsignedLongLongMask(seed.ptr()));
+        g.offset = 0;
+        return self;
+      }, py::arg("seed"))
+      .def("initial_seed", [](const Generator& g) { return g.seed; })
+      .def("seed", [](Generator& g) {
+        std::random_device rd;
+        g.seed = (uint64_t(rd()) << 32 | rd()) & ((uint64_t(1) << 63) - 1);
+        g.offset = 0;
+        return g.seed;
+      })
+      .def("get_state", [](const Generator& g) {
+        Tensor t = empty({16}, ScalarType::UInt8);
+        std::memcpy(t->data_ptr(), &g.seed, 8);
+        std::memcpy(t->data_ptr() + 8, &g.offset, 8);
+        return t;
+      })
+      .def("set_state", [](py::object self, const Tensor& state) {
+        FL_CHECK(state->dtype == ScalarType::UInt8 && state->numel == 16 && state->contiguous, Error,
+                 "RNG state must be a contiguous uint8 tensor of 16 bytes (seed, offset), got ", state->numel, " elements");
+        Generator& g = *py::cast<Generator*>(self);
+        std::memcpy(&g.seed, state->data_ptr(), 8);
+        std::memcpy(&g.offset, state->data_ptr() + 8, 8);
+        return self;
+      }, py::arg("new_state"))
+      .def_property_readonly("device", [](const Generator&) { return cpu_device_object(); });
+  m.attr("default_generator") = py::cast(std::shared_ptr<Generator>(&default_generator(), [](Generator*) {}));
+
+  cls.def("uniform_", [](const Tensor& t, double lo, double hi, py::handle g) { return ops::uniform_(t, lo, hi, gen_arg(g)); },
+          py::arg("from") = 0.0, py::arg("to") = 1.0, py::kw_only(), py::arg("generator") = py::none());
+  cls.def("normal_", [](const Tensor& t, double mean, double std, py::handle g) { return ops::normal_(t, mean, std, gen_arg(g)); },
+          py::arg("mean") = 0.0, py::arg("std") = 1.0, py::kw_only(), py::arg("generator") = py::none());
+  cls.def("random_", [](const Tensor& t, py::object a, py::object b, py::handle g) {
+    int64_t lo = 0, hi;
+    if (b.is_none() && a.is_none()) {
+      hi = is_floating(t->dtype) ? (int64_t(1) << std::min<int>(24, 8 * int(t->itemsize()))) : int64_t(1) << 62;
+    } else if (b.is_none()) {
+      hi = a.cast<int64_t>();
+    } else {
+      lo = a.cast<int64_t>();
+      hi = b.cast<int64_t>();
+    }
+    return ops::random_(t, lo, hi, gen_arg(g));
+  }, py::arg("from") = py::none(), py::arg("to") = py::none(), py::kw_only(), py::arg("generator") = py::none());
+  cls.def("bernoulli_", [](const Tensor& t, py::handle p, py::handle g) {
+    Tensor pt = is_tensor(p) ? as_tensor(p) : scalar_tensor(Scalar(p.cast<double>()), ScalarType::Float64);
+    return ops::bernoulli_(t, pt, gen_arg(g));
+  }, py::arg("p") = 0.5, py::kw_only(), py::arg("generator") = py::none());
+  m.def("_randperm", [](int64_t n, py::handle dtype, py::handle g) { return ops::randperm(n, dtype_from_object(dtype), gen_arg(g)); });
+  m.def("multinomial", [](const Tensor& p, int64_t k, bool replacement, py::handle g) {
+    return ops::multinomial(p, k, replacement, gen_arg(g));
+  }, py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = py::none(),
+     "Samples indices from the rows of a probability tensor.");
+
+  m.def("get_num_threads", []() { return omp_get_max_threads(); }, "Threads used for intra-op parallelism.");
+  m.def("set_num_threads", [](int n) {
+    FL_CHECK(n > 0, Error, "set_num_threads expects a positive integer");
+    omp_set_num_threads(n);
+  }, py::arg("int"), "Sets the number of threads used for intra-op parallelism.");
+}
+
+}  // namespace
+}  // namespace fl::python
+
+FL_PY_BINDINGS(50, fl::python::bind)

@@ -1,0 +1,124 @@
+"""Random sampling: seeds, generator state and the sampling functions."""
+import builtins
+
+from . import _C
+from . import _dtype as D
+from ._creation import empty, _shape, _finish
+from ._tensor import Tensor, check_device
+
+Generator = _C.Generator
+default_generator = _C.default_generator
+
+
+def manual_seed(seed):
+    """Seeds the default generator; returns it."""
+    return default_generator.manual_seed(builtins.int(seed))
+
+
+def seed():
+    """Seeds the default generator with a non-deterministic number and returns it."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+def _float_dtype(dtype, op):
+    dtype = dtype or D.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"\"{op}\" not implemented for '{str(dtype).split('.')[-1]}'")
+    return dtype
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Uniform samples in [0, 1)."""
+    check_device(device)
+    t = empty(*_shape(size, "rand"), dtype=_float_dtype(dtype, "check_uniform_bounds"))
+    return _finish(t.uniform_(0.0, 1.0, generator=generator), requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Standard normal samples."""
+    check_device(device)
+    t = empty(*_shape(size, "randn"), dtype=_float_dtype(dtype, "normal_kernel_cpu"))
+    return _finish(t.normal_(0.0, 1.0, generator=generator), requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False):
+    """Integers uniformly drawn from [low, high); randint(high, size) or randint(low, high, size)."""
+    check_device(device)
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    t = empty(*_shape((size,), "randint"), dtype=dtype or D.int64)
+    return _finish(t.random_(builtins.int(low), builtins.int(high), generator=generator), requires_grad)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    """A random permutation of 0..n-1."""
+    check_device(device)
+    return _finish(_C._randperm(builtins.int(n), dtype or D.int64, generator), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Normal samples with the given mean and std (numbers or broadcastable tensors)."""
+    check_device(device)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = _C.broadcast_shapes(mean.shape if isinstance(mean, Tensor) else (),
+                                    std.shape if isinstance(std, Tensor) else ()) if hasattr(_C, "broadcast_shapes") \
+            else ref.shape
+        z = empty(*shape, dtype=ref.dtype if ref.dtype.is_floating_point else D.get_default_dtype())
+        z.normal_(0.0, 1.0, generator=generator)
+        return z * std + mean
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    t = empty(*_shape((size,), "normal"), dtype=_float_dtype(dtype, "normal_kernel_cpu"))
+    return _finish(t.normal_(float(mean), float(std), generator=generator), requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """Draws 0/1 with probabilities from input (or p), in input's dtype."""
+    t = empty(*input.shape, dtype=input.dtype)
+    return t.bernoulli_(input if p is None else p, generator=generator)
+
+
+def _tensor_bernoulli(self, p=None, *, generator=None):
+    return bernoulli(self, p, generator=generator)
+
+
+multinomial = _C.multinomial
+Tensor.bernoulli = _tensor_bernoulli
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
+    self, num_samples, replacement, generator=generator)
+get_num_threads = _C.get_num_threads
+set_num_threads = _C.set_num_threads
