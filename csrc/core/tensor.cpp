@@ -222,7 +222,8 @@ const char* dtype_name(ScalarType t) {
 }
 
 void throw_unsupported_dtype(const char* op, ScalarType t) {
-  throw Error(str_cat("\"", op, "\" not implemented for '", dtype_name(t), "'"));
+  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  throw NotImplementedError(str_cat("\"", op, "\" not implemented for '", names[static_cast<int>(t)], "'"));
 }
 
 ScalarType result_type(const std::vector<const TensorImpl*>& ts) {

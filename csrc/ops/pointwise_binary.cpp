@@ -61,7 +61,7 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
     case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
     case Rule::CMP: case Rule::LOGICAL: out_dtype = ScalarType::Bool; break;
     case Rule::INT:
-      FL_CHECK(!is_floating(ct), Error, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      FL_CHECK(!is_floating(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
       break;
     case Rule::ARITH: break;
   }

@@ -44,15 +44,15 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
     case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
     case Rule::BOOL: out_dtype = ScalarType::Bool; break;
     case Rule::INT:
-      FL_CHECK(!is_floating(ct), Error, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      FL_CHECK(!is_floating(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
       break;
     case Rule::SAME: break;
   }
-  if (ct == ScalarType::Bool && (op == UnaryOp::neg || op == UnaryOp::frac))
-    throw Error(str_cat(op == UnaryOp::neg ? "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
-                                           : "\"frac_cpu\" not implemented for 'Bool'"));
-  if (op == UnaryOp::frac && !is_floating(ct))
-    throw Error(str_cat("\"frac_cpu\" not implemented for '", c10_type_name(ct), "'"));
+  if (ct == ScalarType::Bool && op == UnaryOp::neg)
+    throw Error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  const bool rounding = op == UnaryOp::abs || op == UnaryOp::floor || op == UnaryOp::ceil || op == UnaryOp::trunc || op == UnaryOp::round;
+  if ((ct == ScalarType::Bool && rounding) || (op == UnaryOp::frac && !is_floating(ct)))
+    throw NotImplementedError(str_cat("\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'"));
   Tensor ca = a->dtype == ct ? a : to_dtype(a, ct);
   Tensor result;
   if (out) {

@@ -8,8 +8,24 @@ namespace {
 
 bool takes_alpha(BinaryOp op) { return op == BinaryOp::add || op == BinaryOp::sub; }
 
+// Ops whose PyTorch signatures take only tensors (no Scalar overload) for `other`.
+bool tensor_only(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::maximum: case BinaryOp::minimum: case BinaryOp::fmax: case BinaryOp::fmin: case BinaryOp::atan2:
+    case BinaryOp::hypot: case BinaryOp::logaddexp: case BinaryOp::logaddexp2: case BinaryOp::nextafter:
+    case BinaryOp::heaviside: case BinaryOp::logical_and: case BinaryOp::logical_or: case BinaryOp::logical_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Tensor call_binary(BinaryOp op, py::handle a, py::handle b, Scalar alpha, const Tensor& out) {
   const char* name = binary_op_name(op);
+  if (tensor_only(op) && (!is_tensor(a) || !is_tensor(b))) {
+    throw py::type_error(str_cat(name, "(): argument '", is_tensor(a) ? "other" : "input", "' must be Tensor, not ",
+                                 std::string(py::str(py::type::of(is_tensor(a) ? b : a).attr("__name__")))));
+  }
   return binary_op(op, tensor_or_number(a, name, "input"), tensor_or_number(b, name, "other"), alpha, out);
 }
 
@@ -45,7 +61,7 @@ void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
     cls.def(name, [op](py::handle self, py::handle b) { return call_binary(op, self, b, Scalar(int64_t(1)), nullptr); },
             py::arg("other"));
     cls.def(inplace.c_str(), [op](const Tensor& self, py::handle b) {
-      return binary_op(op, self, tensor_or_number(b, binary_op_name(op), "other"), Scalar(int64_t(1)), self);
+      return call_binary(op, py::cast(self), b, Scalar(int64_t(1)), self);
     }, py::arg("other"));
   }
 }
@@ -68,8 +84,34 @@ void bind_inplace_operator(TensorClass& cls, const char* dunder, BinaryOp op) {
   }, py::is_operator());
 }
 
+BinaryOp division_op(py::handle rounding_mode) {
+  if (rounding_mode.is_none()) return BinaryOp::div;
+  std::string mode = py::str(rounding_mode);
+  if (mode == "trunc") return BinaryOp::div_trunc;
+  if (mode == "floor") return BinaryOp::div_floor;
+  throw fl::ValueError(str_cat("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode, "'"));
+}
+
+void bind_division(py::module_& m, TensorClass& cls) {
+  for (const char* name : {"div", "divide"}) {
+    m.def(name, [](py::handle a, py::handle b, py::handle mode, const Tensor& out) {
+      return call_binary(division_op(mode), a, b, Scalar(int64_t(1)), out);
+    }, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none(),
+       py::arg("out").none(true) = py::none());
+    cls.def(name, [](py::handle self, py::handle b, py::handle mode) {
+      return call_binary(division_op(mode), self, b, Scalar(int64_t(1)), nullptr);
+    }, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+    cls.def((std::string(name) + "_").c_str(), [](const Tensor& self, py::handle b, py::handle mode) {
+      return call_binary(division_op(mode), py::cast(self), b, Scalar(int64_t(1)), self);
+    }, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
+  }
+}
+
 void bind(py::module_& m, TensorClass& cls) {
-#define FL_X(name, rule, expr) bind_binary(m, cls, BinaryOp::name);
+  bind_division(m, cls);
+#define FL_X(name, rule, expr) \
+  if (BinaryOp::name != BinaryOp::div && BinaryOp::name != BinaryOp::div_trunc && BinaryOp::name != BinaryOp::div_floor) \
+    bind_binary(m, cls, BinaryOp::name);
   FL_BINARY_OPS(FL_X)
 #undef FL_X
 #define FL_X(name, rule, expr)                                                                            \

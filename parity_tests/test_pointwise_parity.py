@@ -1,0 +1,147 @@
+"""Pointwise ops: flowlike against torch 2.13 on values, dtypes, shapes and exception types.
+
+The op database below lists each op with the dtypes it is checked on and its tolerance; the
+sample generator covers broadcasting, non-contiguous, zero-size, zero-dim and scalar operands.
+"""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+
+from helpers import assert_same, outcome_type, to_flowlike  # noqa: E402
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int64", "int32", "int16", "int8", "uint8"]
+ALL = FLOATS + INTS + ["bool"]
+
+# name -> (dtypes, input domain, rtol)
+UNARY = {
+    "neg": (FLOATS + INTS, "any", 0), "abs": (ALL, "any", 0), "sign": (ALL, "any", 0), "square": (FLOATS + INTS, "any", 0),
+    "exp": (FLOATS + INTS, "small", 2e-6), "exp2": (FLOATS, "small", 2e-6), "expm1": (FLOATS, "small", 2e-6),
+    "log": (FLOATS + INTS, "positive", 2e-6), "log2": (FLOATS, "positive", 2e-6), "log10": (FLOATS, "positive", 2e-6),
+    "log1p": (FLOATS, "positive", 2e-6), "sqrt": (FLOATS + INTS, "positive", 2e-6), "rsqrt": (FLOATS, "positive", 2e-6),
+    "reciprocal": (FLOATS, "positive", 2e-6), "sin": (FLOATS, "any", 2e-6), "cos": (FLOATS, "any", 2e-6),
+    "tan": (FLOATS, "small", 2e-5), "asin": (FLOATS, "unit", 2e-6), "acos": (FLOATS, "unit", 2e-6),
+    "atan": (FLOATS, "any", 2e-6), "sinh": (FLOATS, "small", 2e-6), "cosh": (FLOATS, "small", 2e-6),
+    "tanh": (FLOATS, "any", 2e-6), "asinh": (FLOATS, "any", 2e-6), "acosh": (FLOATS, "above1", 2e-6),
+    "atanh": (FLOATS, "unit", 2e-6), "sigmoid": (FLOATS + INTS, "any", 2e-6), "erf": (FLOATS, "any", 2e-6),
+    "erfc": (FLOATS, "any", 2e-6), "erfinv": (["float32", "float64"], "unit", 2e-5), "lgamma": (FLOATS, "positive", 2e-5),
+    "digamma": (["float32", "float64"], "positive", 2e-5), "floor": (FLOATS + INTS, "any", 0),
+    "ceil": (FLOATS + INTS, "any", 0), "trunc": (FLOATS + INTS, "any", 0), "frac": (FLOATS, "any", 1e-6),
+    "bitwise_not": (INTS + ["bool"], "any", 0), "logical_not": (ALL, "any", 0), "isnan": (ALL, "any", 0),
+    "isinf": (ALL, "any", 0), "isfinite": (ALL, "any", 0), "isposinf": (FLOATS + INTS, "any", 0),
+    "isneginf": (FLOATS + INTS, "any", 0), "signbit": (FLOATS + INTS, "any", 0),
+}
+
+BINARY = {
+    "add": (ALL, "any"), "sub": (FLOATS + INTS, "any"), "mul": (ALL, "any"), "div": (FLOATS + INTS, "nonzero"),
+    "remainder": (FLOATS + INTS, "nonzero"), "fmod": (FLOATS + INTS, "nonzero"), "pow": (FLOATS, "positive"),
+    "maximum": (ALL, "any"), "minimum": (ALL, "any"), "fmax": (FLOATS, "any"), "fmin": (FLOATS, "any"),
+    "atan2": (FLOATS, "any"), "hypot": (["float32", "float64"], "any"), "logaddexp": (FLOATS, "any"),
+    "logaddexp2": (FLOATS, "any"), "xlogy": (FLOATS, "positive"), "copysign": (FLOATS, "any"),
+    "heaviside": (FLOATS + INTS, "any"), "bitwise_and": (INTS + ["bool"], "any"), "bitwise_or": (INTS + ["bool"], "any"),
+    "bitwise_xor": (INTS + ["bool"], "any"), "eq": (ALL, "any"), "ne": (ALL, "any"), "lt": (ALL, "any"),
+    "le": (ALL, "any"), "gt": (ALL, "any"), "ge": (ALL, "any"), "logical_and": (ALL, "any"),
+    "logical_or": (ALL, "any"), "logical_xor": (ALL, "any"),
+}
+
+
+def sample(dtype, domain, shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, dtype)
+    if dtype == "bool":
+        return torch.rand(shape, generator=g) > 0.5
+    lo, hi = {"any": (-4, 4), "small": (-3, 3), "positive": (0.5, 4), "unit": (-0.9, 0.9), "above1": (1.1, 4),
+              "nonzero": (1, 5)}[domain]
+    if not dt.is_floating_point:
+        lo = 0 if dtype == "uint8" else lo
+        x = torch.randint(int(lo), int(hi) + 1, shape, generator=g).to(dt)
+        return x
+    return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
+
+
+def layouts(dtype, domain):
+    """(name, torch tensor) samples: contiguous, transposed, strided, zero-size, zero-dim."""
+    base = sample(dtype, domain, (6, 5), 0)
+    yield "contiguous", base
+    yield "transposed", base.t()
+    yield "strided", base[::2, 1:]
+    yield "empty", sample(dtype, domain, (0, 3), 1)
+    yield "zero_dim", sample(dtype, domain, (), 2)
+
+
+def tol(dtype, rtol):
+    if dtype in ("float16", "bfloat16"):
+        return dict(rtol=1e-2, atol=1e-2)
+    return dict(rtol=max(rtol, 1.3e-6), atol=1e-6 if dtype != "float64" else 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name):
+    dtypes, domain, rtol = UNARY[name]
+    for dtype in dtypes:
+        for layout, t in layouts(dtype, domain):
+            ft = to_flowlike(t)
+            t_err = outcome_type(lambda: getattr(torch, name)(t))
+            if t_err is not None:
+                assert outcome_type(lambda: getattr(fl, name)(ft)) is t_err, f"{name} {dtype} {layout}"
+                continue
+            try:
+                assert_same(getattr(fl, name)(ft), getattr(torch, name)(t), **tol(dtype, rtol))
+            except AssertionError as e:
+                raise AssertionError(f"{name} {dtype} {layout}: {e}") from None
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name):
+    dtypes, domain = BINARY[name]
+    for dtype in dtypes:
+        a = sample(dtype, "any" if domain == "nonzero" else domain, (4, 1, 5), 3)
+        b = sample(dtype, domain, (3, 5), 4)
+        if domain == "nonzero" and dtype not in ("bool", "uint8"):
+            b = b * torch.where(sample("bool", "any", (3, 5), 5), 1, -1).to(b.dtype)
+        cases = [("broadcast", a, b), ("scalar", a, 2), ("float_scalar", a, 1.5), ("transposed", b.t(), b.t())]
+        for case, x, y in cases:
+            if name.startswith("bitwise") and case == "float_scalar":
+                continue
+            fx = to_flowlike(x)
+            fy = to_flowlike(y) if isinstance(y, torch.Tensor) else y
+            t_err = outcome_type(lambda: getattr(torch, name)(x, y))
+            if t_err is not None:
+                assert outcome_type(lambda: getattr(fl, name)(fx, fy)) is t_err, f"{name} {dtype} {case}"
+                continue
+            try:
+                assert_same(getattr(fl, name)(fx, fy), getattr(torch, name)(x, y), **tol(dtype, 2e-6))
+            except AssertionError as e:
+                raise AssertionError(f"{name} {dtype} {case}: {e}") from None
+
+
+def test_division_rounding_modes_and_operators():
+    x = torch.tensor([-7.5, -3.0, 2.5, 7.0])
+    y = torch.tensor([2.0, -2.0, 0.75, 3.0])
+    fx, fy = to_flowlike(x), to_flowlike(y)
+    assert_same(fx // fy, x // y)
+    assert_same(fx % fy, x % y)
+    assert_same(-fx ** 2, -x ** 2)
+    assert_same(3 - fx, 3 - x)
+    assert_same(2 / fx, 2 / x)
+    xi, yi = torch.tensor([-7, 7, 5]), torch.tensor([2, -2, 3])
+    assert_same(to_flowlike(xi) // to_flowlike(yi), xi // yi)
+    assert_same(to_flowlike(xi) % to_flowlike(yi), xi % yi)
+    assert_same(to_flowlike(xi) << 2, xi << 2)
+
+
+@pytest.mark.parametrize("case", ["shape", "bool_sub", "int_div_zero", "bitwise_float", "inplace_cast", "bad_type"])
+def test_error_types_match(case):
+    calls = {
+        "shape": lambda m: m.ones(2) + m.ones(3),
+        "bool_sub": lambda m: m.ones(2, dtype=m.bool) - m.ones(2, dtype=m.bool),
+        "int_div_zero": lambda m: m.tensor([1]) // m.tensor([0]),
+        "bitwise_float": lambda m: m.ones(2) & m.ones(2),
+        "inplace_cast": lambda m: m.ones(2, dtype=m.int64).add_(1.5),
+        "bad_type": lambda m: m.add(m.ones(2), "x"),
+    }
+    expected = outcome_type(lambda: calls[case](torch))
+    assert expected is not None
+    assert outcome_type(lambda: calls[case](fl)) is expected
