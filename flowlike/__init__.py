@@ -11,6 +11,7 @@ from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op na
 from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                       rand, randn, randint, rand_like, randn_like, randint_like, randperm, normal, bernoulli,
                       multinomial, get_num_threads, set_num_threads)
+from ._C import from_dlpack
 from . import memory
 
 __version__ = "2.13.0+flowlike.0.1.0"

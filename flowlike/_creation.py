@@ -148,8 +148,8 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     arr = np.frombuffer(buffer, dtype=D.to_numpy_dtype(dtype), count=count, offset=offset)
     if not arr.flags.writeable:
         import warnings
-        warnings.warn("The given buffer is not writable; writing to this tensor is undefined behavior.")
-        arr.flags.writeable = True if False else arr.flags.writeable
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
+                      "Writing to this tensor will result in undefined behavior.", UserWarning, stacklevel=2)
     return _finish(from_numpy(arr), requires_grad)
 
 
