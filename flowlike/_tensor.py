@@ -226,3 +226,34 @@ _METHODS = {
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.__module__ = "flowlike"
+
+
+class UntypedStorage:
+    """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def data_ptr(self):
+        return self._tensor._storage_ptr()
+
+    def nbytes(self):
+        return self._tensor._storage_nbytes()
+
+    def size(self):
+        return self.nbytes()
+
+    __len__ = size
+
+    def element_size(self):
+        return 1
+
+    @property
+    def device(self):
+        return _CPU
+
+    def __repr__(self):
+        return f"UntypedStorage(nbytes={self.nbytes()}, device=cpu)"
+
+
+Tensor.untyped_storage = lambda self: UntypedStorage(self)

@@ -72,3 +72,40 @@ def test_finfo_iinfo():
     assert fl.iinfo(fl.int8).min == -128
     with pytest.raises(TypeError):
         fl.iinfo(fl.float32)
+
+
+def test_legacy_tensor_constructor_and_subclass():
+    assert fl.Tensor().shape == (0,)
+    assert fl.Tensor(2, 3).shape == (2, 3) and fl.Tensor(2, 3).dtype == fl.float32
+    assert fl.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    base = fl.ones(2)
+    alias = fl.Tensor(base)
+    alias.add_(1)
+    assert base.tolist() == [2.0, 2.0]
+
+    class Sub(fl.Tensor):
+        pass
+
+    s = Sub(fl.zeros(2))
+    assert isinstance(s, fl.Tensor) and type(s) is Sub
+    assert (s + 1).tolist() == [1.0, 1.0]
+
+
+def test_untyped_storage_shared_by_views():
+    x = fl.ones(4)
+    assert x.untyped_storage().nbytes() == 16
+    assert x.untyped_storage().data_ptr() == x.data_ptr()
+
+
+def test_python_conversions():
+    assert float(fl.tensor([2.5])) == 2.5 and int(fl.tensor(7)) == 7
+    assert [1, 2, 3][fl.tensor(1)] == 2
+    assert bool(fl.tensor([True]))
+    import pytest
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(fl.ones(2))
+    with pytest.raises(TypeError):
+        [1, 2][fl.tensor(1.0)]
+    assert len(fl.zeros(5, 2)) == 5
+    with pytest.raises(TypeError, match="0-d"):
+        len(fl.tensor(1.0))

@@ -126,6 +126,21 @@ void bind(py::module_& m, TensorClass& cls) {
     return dtype_object(result_type(ta, tb));
   }, py::arg("tensor1"), py::arg("tensor2"), "The dtype an arithmetic op on the two arguments produces.");
 
+  // torch.Tensor(...) legacy constructor: Tensor(), Tensor(*sizes), Tensor(data), Tensor(tensor).
+  cls.def(py::init([](py::args args) -> Tensor {
+    if (args.size() == 0) return empty({0}, default_dtype());
+    if (args.size() == 1 && is_tensor(args[0])) {
+      Tensor src = as_tensor(args[0]);
+      return make_view(src, src->sizes, src->strides, src->offset);
+    }
+    bool all_ints = true;
+    for (py::handle a : args) all_ints = all_ints && PyLong_Check(a.ptr()) && !PyBool_Check(a.ptr());
+    if (all_ints) return empty(int_list(args, "Tensor", "size"), default_dtype());
+    FL_CHECK(args.size() == 1, TypeError, "Tensor(): expected a sequence of ints or a single data argument");
+    py::object made = py::module_::import("flowlike._creation").attr("tensor")(args[0], py::arg("dtype") = dtype_object(default_dtype()));
+    Tensor t = as_tensor(made);
+    return make_view(t, t->sizes, t->strides, t->offset);
+  }));
   cls.def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t->dtype); })
       .def_property_readonly("shape", [](const Tensor& t) { return size_object(t->sizes); })
       .def_property_readonly("device", [](const Tensor&) { return cpu_device_object(); })
