@@ -16,4 +16,18 @@ from . import memory
 
 __version__ = "2.13.0+flowlike.0.1.0"
 result_type = _C.result_type
-is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def is_tensor(obj):
+    """True when obj is a flowlike tensor (or a subclass such as Parameter)."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """True when input's dtype is a floating point type."""
+    return input.dtype.is_floating_point
+
+
+def numel(input):
+    """The number of elements of input."""
+    return input.numel()
