@@ -81,7 +81,7 @@ int64_t numel_of(const IntList& sizes, const char* op) {
   return n;
 }
 
-static Tensor new_impl(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype) {
+Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype) {
   auto t = std::make_shared<TensorImpl>();
   t->storage = std::move(storage);
   t->sizes = std::move(sizes);
@@ -95,7 +95,7 @@ static Tensor new_impl(std::shared_ptr<StorageImpl> storage, IntList sizes, IntL
 
 Tensor empty(const IntList& sizes, ScalarType dtype) {
   int64_t n = numel_of(sizes);
-  return new_impl(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
+  return make_tensor(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
 }
 
 Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dtype) {
@@ -106,7 +106,7 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
     if (sizes[d] == 0) { extent = 0; break; }
     extent += (sizes[d] - 1) * strides[d];
   }
-  return new_impl(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
+  return make_tensor(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
 }
 
 Tensor empty_like(const Tensor& like, ScalarType dtype) {

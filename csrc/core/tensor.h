@@ -87,6 +87,8 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
 // A tensor with the same sizes as `like`, dense, keeping its memory layout when it is dense.
 Tensor empty_like(const Tensor& like, ScalarType dtype);
 Tensor scalar_tensor(Scalar s, ScalarType dtype);
+// A tensor over an existing storage (allocated or wrapping foreign memory), with its own version counter.
+Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype);
 // An alias of `base` with new geometry: shares storage and version counter.
 Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset);
 

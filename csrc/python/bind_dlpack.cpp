@@ -121,14 +121,7 @@ Tensor from_dlpack(py::object obj) {
   });
   PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor");
   auto storage = StorageImpl::wrap(static_cast<char*>(dl.data) + dl.byte_offset, extent * element_size(dt), std::move(owner));
-  auto t = std::make_shared<TensorImpl>();
-  t->storage = storage;
-  t->sizes = sizes;
-  t->strides = strides;
-  t->dtype = dt;
-  t->version = std::make_shared<VersionCounter>();
-  t->refresh();
-  return t;
+  return make_tensor(std::move(storage), std::move(sizes), std::move(strides), 0, dt);
 }
 
 void bind(py::module_& m, TensorClass& cls) {

@@ -42,7 +42,7 @@ Tensor from_numpy(py::array arr) {
   ScalarType dt = scalar_type_of_numpy(arr.dtype());
   const int64_t isz = static_cast<int64_t>(element_size(dt));
   IntList sizes(arr.ndim()), strides(arr.ndim());
-  int64_t lo = 0, hi = 0;
+  int64_t hi = 0;
   for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
     sizes[d] = arr.shape(d);
     int64_t sb = arr.strides(d);
@@ -52,7 +52,6 @@ Tensor from_numpy(py::array arr) {
     strides[d] = sb / isz;
     if (sizes[d] > 0) hi += (sizes[d] - 1) * sb;
   }
-  (void)lo;
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
   std::shared_ptr<void> keep(owner, [](void* o) {
@@ -61,14 +60,7 @@ Tensor from_numpy(py::array arr) {
   });
   size_t nbytes = arr.size() == 0 ? 0 : static_cast<size_t>(hi + isz);
   auto storage = StorageImpl::wrap(const_cast<void*>(arr.data()), nbytes, std::move(keep));
-  auto t = std::make_shared<TensorImpl>();
-  t->storage = storage;
-  t->sizes = sizes;
-  t->strides = strides;
-  t->dtype = dt;
-  t->version = std::make_shared<VersionCounter>();
-  t->refresh();
-  return t;
+  return make_tensor(std::move(storage), std::move(sizes), std::move(strides), 0, dt);
 }
 
 // A numpy array viewing the tensor's memory (kept alive through a capsule holding the storage).
