@@ -5,6 +5,7 @@ of views, and the stacking functions build on cat.
 """
 import builtins
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,6 +56,11 @@ def t(input):
 
 
 def _T(self):
+    if self.dim() > 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                      "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
     return self.permute(*range(self.dim() - 1, -1, -1))
 
 

@@ -288,3 +288,69 @@ def test_aliasing_matches_torch():
         v.fill_(-1)
         assert np.all(np.asarray(x.tolist())[:, 0, 1:3] == -1)
         assert x._version == v._version and x._version > 0
+
+
+def _random_view_op(rng, t):
+    """A random valid-or-not view op for t, as (method, args), or None."""
+    nd, kind = t.dim(), rng.choice(["permute", "transpose", "narrow", "select", "unsqueeze", "squeeze", "reshape",
+                                    "view", "expand", "diagonal", "unfold", "flatten"])
+    if kind == "permute" and nd:
+        p = list(range(nd))
+        rng.shuffle(p)
+        return kind, (p,)
+    if kind == "transpose" and nd:
+        return kind, (rng.randrange(nd), rng.randrange(nd))
+    if kind == "narrow" and nd:
+        d = rng.randrange(nd)
+        s = rng.randint(0, t.shape[d])
+        return kind, (d, s, rng.randint(0, t.shape[d] - s))
+    if kind == "select" and nd and t.shape[0]:
+        return kind, (0, rng.randrange(-t.shape[0], t.shape[0]))
+    if kind == "unsqueeze" and nd < 6:
+        return kind, (rng.randrange(-nd - 1, nd + 1),)
+    if kind == "squeeze":
+        return kind, ()
+    if kind in ("reshape", "view"):
+        n, shape = t.numel(), []
+        for f in (2, 3, 2, 5):
+            if n % f == 0 and rng.random() < 0.5:
+                shape.append(f)
+                n //= f
+        shape.append(-1)
+        rng.shuffle(shape)
+        return kind, (shape,)
+    if kind == "expand" and 1 in tuple(t.shape):
+        sz = list(t.shape)
+        sz[sz.index(1)] = 3
+        return kind, (sz,)
+    if kind == "diagonal" and nd >= 2:
+        return kind, (rng.randint(-2, 2), 0, nd - 1)
+    if kind == "unfold" and nd and t.shape[-1]:
+        return kind, (-1, rng.randint(1, t.shape[-1]), rng.randint(1, 2))
+    if kind == "flatten" and nd:
+        return kind, (rng.randrange(nd), nd - 1)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_view_chains_match_torch(seed):
+    """Chains of views of views: same shapes, strides, offsets and values, or the same error."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(60):
+        a = np.arange(120, dtype=np.float32).reshape(rng.choice([(120,), (2, 3, 4, 5), (4, 30), (6, 20)]))
+        t, f = _make(torch, a), _make(fl, a)
+        for _ in range(6):
+            op = _random_view_op(rng, t)
+            if op is None:
+                continue
+            name, args = op
+            try:
+                want = getattr(t, name)(*args)
+            except Exception as e:  # noqa: BLE001
+                with pytest.raises(type(e)):
+                    getattr(f, name)(*args)
+                break
+            got = getattr(f, name)(*args)
+            _check(got, want, strides=True)
+            t, f = want, got

@@ -119,7 +119,8 @@ Tensor repeat_cpu(const Tensor& t, const IntList& repeats) {
   for (int64_t i = 0; i < nr; ++i) {
     FL_CHECK(repeats[i] >= 0, Error, "Trying to create tensor with negative dimension ", repeats[i], ": ", shape_str(repeats));
     int64_t s = i < nr - nd ? 1 : t->sizes[i - (nr - nd)];
-    out_sizes[i] = s * repeats[i];
+    FL_CHECK(!__builtin_mul_overflow(s, repeats[i], &out_sizes[i]), Error, "repeat: tensor of size ", shape_str(t->sizes),
+             " repeated ", shape_str(repeats), " is too large");
   }
   Tensor out = empty(out_sizes, t->dtype);
   if (out->numel == 0) return out;
@@ -145,6 +146,7 @@ Tensor tri_cpu(const Tensor& t, int64_t k, bool lower) {
   copy_into(out, t);
   const int64_t nd = t->dim(), rows = t->sizes[nd - 2], cols = t->sizes[nd - 1];
   if (out->numel == 0) return out;
+  k = std::min(std::max(k, -rows - 1), cols + 1);  // beyond these every row is kept or zeroed: avoids overflow
   IntList sizes(t->sizes.begin(), t->sizes.end() - 2), strides(out->strides.begin(), out->strides.end() - 2);
   sizes.push_back(0);
   strides.push_back(out->strides[nd - 1]);

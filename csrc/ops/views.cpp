@@ -16,7 +16,8 @@ IntList infer_size(const IntList& shape, int64_t numel) {
       infer = static_cast<int64_t>(d);
     } else {
       FL_CHECK(shape[d] >= 0, Error, "invalid shape dimension ", shape[d]);
-      known *= shape[d];
+      // an overflowing product could otherwise match numel and describe memory that isn't there
+      FL_CHECK(!__builtin_mul_overflow(known, shape[d], &known), Error, "shape '", shape_str(shape), "' is invalid for input of size ", numel);
     }
   }
   IntList out = shape;
@@ -124,11 +125,10 @@ Tensor expand_cpu(const Tensor& t, const IntList& target) {
   for (int64_t i = n - 1; i >= 0; --i) {
     int64_t od = i - (n - nd);
     int64_t size = od >= 0 ? t->sizes[od] : 1;
-    int64_t stride = od >= 0 ? t->strides[od] : (i == n - 1 ? 1 : sizes[i + 1] * strides[i + 1]);
+    int64_t stride = od >= 0 ? t->strides[od] : 0;
     int64_t want = target[i];
     if (od < 0) {
       FL_CHECK(want >= 0, Error, "The expanded size of the tensor (", want, ") isn't allowed in a leading, non-existing dimension ", i);
-      stride = 0;
     } else if (want == -1) {
       want = size;
     } else if (size != want) {
@@ -246,13 +246,15 @@ Tensor as_strided_cpu(const Tensor& t, const IntList& sizes, const IntList& stri
   for (size_t d = 0; d < sizes.size(); ++d) {
     FL_CHECK(sizes[d] >= 0, Error, "as_strided: Trying to create tensor with negative dimension ", sizes[d], ": ", shape_str(sizes));
     FL_CHECK(strides[d] >= 0, Error, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
+    int64_t span = 0;
     if (sizes[d] == 0) empty_view = true;
-    else last += (sizes[d] - 1) * strides[d];
+    else if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) || __builtin_add_overflow(last, span, &last))
+      last = INT64_MAX / 16;  // unreachable extent: fails the bounds check below
   }
   const int64_t isz = static_cast<int64_t>(t->itemsize());
   const int64_t have = static_cast<int64_t>(t->storage->nbytes);
   if (!empty_view) {
-    FL_CHECK((last + 1) * isz <= have, Error, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
+    FL_CHECK(last < INT64_MAX / 16 && (last + 1) * isz <= have, Error, "setStorage: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
              ", storage offset ", offset, ", and itemsize ", isz, " requiring a storage size of ", (last + 1) * isz,
              " are out of bounds for storage of size ", have);
   }
