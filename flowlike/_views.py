@@ -55,6 +55,11 @@ def t(input):
     return input.transpose(0, 1) if input.dim() == 2 else input.view(input.shape)
 
 
+def _t_(self):
+    t(self)  # the same dim check as t()
+    return self.transpose_(0, 1) if self.dim() == 2 else self
+
+
 def _T(self):
     if self.dim() > 2:
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
@@ -115,7 +120,8 @@ def broadcast_tensors(*tensors):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Merges dims start_dim..end_dim into one (a view when the layout allows, else a copy)."""
-    nd = input.dim()
+    shape = input.shape
+    nd = len(shape)
     if nd == 0:
         return input.reshape(1)
     s, e = _wrap(start_dim, nd), _wrap(end_dim, nd)
@@ -123,8 +129,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shape = list(input.shape)
-    return input.reshape(shape[:s] + [math.prod(shape[s:e + 1])] + shape[e + 1:])
+    return input.reshape(shape[:s] + (-1,) + shape[e + 1:]) if input.numel() else \
+        input.reshape(shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def unflatten(input, dim, sizes):
@@ -436,7 +442,10 @@ def meshgrid(*tensors, indexing=None):
     """Coordinate grids (views expanded from the 1-D inputs); indexing 'ij' (default) or 'xy'."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    indexing = indexing or "ij"
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     for x in tensors:
@@ -541,14 +550,16 @@ def block_diag(*tensors):
 
 # ---- Tensor methods and properties --------------------------------------------------------------
 
-for _name in ["t", "flatten", "unflatten", "unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
+for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "diag", "diag_embed",
               "diagflat", "broadcast_to"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
 Tensor.expand_as = _expand_as
+Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
+Tensor.t_ = _t_
 Tensor.T = property(_T)
 Tensor.H = property(_T)  # real dtypes only: the conjugate is the tensor itself
 Tensor.mT = property(_mT)

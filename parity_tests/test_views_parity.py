@@ -354,3 +354,46 @@ def test_random_view_chains_match_torch(seed):
             got = getattr(f, name)(*args)
             _check(got, want, strides=True)
             t, f = want, got
+
+
+INPLACE_CASES = {
+    "transpose_": lambda x: x.transpose_(0, 2),
+    "swapaxes_": lambda x: x.swapaxes_(0, 1),
+    "unsqueeze_": lambda x: x.unsqueeze_(1),
+    "squeeze_": lambda x: x.unsqueeze(0).squeeze_(),
+    "t_": lambda x: x.select(0, 0).t_(),
+    "as_strided_": lambda x: x.as_strided_((2, 2), (1, 3), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_CASES))
+def test_inplace_view_ops_restride_self(name):
+    results = []
+    for m in (torch, fl):
+        x = _make(m, A)
+        r = INPLACE_CASES[name](x)
+        results.append(r)
+    _check(results[1], results[0], strides=True)
+
+
+KEYWORD_CASES = {
+    "view_size": lambda m, x: x.view(size=(6, 4)),
+    "reshape_shape": lambda m, x: x.reshape(shape=(4, 6)),
+    "permute_dims": lambda m, x: x.permute(dims=(2, 1, 0)),
+    "expand_size": lambda m, x: x.narrow(0, 0, 1).expand(size=(3, 3, 4)),
+    "flip_dims": lambda m, x: x.flip(dims=(0,)),
+    "repeat_repeats": lambda m, x: x.repeat(repeats=(1, 2, 1)),
+    "split_size": lambda m, x: x.split(split_size=2, dim=2),
+    "view_size_tensor": lambda m, x: x.view(m.Size([24])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD_CASES))
+def test_keyword_arguments_match_torch(name):
+    run_both(KEYWORD_CASES[name], A)
+
+
+def test_meshgrid_warns_without_indexing():
+    for m in (torch, fl):
+        with pytest.warns(UserWarning, match="indexing"):
+            m.meshgrid(_make(m, V), _make(m, V))

@@ -32,7 +32,27 @@ Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
   return out;
 }
 
-Tensor view_or_reinterpret(const Tensor& self, py::args args) {
+// A method's shape given spread out, as one sequence, or by keyword: x.view(2, 3), x.view((2, 3)),
+// x.view(size=(2, 3)).
+IntList shape_arg(py::args args, py::kwargs kw, const char* op, const char* name) {
+  if (kw && kw.size()) {
+    FL_CHECK(args.size() == 0 && kw.size() == 1 && kw.contains(name), TypeError, op, "() got an unexpected keyword argument '",
+             std::string(py::str(kw.begin()->first)), "'");
+    return int_list(kw[name], op, name);
+  }
+  return shape_from_args(args, op);
+}
+
+// Gives `self` the geometry of `view` (the in-place view ops: transpose_, squeeze_, ...).
+Tensor restride(const Tensor& self, const Tensor& view) {
+  self->sizes = view->sizes;
+  self->strides = view->strides;
+  self->offset = view->offset;
+  self->refresh();
+  return self;
+}
+
+Tensor view_or_reinterpret(const Tensor& self, py::args args, py::kwargs kw) {
   if (args.size() == 1 && is_dtype_object(args[0])) {
     // view(dtype): same bytes seen as another dtype of the same element size
     ScalarType dt = dtype_from_object(args[0]);
@@ -42,31 +62,38 @@ Tensor view_or_reinterpret(const Tensor& self, py::args args) {
     v->dtype = dt;
     return v;
   }
-  return ops::view(self, shape_from_args(args, "view"));
+  return ops::view(self, shape_arg(args, kw, "view", "size"));
 }
 
 void bind(py::module_& m, TensorClass& cls) {
   cls.def("view", &view_or_reinterpret, "A view of the same data with another shape (or dtype of the same size).");
-  cls.def("reshape", [](const Tensor& self, py::args a) { return ops::reshape(self, shape_from_args(a, "reshape")); });
+  cls.def("reshape", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::reshape(self, shape_arg(a, kw, "reshape", "shape")); });
   m.def("reshape", [](const Tensor& t, py::handle shape) { return ops::reshape(t, int_list(shape, "reshape", "shape")); },
         py::arg("input"), py::arg("shape"), "A view of input with the given shape when possible, else a copy.");
-  cls.def("permute", [](const Tensor& self, py::args a) { return ops::permute(self, shape_from_args(a, "permute")); });
+  cls.def("permute", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::permute(self, shape_arg(a, kw, "permute", "dims")); });
   m.def("permute", [](const Tensor& t, py::handle dims) { return ops::permute(t, int_list(dims, "permute", "dims")); },
         py::arg("input"), py::arg("dims"), "A view of input with its dims reordered.");
   for (const char* name : {"transpose", "swapaxes", "swapdims"}) {
     m.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
           py::arg("dim1"), "A view of input with dim0 and dim1 swapped.");
     cls.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
+    cls.def((std::string(name) + "_").c_str(), [](const Tensor& t, int64_t a, int64_t b) { return restride(t, ops::transpose(t, a, b)); },
+            py::arg("dim0"), py::arg("dim1"));
   }
-  cls.def("expand", [](const Tensor& self, py::args a, py::kwargs) { return ops::expand(self, shape_from_args(a, "expand")); });
+  cls.def("expand", [](const Tensor& self, py::args a, py::kwargs kw) {
+    if (kw && kw.contains("implicit")) kw.attr("pop")("implicit");
+    return ops::expand(self, shape_arg(a, kw, "expand", "size"));
+  });
   auto squeeze = [](const Tensor& t, py::handle dim) {
     return dim.is_none() ? ops::squeeze(t, {}, true) : ops::squeeze(t, dims_arg(dim, "squeeze", "dim"), false);
   };
   m.def("squeeze", squeeze, py::arg("input"), py::arg("dim") = py::none(), "A view of input without its size-1 dims (or the given ones).");
   cls.def("squeeze", squeeze, py::arg("dim") = py::none());
+  cls.def("squeeze_", [squeeze](const Tensor& t, py::handle dim) { return restride(t, squeeze(t, dim)); }, py::arg("dim") = py::none());
   auto unsqueeze = [](const Tensor& t, int64_t d) { return ops::unsqueeze(t, d); };
   m.def("unsqueeze", unsqueeze, py::arg("input"), py::arg("dim"), "A view of input with a size-1 dim inserted at dim.");
   cls.def("unsqueeze", unsqueeze, py::arg("dim"));
+  cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
   auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
     int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : start.cast<int64_t>();
     return ops::narrow(t, d, s, len);
@@ -88,6 +115,9 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("as_strided", as_strided, py::arg("input"), py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none(),
         "A view of input's storage with the given geometry.");
   cls.def("as_strided", as_strided, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  cls.def("as_strided_", [as_strided](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    return restride(t, as_strided(t, size, stride, off));
+  }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
   cls.def("unfold", [](const Tensor& t, int64_t d, int64_t size, int64_t step) { return ops::unfold(t, d, size, step); },
           py::arg("dimension"), py::arg("size"), py::arg("step"));
 
@@ -99,14 +129,14 @@ void bind(py::module_& m, TensorClass& cls) {
   }
   m.def("flip", [](const Tensor& t, py::handle dims) { return ops::flip(t, dims_arg(dims, "flip", "dims")); }, py::arg("input"),
         py::arg("dims"), "A copy of input with the order of elements reversed along dims.");
-  cls.def("flip", [](const Tensor& self, py::args a) { return ops::flip(self, shape_from_args(a, "flip")); });
+  cls.def("flip", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::flip(self, shape_arg(a, kw, "flip", "dims")); });
   auto roll = [](const Tensor& t, py::handle shifts, py::handle dims) {
     return ops::roll(t, int_list(shifts, "roll", "shifts"), dims.is_none() ? IntList{} : int_list(dims, "roll", "dims"));
   };
   m.def("roll", roll, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none(),
         "A copy of input with elements shifted circularly along dims (over the flattened tensor without dims).");
   cls.def("roll", roll, py::arg("shifts"), py::arg("dims") = py::none());
-  cls.def("repeat", [](const Tensor& self, py::args a) { return ops::repeat(self, shape_from_args(a, "repeat")); });
+  cls.def("repeat", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::repeat(self, shape_arg(a, kw, "repeat", "repeats")); });
   for (int lower = 0; lower < 2; ++lower) {
     const char* name = lower ? "tril" : "triu";
     auto fn = [lower](const Tensor& t, int64_t k) { return lower ? ops::tril(t, k) : ops::triu(t, k); };
