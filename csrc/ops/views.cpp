@@ -79,6 +79,44 @@ Tensor view_cpu(const Tensor& t, const IntList& shape) {
   return make_view(t, std::move(sizes), std::move(strides), t->offset);
 }
 
+// The same bytes seen as another dtype; with another element size the last dim (stride 1) is
+// split or merged, as PyTorch's view(dtype).
+Tensor view_dtype_cpu(const Tensor& t, ScalarType dtype) {
+  const int64_t old_size = static_cast<int64_t>(t->itemsize()), new_size = static_cast<int64_t>(element_size(dtype));
+  IntList sizes = t->sizes, strides = t->strides;
+  int64_t offset = t->offset;
+  if (old_size != new_size) {
+    const char* from = c10_type_name(t->dtype);
+    const char* to = c10_type_name(dtype);
+    FL_CHECK(t->dim() > 0, Error, "self.dim() cannot be 0 to view ", from, " as ", to, " (different element sizes)");
+    FL_CHECK(strides.back() == 1, Error, "self.stride(-1) must be 1 to view ", from, " as ", to,
+             " (different element sizes), but got ", strides.back());
+    if (old_size > new_size) {
+      const int64_t r = old_size / new_size;
+      for (int64_t& st : strides) st *= r;
+      strides.back() = 1;
+      sizes.back() *= r;
+      offset *= r;
+    } else {
+      const int64_t r = new_size / old_size;
+      FL_CHECK(sizes.back() % r == 0, Error, "self.size(-1) must be divisible by ", r, " to view ", from, " as ", to,
+               " (different element sizes), but got ", sizes.back());
+      FL_CHECK(offset % r == 0, Error, "self.storage_offset() must be divisible by ", r, " to view ", from, " as ", to,
+               " (different element sizes), but got ", offset);
+      for (size_t d = 0; d + 1 < strides.size(); ++d)
+        FL_CHECK(strides[d] % r == 0, Error, "self.stride(", d, ") must be divisible by ", r, " to view ", from, " as ", to,
+                 " (different element sizes), but got ", strides[d]);
+      for (size_t d = 0; d + 1 < strides.size(); ++d) strides[d] /= r;
+      sizes.back() /= r;
+      offset /= r;
+    }
+  }
+  Tensor v = make_view(t, std::move(sizes), std::move(strides), offset);
+  v->dtype = dtype;
+  v->refresh();
+  return v;
+}
+
 Tensor reshape_cpu(const Tensor& t, const IntList& shape) {
   IntList sizes = infer_size(shape, t->numel);
   IntList strides;
@@ -286,6 +324,8 @@ using fl::IntList;
 using fl::Tensor;
 FL_DEFINE_OP(view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
 FL_REGISTER_KERNEL(view, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::view_cpu(t, s); })
+FL_DEFINE_OP(view_dtype, "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", Tensor(const Tensor&, fl::ScalarType))
+FL_REGISTER_KERNEL(view_dtype, CPU, [](fl::DispatchKeySet, const Tensor& t, fl::ScalarType d) { return fl::view_dtype_cpu(t, d); })
 FL_DEFINE_OP(reshape, "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
 FL_REGISTER_KERNEL(reshape, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::reshape_cpu(t, s); })
 FL_DEFINE_OP(permute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", Tensor(const Tensor&, const IntList&))

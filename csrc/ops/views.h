@@ -15,6 +15,7 @@ IntList infer_size(const IntList& shape, int64_t numel);
 
 // -- views --
 FL_DECLARE_OP(view, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
+FL_DECLARE_OP(view_dtype, ::fl::Tensor(const ::fl::Tensor&, ::fl::ScalarType))
 FL_DECLARE_OP(reshape, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
 FL_DECLARE_OP(permute, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
 FL_DECLARE_OP(transpose, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t))

@@ -53,20 +53,13 @@ Tensor restride(const Tensor& self, const Tensor& view) {
 }
 
 Tensor view_or_reinterpret(const Tensor& self, py::args args, py::kwargs kw) {
-  if (args.size() == 1 && is_dtype_object(args[0])) {
-    // view(dtype): same bytes seen as another dtype of the same element size
-    ScalarType dt = dtype_from_object(args[0]);
-    FL_CHECK(element_size(dt) == self->itemsize(), Error, "view(dtype): only dtypes of the same element size are supported, got ",
-             c10_type_name(self->dtype), " and ", c10_type_name(dt));
-    Tensor v = make_view(self, self->sizes, self->strides, self->offset);
-    v->dtype = dt;
-    return v;
-  }
+  if (args.size() == 1 && is_dtype_object(args[0])) return ops::view_dtype(self, dtype_from_object(args[0]));
+  if (args.size() == 0 && kw && kw.size() == 1 && kw.contains("dtype")) return ops::view_dtype(self, dtype_from_object(kw["dtype"]));
   return ops::view(self, shape_arg(args, kw, "view", "size"));
 }
 
 void bind(py::module_& m, TensorClass& cls) {
-  cls.def("view", &view_or_reinterpret, "A view of the same data with another shape (or dtype of the same size).");
+  cls.def("view", &view_or_reinterpret, "A view of the same data with another shape, or its bytes seen as another dtype.");
   cls.def("reshape", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::reshape(self, shape_arg(a, kw, "reshape", "shape")); });
   m.def("reshape", [](const Tensor& t, py::handle shape) { return ops::reshape(t, int_list(shape, "reshape", "shape")); },
         py::arg("input"), py::arg("shape"), "A view of input with the given shape when possible, else a copy.");
