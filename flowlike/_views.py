@@ -168,8 +168,9 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap(dim, tensor.dim())
     n = tensor.shape[d]
-    if isinstance(split_size_or_sections, (builtins.int, Tensor)) and not (
-            isinstance(split_size_or_sections, Tensor) and split_size_or_sections.dim() > 0):
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.dim() > 0:
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
+    if isinstance(split_size_or_sections, (builtins.int, Tensor)):
         size = builtins.int(split_size_or_sections)
         if size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
@@ -264,12 +265,14 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return input.view(())
     order = [-1] * nd
     for s, d in zip(src, dst):
         order[d] = s
     rest = iter(i for i in range(nd) if i not in src)
     order = [o if o >= 0 else next(rest) for o in order]
-    return input.permute(order) if nd else input.view(())
+    return input.permute(order)
 
 
 moveaxis = movedim
@@ -501,7 +504,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = input.shape[-1] + builtins.abs(offset) if input.dim() else 1 + builtins.abs(offset)
+    n = input.shape[-1] + builtins.abs(offset)
     shape = list(input.shape[:-1])
     for d in sorted((d1, d2)):
         shape.insert(d, n)
@@ -518,9 +521,7 @@ def diag(input, diagonal=0, *, out=None):
         r = input.diagonal(diagonal).clone()
     else:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
-    if out is not None:
-        return cat([r], 0, out=out) if r.dim() else r
-    return r
+    return r if out is None else cat([r], 0, out=out)
 
 
 def diagflat(input, offset=0):
@@ -531,13 +532,15 @@ def diagflat(input, offset=0):
 def block_diag(*tensors):
     """A block diagonal matrix of the given 0-D, 1-D or 2-D tensors."""
     from ._creation import zeros
+    if not tensors:
+        return zeros(1, 0)
     mats = []
     for i, x in enumerate(tensors):
         if x.dim() > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{x.dim()} dimensions")
         mats.append(x.reshape(1, 1) if x.dim() == 0 else x.reshape(1, -1) if x.dim() == 1 else x)
-    dtype = D.float32 if not mats else mats[0].dtype
+    dtype = mats[0].dtype
     for m in mats[1:]:
         dtype = D.promote_types(dtype, m.dtype)
     out = zeros(builtins.sum(m.shape[0] for m in mats), builtins.sum(m.shape[1] for m in mats), dtype=dtype)

@@ -164,6 +164,7 @@ Tensor tri_cpu(const Tensor& t, int64_t k, bool lower) {
 // Sum of the main diagonal of a matrix; integers accumulate to int64 as torch.trace does.
 Tensor trace_cpu(const Tensor& t) {
   FL_CHECK(t->dim() == 2, Error, "trace: expected a matrix, but got tensor with dim ", t->dim());
+  FL_CHECK(t->dtype != ScalarType::Bool, NotImplementedError, "\"trace\" not implemented for 'Bool'");
   const int64_t n = std::min(t->sizes[0], t->sizes[1]), step = t->strides[0] + t->strides[1];
   ScalarType out_dtype = is_floating(t->dtype) ? t->dtype : ScalarType::Int64;
   Tensor out = empty({}, out_dtype);
