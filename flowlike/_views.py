@@ -6,7 +6,6 @@ of views, and the stacking functions build on cat.
 import builtins
 import math
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,21 +28,18 @@ cat, concat, concatenate, flip, roll, tril, triu, trace = (_C.cat, _C.concat, _C
                                                            _C.triu, _C.trace)
 
 
-def _wrap(dim, ndim, op=None):
+def _wrap(dim, ndim):
     n = builtins.max(ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
 
 
-def _ints(args, op):
-    """Shape arguments given spread out or as one sequence: f(2, 3) or f((2, 3))."""
-    if len(args) == 1 and isinstance(args[0], (Sequence, Tensor)) and not isinstance(args[0], str):
-        args = args[0]
-        if isinstance(args, Tensor):
-            args = args.tolist()
-    return [builtins.int(a) for a in args]
+def _ints(v):
+    """An int, a sequence of ints or an integer tensor, as a list of ints."""
+    if isinstance(v, Tensor):
+        v = v.tolist()
+    return [v] if isinstance(v, builtins.int) else [builtins.int(a) for a in v]
 
 
 # ---- views --------------------------------------------------------------------------------------
@@ -89,7 +85,7 @@ def _expand_as(self, other):
 
 def broadcast_to(input, size):
     """A view of input expanded to `size` (-1 keeps a dim)."""
-    return input.expand(_ints((size,), "broadcast_to"))
+    return input.expand(_ints(size))
 
 
 def broadcast_shapes(*shapes):
@@ -137,19 +133,18 @@ def unflatten(input, dim, sizes):
     """Splits dim into `sizes` (one of which may be -1); a view."""
     nd = input.dim()
     d = _wrap(dim, nd)
-    sizes = _ints((sizes,), "unflatten")
+    sizes = _ints(sizes)
     if len(sizes) == 0:
         raise RuntimeError("unflatten: sizes must be non-empty")
     n = input.shape[d]
     known = math.prod(v for v in sizes if v != -1)
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    if (known == 0 or n % known) if -1 in sizes else known != n:
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({n}) in "
+                           "the input tensor")
     if -1 in sizes:
-        if known == 0 or n % known:
-            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({n}) in the input tensor")
         sizes[sizes.index(-1)] = n // known
-    elif known != n:
-        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({n}) in the input tensor")
     shape = list(input.shape)
     return input.view(shape[:d] + sizes + shape[d + 1:])
 
@@ -178,7 +173,7 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         count = builtins.max((n + size - 1) // size, 1) if size else 1
         return tuple(tensor.narrow(d, i * size, builtins.min(size, n - i * size)) for i in range(count))
-    sizes = _ints((split_size_or_sections,), "split")
+    sizes = _ints(split_size_or_sections)
     if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={sizes}")
@@ -397,7 +392,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 def tile(input, dims):
     """Repeats input along each dim (dims shorter than input.dim() is padded with ones in front)."""
-    dims = _ints((dims,), "tile")
+    dims = _ints(dims)
     dims = [1] * (input.dim() - len(dims)) + dims
     return input.repeat(dims)
 
