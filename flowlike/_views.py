@@ -549,12 +549,13 @@ def block_diag(*tensors):
 # ---- Tensor methods and properties --------------------------------------------------------------
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
-              "movedim", "moveaxis", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "diag", "diag_embed",
+              "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
               "diagflat", "broadcast_to"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
 Tensor.expand_as = _expand_as
+Tensor.tile = lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims)
 Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
 Tensor.t_ = _t_

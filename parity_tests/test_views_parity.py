@@ -179,6 +179,7 @@ NEW_CASES = {
     "repeat_view": (lambda m, x: x.t().repeat(2, 2), M),
     "tile": (lambda m, x: m.tile(x, (2,)), M),
     "tile_more": (lambda m, x: x.tile((2, 1, 2)), V),
+    "tile_spread": (lambda m, x: x.tile(2, 1, 2), V),
     "repeat_interleave_int": (lambda m, x: m.repeat_interleave(x, 2), M),
     "repeat_interleave_dim": (lambda m, x: x.repeat_interleave(3, dim=1), M),
     "repeat_interleave_tensor": (lambda m, x: m.repeat_interleave(x, m.tensor([1, 0, 2]), dim=0), M),
