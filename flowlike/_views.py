@@ -19,7 +19,8 @@ __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "sque
            "tensor_split", "hsplit", "vsplit", "dsplit", "movedim", "moveaxis", "stack", "hstack", "vstack", "row_stack",
            "dstack", "column_stack", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "atleast_1d",
            "atleast_2d", "atleast_3d", "meshgrid", "cartesian_prod", "tril_indices", "triu_indices", "diag",
-           "diag_embed", "diagflat", "block_diag"]
+           "diag_embed", "diagflat", "block_diag", "ravel", "adjoint", "select_scatter", "slice_scatter",
+           "diagonal_scatter"]
 
 reshape, permute, transpose, swapaxes, swapdims = _C.reshape, _C.permute, _C.transpose, _C.swapaxes, _C.swapdims
 squeeze, unsqueeze, narrow, select, diagonal, as_strided = (_C.squeeze, _C.unsqueeze, _C.narrow, _C.select, _C.diagonal,
@@ -81,6 +82,16 @@ def _reshape_as(self, other):
 
 def _expand_as(self, other):
     return self.expand(other.shape)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real dtypes only, so the transpose)."""
+    return _mT(input)
+
+
+def ravel(input):
+    """The elements as a 1-D tensor: a view when input is contiguous, else a copy."""
+    return input.contiguous().view(-1)
 
 
 def broadcast_to(input, size):
@@ -546,11 +557,38 @@ def block_diag(*tensors):
     return out
 
 
+def _scatter_into(input, src, view_of, op):
+    out = input.clone()
+    target = view_of(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with input.select(dim, index) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with the slice start:end:step of dim replaced by src."""
+    big = 2 ** 62  # Python slicing clamps missing bounds to the dim
+    return _scatter_into(input, src, lambda t: _C._slice(t, dim, 0 if start is None else start,
+                                                         big if end is None else end, step), "slice_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
 # ---- Tensor methods and properties --------------------------------------------------------------
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to"]:
+              "diagflat", "broadcast_to", "ravel", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as

@@ -224,6 +224,13 @@ NEW_CASES = {
     "repeat_interleave_one_count": (lambda m, x: m.repeat_interleave(x, m.tensor([2])), V),
     "tril_indices_dtype": (lambda m, x: m.tril_indices(3, 3, dtype=m.int32), V),
     "diagflat_offset": (lambda m, x: m.diagflat(x, -2), V),
+    "ravel": (lambda m, x: m.ravel(x), A),
+    "ravel_copy": (lambda m, x: x.transpose(0, 1).ravel(), A),
+    "adjoint": (lambda m, x: m.adjoint(x), A),
+    "select_scatter": (lambda m, x: m.select_scatter(x, m.zeros(2, 4), 1, -1), A),
+    "slice_scatter": (lambda m, x: m.slice_scatter(x, m.zeros(2, 3, 2), 2, 1, None, 2), A),
+    "slice_scatter_default": (lambda m, x: x.slice_scatter(x * 2), A),
+    "diagonal_scatter": (lambda m, x: m.diagonal_scatter(x, m.ones(3), 1), M.astype(np.float32)),
     "contiguous": (lambda m, x: x.transpose(0, 2).contiguous(), A),
     "broadcast_shapes": (lambda m, x: m.broadcast_shapes((2, 1), (3, 1, 4), 4), V),
     "iter": (lambda m, x: list(x), M),
@@ -317,6 +324,8 @@ ERROR_CASES = {
     "tril_indices_neg": (lambda m, x: m.tril_indices(-1, 3), V),
     "stack_dim_range": (lambda m, x: m.stack([x, x], 3), M),
     "diag_embed_0d": (lambda m, x: m.diag_embed(x), np.float32(1)),
+    "select_scatter_shape": (lambda m, x: m.select_scatter(x, m.zeros(3), 1, 0), A),
+    "slice_step_zero": (lambda m, x: m.slice_scatter(x, x, 0, None, None, 0), A),
     "iter_0d": (lambda m, x: list(x), np.float32(1)),
 }
 

@@ -213,7 +213,7 @@ Tensor unsqueeze_cpu(const Tensor& t, int64_t dim) {
 Tensor slice_cpu(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
   FL_CHECK(t->dim() > 0, IndexError, "slice() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, t->dim());
-  FL_CHECK(step > 0, ValueError, "step must be greater than zero");
+  FL_CHECK(step > 0, Error, "slice step must be positive");
   const int64_t n = t->sizes[dim];
   auto clamp = [n](int64_t v) { if (v < 0) v += n; return std::min(std::max<int64_t>(v, 0), n); };
   start = clamp(start);
