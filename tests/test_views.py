@@ -229,3 +229,23 @@ def test_huge_sizes_raise_instead_of_overflowing():
     eq(fl.tril(x, 2 ** 63 - 1), A)
     eq(fl.triu(x, -2 ** 63), A)
     eq(fl.tril(x, -2 ** 63), np.zeros_like(A))
+
+
+def test_ravel_and_scatter_ops_match_numpy():
+    x = T(A)
+    r = fl.ravel(x)
+    assert r._is_view_of(x)
+    eq(r, A.ravel())
+    eq(x.transpose(0, 2).ravel(), A.transpose(2, 1, 0).ravel())
+    ref = A.copy()
+    ref[:, 1] = 0
+    eq(fl.select_scatter(x, fl.zeros(2, 4), 1, 1), ref)
+    ref = A.copy()
+    ref[..., 1::2] = -1
+    eq(fl.slice_scatter(x, fl.full((2, 3, 2), -1.0), 2, 1, None, 2), ref)
+    ref = A[0].copy()
+    np.fill_diagonal(ref[:, 1:], 5)
+    eq(fl.diagonal_scatter(x.select(0, 0), fl.full((3,), 5.0), 1), ref)
+    eq(x, A)  # the scatter ops never write into their input
+    with pytest.raises(RuntimeError, match="slice size"):
+        fl.select_scatter(x, fl.zeros(3), 1, 0)
