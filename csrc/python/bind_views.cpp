@@ -7,9 +7,6 @@
 namespace fl::python {
 namespace {
 
-// dim given as an int or a sequence of ints (squeeze, flip, roll).
-IntList dims_arg(py::handle h, const char* op, const char* argname) { return int_list(h, op, argname); }
-
 std::vector<Tensor> tensor_list(py::handle h, const char* op) {
   FL_CHECK(py::isinstance<py::sequence>(h) && !is_tensor(h), TypeError, op, "(): argument 'tensors' must be tuple of Tensors, not ",
            std::string(py::str(py::type::of(h).attr("__name__"))));
@@ -78,7 +75,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::expand(self, shape_arg(a, kw, "expand", "size"));
   });
   auto squeeze = [](const Tensor& t, py::handle dim) {
-    return dim.is_none() ? ops::squeeze(t, {}, true) : ops::squeeze(t, dims_arg(dim, "squeeze", "dim"), false);
+    return dim.is_none() ? ops::squeeze(t, {}, true) : ops::squeeze(t, int_list(dim, "squeeze", "dim"), false);
   };
   m.def("squeeze", squeeze, py::arg("input"), py::arg("dim") = py::none(), "A view of input without its size-1 dims (or the given ones).");
   cls.def("squeeze", squeeze, py::arg("dim") = py::none());
@@ -96,7 +93,9 @@ void bind(py::module_& m, TensorClass& cls) {
   auto select = [](const Tensor& t, int64_t d, int64_t i) { return ops::select(t, d, i); };
   m.def("select", select, py::arg("input"), py::arg("dim"), py::arg("index"), "A view of input at index along dim (dim removed).");
   cls.def("select", select, py::arg("dim"), py::arg("index"));
-  m.def("_slice", [](const Tensor& t, int64_t d, int64_t b, int64_t e, int64_t s) { return ops::slice(t, d, b, e, s); });
+  m.def("_slice", [](const Tensor& t, int64_t d, int64_t b, int64_t e, int64_t s) { return ops::slice(t, d, b, e, s); },
+        py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("end"), py::arg("step"),
+        "input[..., start:end:step, ...] along dim with Python's clamping of start/end (the basis of basic indexing).");
   auto diagonal = [](const Tensor& t, int64_t o, int64_t a, int64_t b) { return ops::diagonal(t, o, a, b); };
   m.def("diagonal", diagonal, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1,
         "A view of the diagonal of input over dim1 and dim2, appended as the last dim.");
@@ -120,7 +119,7 @@ void bind(py::module_& m, TensorClass& cls) {
     }, py::arg("tensors"), py::arg("dim") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
           "Concatenates tensors along an existing dim.");
   }
-  m.def("flip", [](const Tensor& t, py::handle dims) { return ops::flip(t, dims_arg(dims, "flip", "dims")); }, py::arg("input"),
+  m.def("flip", [](const Tensor& t, py::handle dims) { return ops::flip(t, int_list(dims, "flip", "dims")); }, py::arg("input"),
         py::arg("dims"), "A copy of input with the order of elements reversed along dims.");
   cls.def("flip", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::flip(self, shape_arg(a, kw, "flip", "dims")); });
   auto roll = [](const Tensor& t, py::handle shifts, py::handle dims) {
