@@ -2,6 +2,13 @@
 // Note [Views and version counters] in core/tensor.h) and the shape ops that make new memory
 // with strided copies (cat, flip, roll, repeat, tril/triu). Composites of these (split, chunk,
 // flatten, stack, meshgrid, ...) are written once in flowlike/_views.py.
+//
+// Note [View ops]
+// A view op only computes sizes/strides/offset and calls make_view; it never touches data. So
+// (1) results alias their input's storage and version counter, (2) reshape/flatten are views
+// exactly when PyTorch's computeStride finds strides (compute_view_strides), else a fresh copy
+// with its own counter, and (3) internal helpers may build views with negative strides (flip)
+// but no op returns one to the user.
 #pragma once
 #include "../core/dispatch.h"
 
