@@ -170,7 +170,13 @@ IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op) {
   return out;
 }
 
-Tensor contiguous(const Tensor& t) { return t->contiguous ? t : clone(t); }
+// Row-major, unlike clone (which keeps a dense permuted layout): callers read the data linearly.
+Tensor contiguous(const Tensor& t) {
+  if (t->contiguous) return t;
+  Tensor out = empty(t->sizes, t->dtype);
+  copy_into(out, t);
+  return out;
+}
 
 Tensor clone(const Tensor& t) {
   Tensor out = empty_like(t, t->dtype);

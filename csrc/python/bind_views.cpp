@@ -1,0 +1,152 @@
+// Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
+// as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
+#include "../ops/pointwise.h"
+#include "../ops/views.h"
+#include "python_util.h"
+
+namespace fl::python {
+namespace {
+
+std::vector<Tensor> tensor_list(py::handle h, const char* op) {
+  FL_CHECK(py::isinstance<py::sequence>(h) && !is_tensor(h), TypeError, op, "(): argument 'tensors' must be tuple of Tensors, not ",
+           std::string(py::str(py::type::of(h).attr("__name__"))));
+  std::vector<Tensor> out;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) {
+    FL_CHECK(is_tensor(item), TypeError, op, "(): expected Tensor as element ", out.size(), " in argument 0, but got ",
+             std::string(py::str(py::type::of(item).attr("__name__"))));
+    out.push_back(as_tensor(item));
+  }
+  return out;
+}
+
+// Writes `result` into a user's out= tensor (resizing it as PyTorch's out= does).
+Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
+  if (!out) return result;
+  check_can_cast(result->dtype, out->dtype, op);
+  resize_out(out, result->sizes, op);
+  copy_into(out, result);
+  out->bump_version();
+  return out;
+}
+
+// A method's shape given spread out, as one sequence, or by keyword: x.view(2, 3), x.view((2, 3)),
+// x.view(size=(2, 3)).
+IntList shape_arg(py::args args, py::kwargs kw, const char* op, const char* name) {
+  if (kw && kw.size()) {
+    FL_CHECK(args.size() == 0 && kw.size() == 1 && kw.contains(name), TypeError, op, "() got an unexpected keyword argument '",
+             std::string(py::str(kw.begin()->first)), "'");
+    return int_list(kw[name], op, name);
+  }
+  return shape_from_args(args, op);
+}
+
+// Gives `self` the geometry of `view` (the in-place view ops: transpose_, squeeze_, ...).
+Tensor restride(const Tensor& self, const Tensor& view) {
+  self->sizes = view->sizes;
+  self->strides = view->strides;
+  self->offset = view->offset;
+  self->refresh();
+  return self;
+}
+
+Tensor view_or_reinterpret(const Tensor& self, py::args args, py::kwargs kw) {
+  if (args.size() == 1 && is_dtype_object(args[0])) return ops::view_dtype(self, dtype_from_object(args[0]));
+  if (args.size() == 0 && kw && kw.size() == 1 && kw.contains("dtype")) return ops::view_dtype(self, dtype_from_object(kw["dtype"]));
+  return ops::view(self, shape_arg(args, kw, "view", "size"));
+}
+
+void bind(py::module_& m, TensorClass& cls) {
+  cls.def("view", &view_or_reinterpret, "A view of the same data with another shape, or its bytes seen as another dtype.");
+  cls.def("reshape", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::reshape(self, shape_arg(a, kw, "reshape", "shape")); });
+  m.def("reshape", [](const Tensor& t, py::handle shape) { return ops::reshape(t, int_list(shape, "reshape", "shape")); },
+        py::arg("input"), py::arg("shape"), "A view of input with the given shape when possible, else a copy.");
+  cls.def("permute", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::permute(self, shape_arg(a, kw, "permute", "dims")); });
+  m.def("permute", [](const Tensor& t, py::handle dims) { return ops::permute(t, int_list(dims, "permute", "dims")); },
+        py::arg("input"), py::arg("dims"), "A view of input with its dims reordered.");
+  for (const char* name : {"transpose", "swapaxes", "swapdims"}) {
+    m.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
+          py::arg("dim1"), "A view of input with dim0 and dim1 swapped.");
+    cls.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
+    cls.def((std::string(name) + "_").c_str(), [](const Tensor& t, int64_t a, int64_t b) { return restride(t, ops::transpose(t, a, b)); },
+            py::arg("dim0"), py::arg("dim1"));
+  }
+  cls.def("expand", [](const Tensor& self, py::args a, py::kwargs kw) {
+    if (kw && kw.contains("implicit")) kw.attr("pop")("implicit");
+    return ops::expand(self, shape_arg(a, kw, "expand", "size"));
+  });
+  auto squeeze = [](const Tensor& t, py::handle dim) {
+    return dim.is_none() ? ops::squeeze(t, {}, true) : ops::squeeze(t, int_list(dim, "squeeze", "dim"), false);
+  };
+  m.def("squeeze", squeeze, py::arg("input"), py::arg("dim") = py::none(), "A view of input without its size-1 dims (or the given ones).");
+  cls.def("squeeze", squeeze, py::arg("dim") = py::none());
+  cls.def("squeeze_", [squeeze](const Tensor& t, py::handle dim) { return restride(t, squeeze(t, dim)); }, py::arg("dim") = py::none());
+  auto unsqueeze = [](const Tensor& t, int64_t d) { return ops::unsqueeze(t, d); };
+  m.def("unsqueeze", unsqueeze, py::arg("input"), py::arg("dim"), "A view of input with a size-1 dim inserted at dim.");
+  cls.def("unsqueeze", unsqueeze, py::arg("dim"));
+  cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
+  auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
+    int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : start.cast<int64_t>();
+    return ops::narrow(t, d, s, len);
+  };
+  m.def("narrow", narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"), "A view of length elements of dim from start.");
+  cls.def("narrow", narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
+  auto select = [](const Tensor& t, int64_t d, int64_t i) { return ops::select(t, d, i); };
+  m.def("select", select, py::arg("input"), py::arg("dim"), py::arg("index"), "A view of input at index along dim (dim removed).");
+  cls.def("select", select, py::arg("dim"), py::arg("index"));
+  m.def("_slice", [](const Tensor& t, int64_t d, int64_t b, int64_t e, int64_t s) { return ops::slice(t, d, b, e, s); },
+        py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("end"), py::arg("step"),
+        "input[..., start:end:step, ...] along dim with Python's clamping of start/end (the basis of basic indexing).");
+  auto diagonal = [](const Tensor& t, int64_t o, int64_t a, int64_t b) { return ops::diagonal(t, o, a, b); };
+  m.def("diagonal", diagonal, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1,
+        "A view of the diagonal of input over dim1 and dim2, appended as the last dim.");
+  cls.def("diagonal", diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
+  auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
+                           off.is_none() ? t->offset : off.cast<int64_t>());
+  };
+  m.def("as_strided", as_strided, py::arg("input"), py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none(),
+        "A view of input's storage with the given geometry.");
+  cls.def("as_strided", as_strided, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  cls.def("as_strided_", [as_strided](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    return restride(t, as_strided(t, size, stride, off));
+  }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
+  cls.def("unfold", [](const Tensor& t, int64_t d, int64_t size, int64_t step) { return ops::unfold(t, d, size, step); },
+          py::arg("dimension"), py::arg("size"), py::arg("step"));
+
+  for (const char* name : {"cat", "concat", "concatenate"}) {
+    m.def(name, [name](py::handle ts, int64_t dim, const Tensor& out) {
+      return write_out(ops::cat(tensor_list(ts, name), dim), out, name);
+    }, py::arg("tensors"), py::arg("dim") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
+          "Concatenates tensors along an existing dim.");
+  }
+  m.def("flip", [](const Tensor& t, py::handle dims) { return ops::flip(t, int_list(dims, "flip", "dims")); }, py::arg("input"),
+        py::arg("dims"), "A copy of input with the order of elements reversed along dims.");
+  cls.def("flip", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::flip(self, shape_arg(a, kw, "flip", "dims")); });
+  auto roll = [](const Tensor& t, py::handle shifts, py::handle dims) {
+    return ops::roll(t, int_list(shifts, "roll", "shifts"), dims.is_none() ? IntList{} : int_list(dims, "roll", "dims"));
+  };
+  m.def("roll", roll, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none(),
+        "A copy of input with elements shifted circularly along dims (over the flattened tensor without dims).");
+  cls.def("roll", roll, py::arg("shifts"), py::arg("dims") = py::none());
+  cls.def("repeat", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::repeat(self, shape_arg(a, kw, "repeat", "repeats")); });
+  for (int lower = 0; lower < 2; ++lower) {
+    const char* name = lower ? "tril" : "triu";
+    auto fn = [lower](const Tensor& t, int64_t k) { return lower ? ops::tril(t, k) : ops::triu(t, k); };
+    m.def(name, [fn, name](const Tensor& t, int64_t k, const Tensor& out) { return write_out(fn(t, k), out, name); },
+          py::arg("input"), py::arg("diagonal") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
+          lower ? "The lower triangle of the last two dims (the rest zeroed)." : "The upper triangle of the last two dims (the rest zeroed).");
+    cls.def(name, fn, py::arg("diagonal") = 0);
+    cls.def((std::string(name) + "_").c_str(), [fn](const Tensor& t, int64_t k) {
+      copy_into(t, fn(t, k));
+      t->bump_version();
+      return t;
+    }, py::arg("diagonal") = 0);
+  }
+  m.def("trace", [](const Tensor& t) { return ops::trace(t); }, py::arg("input"), "The sum of the main diagonal of a matrix.");
+  cls.def("trace", [](const Tensor& t) { return ops::trace(t); });
+}
+
+}  // namespace
+}  // namespace fl::python
+
+FL_PY_BINDINGS(20, fl::python::bind)

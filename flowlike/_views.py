@@ -1,0 +1,604 @@
+"""View and shape functions written in terms of the C++ view/shape ops (csrc/ops/views.h).
+
+Views share storage and the version counter with their input; split/chunk/unbind return tuples
+of views, and the stacking functions build on cat.
+"""
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from . import _C
+from . import _dtype as D
+from ._tensor import Tensor, Size
+
+__all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
+           "diagonal", "as_strided", "cat", "concat", "concatenate", "flip", "roll", "tril", "triu", "trace",
+           "broadcast_to", "broadcast_tensors", "broadcast_shapes", "flatten", "unflatten", "unbind", "split", "chunk",
+           "tensor_split", "hsplit", "vsplit", "dsplit", "movedim", "moveaxis", "stack", "hstack", "vstack", "row_stack",
+           "dstack", "column_stack", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "atleast_1d",
+           "atleast_2d", "atleast_3d", "meshgrid", "cartesian_prod", "tril_indices", "triu_indices", "diag",
+           "diag_embed", "diagflat", "block_diag", "ravel", "adjoint", "select_scatter", "slice_scatter",
+           "diagonal_scatter"]
+
+reshape, permute, transpose, swapaxes, swapdims = _C.reshape, _C.permute, _C.transpose, _C.swapaxes, _C.swapdims
+squeeze, unsqueeze, narrow, select, diagonal, as_strided = (_C.squeeze, _C.unsqueeze, _C.narrow, _C.select, _C.diagonal,
+                                                            _C.as_strided)
+cat, concat, concatenate, flip, roll, tril, triu, trace = (_C.cat, _C.concat, _C.concatenate, _C.flip, _C.roll, _C.tril,
+                                                           _C.triu, _C.trace)
+
+
+def _wrap(dim, ndim):
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _ints(v):
+    """An int, a sequence of ints or an integer tensor, as a list of ints."""
+    if isinstance(v, Tensor):
+        v = v.tolist()
+    return [v] if isinstance(v, builtins.int) else [builtins.int(a) for a in v]
+
+
+# ---- views --------------------------------------------------------------------------------------
+
+def t(input):
+    """Transposes a tensor of at most 2 dims (a view; 0-D and 1-D come back as they are)."""
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+    return input.transpose(0, 1) if input.dim() == 2 else input.view(input.shape)
+
+
+def _t_(self):
+    t(self)  # the same dim check as t()
+    return self.transpose_(0, 1) if self.dim() == 2 else self
+
+
+def _T(self):
+    if self.dim() > 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                      "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
+    return self.permute(*range(self.dim() - 1, -1, -1))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+    return self.transpose(-2, -1)
+
+
+def _view_as(self, other):
+    return self.view(other.shape)
+
+
+def _reshape_as(self, other):
+    return self.reshape(other.shape)
+
+
+def _expand_as(self, other):
+    return self.expand(other.shape)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real dtypes only, so the transpose)."""
+    return _mT(input)
+
+
+def ravel(input):
+    """The elements as a 1-D tensor: a view when input is contiguous, else a copy."""
+    return input.contiguous().view(-1)
+
+
+def broadcast_to(input, size):
+    """A view of input expanded to `size` (-1 keeps a dim)."""
+    return input.expand(_ints(size))
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to."""
+    shapes = [(s,) if isinstance(s, builtins.int) else tuple(s) for s in shapes]
+    n = builtins.max((len(s) for s in shapes), default=0)
+    out, owner = [1] * n, [0] * n  # owner: the arg that set each non-1 size, for the error
+    for i, s in enumerate(shapes):
+        for j, v in enumerate(s):
+            k = n - len(s) + j
+            if v < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {v}: {list(s)}")
+            if out[k] == 1:
+                out[k], owner[k] = v, i
+            elif v != 1 and v != out[k]:
+                raise RuntimeError("shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   f"between arg {owner[k]} and arg {i}.")
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(x.shape for x in tensors))
+    return tuple(x.expand(shape) for x in tensors)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merges dims start_dim..end_dim into one (a view when the layout allows, else a copy)."""
+    shape = input.shape
+    nd = len(shape)
+    if nd == 0:
+        return input.reshape(1)
+    s, e = _wrap(start_dim, nd), _wrap(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    return input.reshape(shape[:s] + (-1,) + shape[e + 1:]) if input.numel() else \
+        input.reshape(shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    """Splits dim into `sizes` (one of which may be -1); a view."""
+    nd = input.dim()
+    d = _wrap(dim, nd)
+    sizes = _ints(sizes)
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input.shape[d]
+    known = math.prod(v for v in sizes if v != -1)
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if (known == 0 or n % known) if -1 in sizes else known != n:
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({n}) in "
+                           "the input tensor")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = n // known
+    shape = list(input.shape)
+    return input.view(shape[:d] + sizes + shape[d + 1:])
+
+
+def unbind(input, dim=0):
+    """The slices of input along dim, as a tuple of views."""
+    d = _wrap(dim, input.dim())
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return tuple(input.select(d, i) for i in range(input.shape[d]))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Splits into views of split_size along dim (the last may be smaller), or into the given sizes."""
+    if tensor.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap(dim, tensor.dim())
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.dim() > 0:
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
+    if isinstance(split_size_or_sections, (builtins.int, Tensor)):
+        size = builtins.int(split_size_or_sections)
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        count = builtins.max((n + size - 1) // size, 1) if size else 1
+        return tuple(tensor.narrow(d, i * size, builtins.min(size, n - i * size)) for i in range(count))
+    sizes = _ints(split_size_or_sections)
+    if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    out, pos = [], 0
+    for s in sizes:
+        out.append(tensor.narrow(d, pos, s))
+        pos += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    """Splits into at most `chunks` views of equal size along dim (the last may be smaller)."""
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap(dim, input.dim())
+    n = input.shape[d]
+    size = (n + chunks - 1) // chunks
+    if size == 0 and n == 0:
+        return split(input, [0] * chunks, d)
+    return split(input, size, d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Splits into `sections` nearly equal views, or at the given indices, along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _wrap(dim, input.dim())
+    n = input.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        if ios.dtype.is_floating_point or ios.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and be 0-D or 1-D")
+        ios = ios.item() if ios.dim() == 0 else ios.tolist()
+    if isinstance(ios, builtins.int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, ios)
+        sizes = [q + 1] * r + [q] * (ios - r)
+        return split(input, sizes, d)
+    bounds = [0] + [builtins.int(i) for i in ios] + [n]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        a = builtins.min(builtins.max(a + n if a < 0 else a, 0), n)
+        b = builtins.min(builtins.max(b + n if b < 0 else b, 0), n)
+        out.append(input.narrow(d, a, builtins.max(b - a, 0)))
+    return tuple(out)
+
+
+def _split_dim(name, min_dim, dim):
+    def f(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
+                               f"with {input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, builtins.int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    f.__name__ = name
+    f.__doc__ = f"tensor_split along dim {dim} (numpy's {name})."
+    return f
+
+
+hsplit = _split_dim("hsplit", 1, 1)
+vsplit = _split_dim("vsplit", 2, 0)
+dsplit = _split_dim("dsplit", 3, 2)
+
+
+def movedim(input, source, destination):
+    """A view of input with dims moved from source to destination positions."""
+    nd = input.dim()
+    if isinstance(source, builtins.int) != isinstance(destination, builtins.int):
+        raise TypeError("movedim(): argument 'source' and 'destination' must both be ints or both be tuples of ints")
+    src = [source] if isinstance(source, builtins.int) else list(source)
+    dst = [destination] if isinstance(destination, builtins.int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
+                           f"number of dims as destination ({dst} dims)")
+    src = [_wrap(s, nd) for s in src]
+    dst = [_wrap(s, nd) for s in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return input.view(())
+    order = [-1] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    order = [o if o >= 0 else next(rest) for o in order]
+    return input.permute(order)
+
+
+moveaxis = movedim
+
+
+# ---- new memory ---------------------------------------------------------------------------------
+
+def _tensor_seq(tensors, op):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
+    return list(tensors)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Joins equally shaped tensors along a new dim."""
+    ts = _tensor_seq(tensors, "stack")
+    if not ts:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(ts[1:], 1):
+        if x.shape != ts[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0].shape)} at entry 0 "
+                               f"and {list(x.shape)} at entry {i}")
+    d = _wrap(dim, ts[0].dim() + 1)
+    return cat([x.unsqueeze(d) for x in ts], d, out=out)
+
+
+def atleast_1d(*tensors):
+    """Views with at least one dim (a tuple when several tensors are given)."""
+    return _atleast(tensors, lambda x: x.reshape(1) if x.dim() == 0 else x)
+
+
+def atleast_2d(*tensors):
+    """Views with at least two dims: a 1-D tensor of size n becomes (1, n)."""
+    return _atleast(tensors, lambda x: x.reshape(1, 1) if x.dim() == 0 else x.unsqueeze(0) if x.dim() == 1 else x)
+
+
+def atleast_3d(*tensors):
+    """Views with at least three dims: (n) becomes (1, n, 1), (m, n) becomes (m, n, 1)."""
+    def f(x):
+        if x.dim() == 0:
+            return x.reshape(1, 1, 1)
+        if x.dim() == 1:
+            return x.unsqueeze(0).unsqueeze(-1)
+        return x.unsqueeze(-1) if x.dim() == 2 else x
+    return _atleast(tensors, f)
+
+
+def _atleast(tensors, f):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(f(x) for x in tensors[0])
+    return f(tensors[0]) if len(tensors) == 1 else tuple(f(x) for x in tensors)
+
+
+def hstack(tensors, *, out=None):
+    """Concatenates along dim 1 (dim 0 for 1-D tensors)."""
+    ts = atleast_1d(_tensor_seq(tensors, "hstack"))
+    if not ts:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    """Concatenates along dim 0 after making every tensor at least 2-D."""
+    ts = atleast_2d(_tensor_seq(tensors, "vstack"))
+    if not ts:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat(ts, 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    """Concatenates along dim 2 after making every tensor at least 3-D."""
+    ts = atleast_3d(_tensor_seq(tensors, "dstack"))
+    if not ts:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat(ts, 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    """Stacks 0-D/1-D tensors as columns and concatenates 2-D+ tensors along dim 1."""
+    ts = _tensor_seq(tensors, "column_stack")
+    if not ts:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return cat([x.reshape(x.numel(), 1) if x.dim() <= 1 else x for x in ts], 1, out=out)
+
+
+def fliplr(input):
+    """Reverses dim 1."""
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    """Reverses dim 0."""
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotates by 90 degrees k times in the plane of dims (from the first towards the second)."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    a, b = _wrap(dims[0], input.dim()), _wrap(dims[1], input.dim())
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}")
+    k %= 4
+    if k == 1:
+        return flip(input, [b]).transpose(a, b)
+    if k == 2:
+        return flip(input, [a, b])
+    if k == 3:
+        return flip(input, [a]).transpose(a, b)
+    return input.clone()
+
+
+def tile(input, dims):
+    """Repeats input along each dim (dims shorter than input.dim() is padded with ones in front)."""
+    dims = _ints(dims)
+    dims = [1] * (input.dim() - len(dims)) + dims
+    return input.repeat(dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeats each element `repeats` times (an int or a tensor of counts) along dim (flattened without dim)."""
+    from ._creation import arange
+    if repeats is None:  # repeat_interleave(counts): indices repeated by counts
+        counts = input
+        if counts.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return repeat_interleave(arange(counts.shape[0]), counts, 0)
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = _wrap(dim, input.dim())
+    if input.dim() == 0:
+        input = input.reshape(1)
+    n = input.shape[d]
+    if isinstance(repeats, Tensor) and repeats.dim() > 0 and repeats.numel() != 1:
+        if repeats.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if repeats.dtype.is_floating_point:
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        counts = repeats.tolist()
+        if len(counts) != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{len(counts)} and input.size({d}) = {n}")
+        if builtins.any(c < 0 for c in counts):
+            raise RuntimeError("repeats can not be negative")
+        shape = list(input.shape)
+        pieces = []
+        for i, c in enumerate(counts):
+            row = input.narrow(d, i, 1)
+            pieces.append(row.expand(shape[:d] + [c] + shape[d + 1:]))
+        return cat(pieces, d) if pieces else input.narrow(d, 0, 0).clone()
+    r = builtins.int(repeats)
+    if r < 0:
+        raise RuntimeError("repeats can not be negative")
+    shape = list(input.shape)
+    x = input.unsqueeze(d + 1).expand(shape[:d + 1] + [r] + shape[d + 1:])
+    return x.reshape(shape[:d] + [n * r] + shape[d + 1:]).contiguous()
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids (views expanded from the 1-D inputs); indexing 'ij' (default) or 'xy'."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for x in tensors:
+        if x.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {x.dim()}D tensor")
+    ts = [x.reshape(-1) for x in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [x.shape[0] for x in ts]
+    out = []
+    for i, x in enumerate(ts):
+        view_shape = [1] * len(ts)
+        view_shape[i] = -1
+        out.append(x.view(view_shape).expand(shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors, as rows of a 2-D tensor (a 1-D tensor for one input)."""
+    for x in tensors:
+        if x.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def _tri_indices(np_fn, row, col, offset, dtype):
+    from ._creation import tensor
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
+    r, c = np_fn(row, offset, col)
+    return tensor(np.stack([r, c]).reshape(2, -1), dtype=dtype or D.int64)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) indices of the lower triangle of a row x col matrix, in row-major order."""
+    return _tri_indices(np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) indices of the upper triangle of a row x col matrix, in row-major order."""
+    return _tri_indices(np.triu_indices, row, col, offset, dtype)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose (dim1, dim2) diagonals at `offset` are filled from the last dim of input."""
+    from ._creation import zeros
+    nd = input.dim() + 1
+    d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + builtins.abs(offset)
+    shape = list(input.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    out = zeros(shape, dtype=input.dtype)
+    out.diagonal(offset, d1, d2).copy_(input)
+    return out
+
+
+def diag(input, diagonal=0, *, out=None):
+    """A 2-D matrix with the 1-D input on a diagonal, or the diagonal of a 2-D input (a copy)."""
+    if input.dim() == 1:
+        r = diag_embed(input, diagonal, 0, 1)
+    elif input.dim() == 2:
+        r = input.diagonal(diagonal).clone()
+    else:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    return r if out is None else cat([r], 0, out=out)
+
+
+def diagflat(input, offset=0):
+    """A 2-D matrix with the flattened input on the diagonal at offset."""
+    return diag_embed(input.reshape(-1), offset, 0, 1)
+
+
+def block_diag(*tensors):
+    """A block diagonal matrix of the given 0-D, 1-D or 2-D tensors."""
+    from ._creation import zeros
+    if not tensors:
+        return zeros(1, 0)
+    mats = []
+    for i, x in enumerate(tensors):
+        if x.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{x.dim()} dimensions")
+        mats.append(x.reshape(1, 1) if x.dim() == 0 else x.reshape(1, -1) if x.dim() == 1 else x)
+    dtype = mats[0].dtype
+    for m in mats[1:]:
+        dtype = D.promote_types(dtype, m.dtype)
+    out = zeros(builtins.sum(m.shape[0] for m in mats), builtins.sum(m.shape[1] for m in mats), dtype=dtype)
+    r = c = 0
+    for m in mats:
+        out.narrow(0, r, m.shape[0]).narrow(1, c, m.shape[1]).copy_(m)
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def _scatter_into(input, src, view_of, op):
+    out = input.clone()
+    target = view_of(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with input.select(dim, index) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with the slice start:end:step of dim replaced by src."""
+    big = 2 ** 62  # Python slicing clamps missing bounds to the dim
+    return _scatter_into(input, src, lambda t: _C._slice(t, dim, 0 if start is None else start,
+                                                         big if end is None else end, step), "slice_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
+# ---- Tensor methods and properties --------------------------------------------------------------
+
+for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
+              "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
+              "diagflat", "broadcast_to", "ravel", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
+    setattr(Tensor, _name, globals()[_name])
+Tensor.view_as = _view_as
+Tensor.reshape_as = _reshape_as
+Tensor.expand_as = _expand_as
+Tensor.tile = lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims)
+Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
+Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
+Tensor.t_ = _t_
+Tensor.T = property(_T)
+Tensor.H = property(_T)  # real dtypes only: the conjugate is the tensor itself
+Tensor.mT = property(_mT)
+Tensor.mH = property(_mT)
+del _name

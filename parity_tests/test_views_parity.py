@@ -1,0 +1,469 @@
+"""Views and shape ops against real PyTorch: values, dtype, shape, stride() of views, and the
+exception type on bad input. Each case runs the same body on both libraries."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import flowlike as fl  # noqa: E402
+
+
+def _make(lib, a):
+    return lib.from_numpy(np.array(a))  # a C-ordered copy; keeps 0-d arrays 0-d
+
+
+def _check(got, want, strides):
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _check(g, w, strides)
+        return
+    if not isinstance(want, torch.Tensor):
+        assert got == want
+        return
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if strides:
+        assert got.stride() == want.stride()
+        assert got.storage_offset() == want.storage_offset()
+    np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(want.tolist()))
+
+
+def run_both(fn, *arrays, strides=True):
+    """Runs fn(lib, *tensors) on flowlike and torch and compares the results."""
+    want = fn(torch, *[_make(torch, a) for a in arrays])
+    got = fn(fl, *[_make(fl, a) for a in arrays])
+    _check(got, want, strides)
+
+
+def raises_both(fn, *arrays):
+    """fn raises on torch and the same exception type on flowlike."""
+    with pytest.raises(Exception) as want:
+        fn(torch, *[_make(torch, a) for a in arrays])
+    with pytest.raises(Exception) as got:
+        fn(fl, *[_make(fl, a) for a in arrays])
+    assert type(got.value).__name__ == type(want.value).__name__, (got.value, want.value)
+
+
+A = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+M = np.arange(12, dtype=np.int64).reshape(3, 4)
+V = np.arange(6, dtype=np.int32)
+
+VIEW_CASES = {
+    "view": (lambda m, x: x.view(4, -1), A),
+    "view_tuple": (lambda m, x: x.view((6, 4)), A),
+    "view_of_transpose": (lambda m, x: x.transpose(0, 1).view(3, 2, 2, 2), A),
+    "view_of_narrow": (lambda m, x: x.narrow(2, 1, 2).view(2, 3, 2, 1), A),
+    "view_of_expand": (lambda m, x: x.unsqueeze(1).expand(2, 5, 3, 4).view(2, 5, 12), A),
+    "view_scalar": (lambda m, x: x.view(-1), np.float32(3)),
+    "view_empty": (lambda m, x: x.view(-1, 5), np.zeros((2, 0, 5), np.float32)),
+    "view_empty_explicit": (lambda m, x: x.view(0, 10), np.zeros((2, 0, 5), np.float32)),
+    "reshape_view": (lambda m, x: m.reshape(x, (3, 8)), A),
+    "reshape_copy": (lambda m, x: x.transpose(0, 2).reshape(-1), A),
+    "permute": (lambda m, x: x.permute(2, 0, 1), A),
+    "permute_fn": (lambda m, x: m.permute(x, (-1, 0, 1)), A),
+    "transpose": (lambda m, x: m.transpose(x, 0, -1), A),
+    "swapaxes": (lambda m, x: m.swapaxes(x, 0, 1), A),
+    "swapdims": (lambda m, x: x.swapdims(1, 2), A),
+    "t": (lambda m, x: x.t(), M),
+    "t_1d": (lambda m, x: m.t(x), V),
+    "T": (lambda m, x: x.T, M),
+    "mT": (lambda m, x: x.mT, A),
+    "mH": (lambda m, x: x.mH, A),
+    "H": (lambda m, x: x.H, M),
+    "expand": (lambda m, x: x.expand(2, 3, 4), M),
+    "expand_keep": (lambda m, x: x.unsqueeze(0).expand(5, -1, -1), M),
+    "expand_as": (lambda m, x: x.narrow(0, 0, 1).expand_as(x), M),
+    "broadcast_to": (lambda m, x: m.broadcast_to(x, (2, 3, 4)), M),
+    "broadcast_tensors": (lambda m, x: m.broadcast_tensors(x, x.narrow(1, 0, 1)), M),
+    "squeeze": (lambda m, x: x.view(1, 3, 1, 4).squeeze(), M),
+    "squeeze_dim": (lambda m, x: x.view(1, 3, 1, 4).squeeze(2), M),
+    "squeeze_tuple": (lambda m, x: m.squeeze(x.view(1, 3, 1, 4), (0, 1, 2)), M),
+    "unsqueeze": (lambda m, x: x.unsqueeze(-1), M),
+    "unsqueeze_mid": (lambda m, x: m.unsqueeze(x.t(), 1), M),
+    "flatten": (lambda m, x: x.flatten(), A),
+    "flatten_range": (lambda m, x: m.flatten(x, 1, 2), A),
+    "flatten_scalar": (lambda m, x: x.flatten(), np.float32(2)),
+    "flatten_copy": (lambda m, x: x.transpose(0, 1).flatten(1), A),
+    "unflatten": (lambda m, x: x.unflatten(2, (2, -1)), A),
+    "narrow": (lambda m, x: m.narrow(x, 1, 1, 2), A),
+    "narrow_neg": (lambda m, x: x.narrow(-1, -3, 2), A),
+    "select": (lambda m, x: m.select(x, 1, -1), A),
+    "unbind": (lambda m, x: m.unbind(x, 1), A),
+    "split_int": (lambda m, x: m.split(x, 2, dim=2), A),
+    "split_uneven": (lambda m, x: x.split(3, -1), A),
+    "split_sizes": (lambda m, x: m.split(x, [1, 3], 2), A),
+    "chunk": (lambda m, x: x.chunk(3, 2), A),
+    "chunk_more": (lambda m, x: m.chunk(x, 5, 1), A),
+    "tensor_split_int": (lambda m, x: m.tensor_split(x, 3, dim=2), A),
+    "tensor_split_idx": (lambda m, x: x.tensor_split([1, 3, 10], 2), A),
+    "hsplit": (lambda m, x: m.hsplit(x, 3), A),
+    "vsplit": (lambda m, x: m.vsplit(x, [1]), A),
+    "diagonal": (lambda m, x: x.diagonal(), M),
+    "diagonal_off": (lambda m, x: m.diagonal(x, 1, 2, 1), A),
+    "diagonal_neg": (lambda m, x: x.diagonal(-1), M),
+    "diagonal_empty": (lambda m, x: x.diagonal(7), M),
+    "movedim": (lambda m, x: m.movedim(x, 0, -1), A),
+    "moveaxis": (lambda m, x: x.moveaxis((0, 1), (2, 0)), A),
+    "as_strided": (lambda m, x: m.as_strided(x, (3, 3), (1, 2), 1), A),
+    "unfold": (lambda m, x: x.unfold(0, 2, 1), V),
+    "unfold_2d": (lambda m, x: x.unfold(1, 2, 2), M),
+    "squeeze_0d": (lambda m, x: x.squeeze(0), np.float32(1)),
+    "unsqueeze_0d": (lambda m, x: x.unsqueeze(-1), np.float32(1)),
+    "chunk_empty": (lambda m, x: x.chunk(3), np.zeros(0)),
+    "tensor_split_tensor": (lambda m, x: m.tensor_split(x, m.tensor([1, 4])), V),
+    "tensor_split_0d_tensor": (lambda m, x: m.tensor_split(x, m.tensor(4)), V),
+    "hsplit_1d": (lambda m, x: m.hsplit(x, 3), V),
+    "atleast_list": (lambda m, x: m.atleast_2d([x, x]), V),
+    "broadcast_shapes_size": (lambda m, x: m.broadcast_shapes(m.Size([2, 1]), 3), V),
+    "unfold_0d": (lambda m, x: x.unfold(0, 1, 1), np.float32(1)),
+    "unfold_0size": (lambda m, x: x.unfold(0, 0, 1), V),
+    "narrow_tensor_start": (lambda m, x: x.narrow(0, m.tensor(1), 2), V),
+    "movedim_0d": (lambda m, x: m.movedim(x, 0, 0), np.float32(1)),
+    "expand_0d": (lambda m, x: x.expand(3, 2), np.float32(1)),
+    "flatten_0size": (lambda m, x: x.flatten(0, 1), np.zeros((2, 0, 3))),
+    "unflatten_neg": (lambda m, x: x.unflatten(-1, (-1, 2)), V),
+    "view_dtype_bool": (lambda m, x: x.view(m.bool), V.astype(np.uint8)),
+    "as_strided_default_offset": (lambda m, x: x.narrow(0, 2, 2).as_strided((2,), (1,)), V),
+    "squeeze_list": (lambda m, x: x.squeeze([0, 2]), np.zeros((1, 3, 1))),
+    "permute_0d": (lambda m, x: x.permute(()), np.float32(1)),
+    "t_0d": (lambda m, x: x.t(), np.float32(1)),
+    "atleast_1d": (lambda m, x: m.atleast_1d(x), np.float32(1)),
+    "atleast_2d": (lambda m, x: m.atleast_2d(x), V),
+    "atleast_3d": (lambda m, x: m.atleast_3d(x, x.view(2, 3)), V),
+    "meshgrid_ij": (lambda m, x: m.meshgrid(x, x.narrow(0, 0, 2), indexing="ij"), V),
+    "meshgrid_xy": (lambda m, x: m.meshgrid(x, x.narrow(0, 0, 2), indexing="xy"), V),
+    "view_dtype_same": (lambda m, x: x.view(m.int32), A),
+    "view_dtype_kw": (lambda m, x: x.view(dtype=m.int32), A),
+    "view_dtype_smaller": (lambda m, x: x.narrow(1, 1, 2).view(m.uint8), A),
+    "view_dtype_larger": (lambda m, x: x.view(m.uint8).narrow(2, 4, 8).view(m.int16), A),
+    "view_as": (lambda m, x: x.view_as(x.view(4, 6)), A),
+    "reshape_as": (lambda m, x: x.t().reshape_as(x.t()), M),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_CASES))
+def test_view_matches_torch(name):
+    fn, a = VIEW_CASES[name]
+    run_both(fn, a)
+
+
+NEW_CASES = {
+    "cat": (lambda m, x: m.cat([x, x * 2], 1), M),
+    "cat_neg_dim": (lambda m, x: m.cat((x, x), -1), A),
+    "cat_promote": (lambda m, x: m.cat([x, x.float(), x.int()]), M),
+    "cat_legacy_empty": (lambda m, x: m.cat([m.tensor([]), x, m.tensor([])], 1), M),
+    "concat": (lambda m, x: m.concat([x, x], dim=0), M),
+    "concatenate": (lambda m, x: m.concatenate([x, x], 1), M),
+    "cat_transposed": (lambda m, x: m.cat([x.t(), x.t()], 1), M),
+    "stack": (lambda m, x: m.stack([x, x + 1], 1), M),
+    "stack_last": (lambda m, x: m.stack([x, x], -1), M),
+    "hstack": (lambda m, x: m.hstack([x, x]), M),
+    "hstack_1d": (lambda m, x: m.hstack([x, x]), V),
+    "vstack": (lambda m, x: m.vstack([x, x]), V),
+    "row_stack": (lambda m, x: m.row_stack([x, x]), M),
+    "dstack": (lambda m, x: m.dstack([x, x]), M),
+    "column_stack": (lambda m, x: m.column_stack([x, x.view(6, 1)]), V),
+    "flip": (lambda m, x: m.flip(x, [0, 2]), A),
+    "flip_method": (lambda m, x: x.flip(-1), A),
+    "flip_view": (lambda m, x: x.transpose(0, 2).flip(0), A),
+    "fliplr": (lambda m, x: m.fliplr(x), M),
+    "flipud": (lambda m, x: m.flipud(x), M),
+    "roll": (lambda m, x: m.roll(x, 1, 0), A),
+    "roll_multi": (lambda m, x: x.roll((1, -2), (1, 2)), A),
+    "roll_flat": (lambda m, x: m.roll(x, 5), A),
+    "roll_view": (lambda m, x: m.roll(x.t(), -1, 1), M),
+    "rot90": (lambda m, x: m.rot90(x), M),
+    "rot90_k2": (lambda m, x: m.rot90(x, 2, (1, 2)), A),
+    "rot90_k3": (lambda m, x: x.rot90(-1), M),
+    "repeat": (lambda m, x: x.repeat(2, 1, 3), M),
+    "repeat_view": (lambda m, x: x.t().repeat(2, 2), M),
+    "tile": (lambda m, x: m.tile(x, (2,)), M),
+    "tile_more": (lambda m, x: x.tile((2, 1, 2)), V),
+    "tile_spread": (lambda m, x: x.tile(2, 1, 2), V),
+    "repeat_interleave_int": (lambda m, x: m.repeat_interleave(x, 2), M),
+    "repeat_interleave_dim": (lambda m, x: x.repeat_interleave(3, dim=1), M),
+    "repeat_interleave_tensor": (lambda m, x: m.repeat_interleave(x, m.tensor([1, 0, 2]), dim=0), M),
+    "repeat_interleave_counts": (lambda m, x: m.repeat_interleave(m.tensor([2, 0, 3])), V),
+    "tril": (lambda m, x: m.tril(x), M),
+    "tril_k": (lambda m, x: x.tril(1), A),
+    "triu": (lambda m, x: m.triu(x, -1), M),
+    "triu_batched": (lambda m, x: x.triu(2), A),
+    "tril_inplace": (lambda m, x: x.tril_(-1), M),
+    "tril_indices": (lambda m, x: m.tril_indices(3, 4, 1), V),
+    "triu_indices": (lambda m, x: m.triu_indices(4, 3, -1), V),
+    "cartesian_prod": (lambda m, x: m.cartesian_prod(x.narrow(0, 0, 3), x.narrow(0, 3, 2)), V),
+    "diag_1d": (lambda m, x: m.diag(x, 1), V),
+    "diag_2d": (lambda m, x: m.diag(x, -1), M),
+    "diag_embed": (lambda m, x: m.diag_embed(x), M),
+    "diag_embed_dims": (lambda m, x: m.diag_embed(x, 1, 0, 2), M),
+    "diagflat": (lambda m, x: m.diagflat(x), M),
+    "block_diag": (lambda m, x: m.block_diag(x, x.float().narrow(0, 0, 2), m.tensor(7)), M),
+    "trace": (lambda m, x: m.trace(x), M),
+    "trace_float": (lambda m, x: x.float().trace(), M),
+    "stack_0d": (lambda m, x: m.stack([x, x]), np.float32(1)),
+    "cat_all_empty": (lambda m, x: m.cat([x, x]), np.zeros(0, np.float32)),
+    "cat_empty_2d": (lambda m, x: m.cat([x, m.zeros(0, 3)]), np.ones((2, 3), np.float32)),
+    "cat_bool_int": (lambda m, x: m.cat([x, x.int()]), np.ones(3, bool)),
+    "repeat_0d": (lambda m, x: x.repeat(2, 3), np.float32(1)),
+    "tile_0d": (lambda m, x: x.tile((2,)), np.float32(1)),
+    "roll_0d": (lambda m, x: x.roll(1), np.float32(1)),
+    "flip_nodims": (lambda m, x: x.flip([]), V),
+    "block_diag_empty": (lambda m, x: m.block_diag(), V),
+    "cartesian_prod_single": (lambda m, x: m.cartesian_prod(x), V),
+    "meshgrid_0d": (lambda m, x: m.meshgrid(x, x, indexing="ij"), np.float32(1)),
+    "diag_empty": (lambda m, x: m.diag(x), np.zeros(0)),
+    "trace_empty": (lambda m, x: m.trace(x), np.zeros((0, 3))),
+    "trace_half": (lambda m, x: m.trace(x), np.ones((3, 3), np.float16)),
+    "tril_empty": (lambda m, x: m.tril(x), np.zeros((0, 3))),
+    "vstack_0d": (lambda m, x: m.vstack([x, x]), np.float32(1)),
+    "column_stack_0d": (lambda m, x: m.column_stack([x, x]), np.float32(1)),
+    "dstack_1d": (lambda m, x: m.dstack([x, x]), V),
+    "hstack_0d": (lambda m, x: m.hstack([x, x]), np.float32(1)),
+    "rot90_3d": (lambda m, x: m.rot90(x, 1, (2, 0)), A),
+    "repeat_interleave_0d": (lambda m, x: m.repeat_interleave(x, 3), np.float32(2)),
+    "repeat_interleave_one_count": (lambda m, x: m.repeat_interleave(x, m.tensor([2])), V),
+    "tril_indices_dtype": (lambda m, x: m.tril_indices(3, 3, dtype=m.int32), V),
+    "diagflat_offset": (lambda m, x: m.diagflat(x, -2), V),
+    "ravel": (lambda m, x: m.ravel(x), A),
+    "ravel_copy": (lambda m, x: x.transpose(0, 1).ravel(), A),
+    "adjoint": (lambda m, x: m.adjoint(x), A),
+    "select_scatter": (lambda m, x: m.select_scatter(x, m.zeros(2, 4), 1, -1), A),
+    "slice_scatter": (lambda m, x: m.slice_scatter(x, m.zeros(2, 3, 2), 2, 1, None, 2), A),
+    "slice_scatter_default": (lambda m, x: x.slice_scatter(x * 2), A),
+    "diagonal_scatter": (lambda m, x: m.diagonal_scatter(x, m.ones(3), 1), M.astype(np.float32)),
+    "contiguous": (lambda m, x: x.transpose(0, 2).contiguous(), A),
+    "broadcast_shapes": (lambda m, x: m.broadcast_shapes((2, 1), (3, 1, 4), 4), V),
+    "iter": (lambda m, x: list(x), M),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_CASES))
+def test_new_memory_op_matches_torch(name):
+    fn, a = NEW_CASES[name]
+    run_both(fn, a)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float16", "float64"])
+def test_dtypes(dtype):
+    a = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
+    for fn in [lambda m, x: m.cat([x, x], 0), lambda m, x: x.flip(1), lambda m, x: x.roll(1, 1),
+               lambda m, x: x.repeat(2, 1), lambda m, x: x.tril(), lambda m, x: x.t().reshape(-1)]:
+        run_both(fn, a)
+
+
+ERROR_CASES = {
+    "view_incompatible": (lambda m, x: x.transpose(0, 1).view(-1), A),
+    "view_bad_size": (lambda m, x: x.view(5, 5), A),
+    "view_empty_ambiguous": (lambda m, x: x.view(0, 5, -1), np.zeros((2, 0, 5), np.float32)),
+    "view_two_inferred": (lambda m, x: x.view(-1, -1), A),
+    "reshape_bad": (lambda m, x: x.reshape(7, -1), A),
+    "view_dtype_0d": (lambda m, x: x.view(m.int16), np.float32(1)),
+    "view_dtype_stride": (lambda m, x: x.t().view(m.int16), M),
+    "view_dtype_divisible": (lambda m, x: x.view(m.int64), V.astype(np.int16)),
+    "view_dtype_offset": (lambda m, x: x.narrow(0, 1, 4).view(m.int32), V.astype(np.int16)),
+    "permute_len": (lambda m, x: x.permute(0, 1), A),
+    "permute_dup": (lambda m, x: x.permute(0, 0, 1), A),
+    "permute_range": (lambda m, x: x.permute(0, 1, 3), A),
+    "transpose_range": (lambda m, x: x.transpose(0, 3), A),
+    "t_3d": (lambda m, x: x.t(), A),
+    "mT_1d": (lambda m, x: x.mT, V),
+    "expand_bad": (lambda m, x: x.expand(3, 5), M),
+    "expand_fewer": (lambda m, x: x.expand(4), M),
+    "expand_leading_neg": (lambda m, x: x.expand(-1, 3, 4), M),
+    "squeeze_range": (lambda m, x: x.squeeze(3), M),
+    "unsqueeze_range": (lambda m, x: x.unsqueeze(4), M),
+    "flatten_order": (lambda m, x: x.flatten(2, 0), A),
+    "unflatten_bad": (lambda m, x: x.unflatten(1, (2, 2)), A),
+    "narrow_past": (lambda m, x: x.narrow(0, 2, 2), M),
+    "narrow_start": (lambda m, x: x.narrow(0, 5, 0), M),
+    "select_range": (lambda m, x: x.select(0, 3), M),
+    "select_dim": (lambda m, x: x.select(2, 0), M),
+    "select_0d": (lambda m, x: x.select(0, 0), np.float32(1)),
+    "split_neg": (lambda m, x: x.split(-1), M),
+    "split_sizes_sum": (lambda m, x: x.split([1, 1]), M),
+    "chunk_zero": (lambda m, x: x.chunk(0), M),
+    "tensor_split_zero": (lambda m, x: x.tensor_split(0), M),
+    "diagonal_same": (lambda m, x: x.diagonal(0, 1, 1), M),
+    "diagonal_range": (lambda m, x: x.diagonal(0, 0, 2), M),
+    "movedim_len": (lambda m, x: m.movedim(x, (0, 1), (0,)), A),
+    "movedim_mixed": (lambda m, x: m.movedim(x, (0, 1), 0), A),
+    "movedim_dup": (lambda m, x: m.movedim(x, (0, 0), (1, 2)), A),
+    "as_strided_oob": (lambda m, x: x.as_strided((10, 10), (10, 1)), M),
+    "unfold_big": (lambda m, x: x.unfold(0, 7, 1), V),
+    "unfold_step": (lambda m, x: x.unfold(0, 2, 0), V),
+    "cat_empty_list": (lambda m, x: m.cat([]), M),
+    "cat_shapes": (lambda m, x: m.cat([x, x.t()], 0), M),
+    "cat_dims": (lambda m, x: m.cat([x, x.view(3, 4, 1)], 0), M),
+    "cat_0d": (lambda m, x: m.cat([x.select(0, 0).select(0, 0), x]), M),
+    "cat_dim_range": (lambda m, x: m.cat([x, x], 2), M),
+    "cat_not_list": (lambda m, x: m.cat(x), M),
+    "stack_shapes": (lambda m, x: m.stack([x, x.t()]), M),
+    "stack_empty": (lambda m, x: m.stack([]), M),
+    "flip_dup": (lambda m, x: x.flip(0, 0), M),
+    "flip_range": (lambda m, x: x.flip(2), M),
+    "roll_align": (lambda m, x: x.roll((1, 2), 0), M),
+    "roll_flat_two": (lambda m, x: x.roll((1, 2)), M),
+    "repeat_fewer": (lambda m, x: x.repeat(2), M),
+    "repeat_neg": (lambda m, x: x.repeat(-1, 2), M),
+    "tril_1d": (lambda m, x: x.tril(), V),
+    "rot90_dims": (lambda m, x: m.rot90(x, 1, (0, 0)), M),
+    "rot90_1d": (lambda m, x: m.rot90(x), V),
+    "fliplr_1d": (lambda m, x: m.fliplr(x), V),
+    "trace_1d": (lambda m, x: m.trace(x), V),
+    "broadcast_shapes_bad": (lambda m, x: m.broadcast_shapes((2, 3), (4, 3)), V),
+    "broadcast_tensors_bad": (lambda m, x: m.broadcast_tensors(x, x.t()), M),
+    "meshgrid_2d": (lambda m, x: m.meshgrid(x, indexing="ij"), M),
+    "repeat_interleave_len": (lambda m, x: m.repeat_interleave(x, m.tensor([1, 2]), dim=0), M),
+    "diag_3d": (lambda m, x: m.diag(x), A),
+    "block_diag_3d": (lambda m, x: m.block_diag(x), A),
+    "split_tensor_sizes": (lambda m, x: x.split(m.tensor([2, 4])), V),
+    "trace_bool": (lambda m, x: m.trace(x), np.ones((3, 3), bool)),
+    "unbind_0d": (lambda m, x: m.unbind(x), np.float32(1)),
+    "narrow_0d": (lambda m, x: x.narrow(0, 0, 1), np.float32(1)),
+    "repeat_interleave_neg": (lambda m, x: m.repeat_interleave(x, -1), V),
+    "tril_indices_neg": (lambda m, x: m.tril_indices(-1, 3), V),
+    "stack_dim_range": (lambda m, x: m.stack([x, x], 3), M),
+    "diag_embed_0d": (lambda m, x: m.diag_embed(x), np.float32(1)),
+    "select_scatter_shape": (lambda m, x: m.select_scatter(x, m.zeros(3), 1, 0), A),
+    "slice_step_zero": (lambda m, x: m.slice_scatter(x, x, 0, None, None, 0), A),
+    "iter_0d": (lambda m, x: list(x), np.float32(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CASES))
+def test_error_type_matches_torch(name):
+    fn, a = ERROR_CASES[name]
+    raises_both(fn, a)
+
+
+def test_view_error_message():
+    x = fl.from_numpy(A.copy()).transpose(0, 1)
+    with pytest.raises(RuntimeError, match=r"view size is not compatible .* Use \.reshape\(\.\.\.\) instead\."):
+        x.view(-1)
+
+
+def test_cat_out_matches_torch():
+    for m in (torch, fl):
+        x = _make(m, M)
+        out = m.empty(0, dtype=m.int64)
+        r = m.cat([x, x], 0, out=out)
+        assert r is out and tuple(out.shape) == (6, 4)
+        assert out.tolist() == np.concatenate([M, M]).tolist()
+
+
+def test_aliasing_matches_torch():
+    for m in (torch, fl):
+        x = _make(m, A)
+        v = x.transpose(0, 2).narrow(0, 1, 2).select(1, 0)
+        v.fill_(-1)
+        assert np.all(np.asarray(x.tolist())[:, 0, 1:3] == -1)
+        assert x._version == v._version and x._version > 0
+
+
+def _random_view_op(rng, t):
+    """A random valid-or-not view op for t, as (method, args), or None."""
+    nd, kind = t.dim(), rng.choice(["permute", "transpose", "narrow", "select", "unsqueeze", "squeeze", "reshape",
+                                    "view", "expand", "diagonal", "unfold", "flatten"])
+    if kind == "permute" and nd:
+        p = list(range(nd))
+        rng.shuffle(p)
+        return kind, (p,)
+    if kind == "transpose" and nd:
+        return kind, (rng.randrange(nd), rng.randrange(nd))
+    if kind == "narrow" and nd:
+        d = rng.randrange(nd)
+        s = rng.randint(0, t.shape[d])
+        return kind, (d, s, rng.randint(0, t.shape[d] - s))
+    if kind == "select" and nd and t.shape[0]:
+        return kind, (0, rng.randrange(-t.shape[0], t.shape[0]))
+    if kind == "unsqueeze" and nd < 6:
+        return kind, (rng.randrange(-nd - 1, nd + 1),)
+    if kind == "squeeze":
+        return kind, ()
+    if kind in ("reshape", "view"):
+        n, shape = t.numel(), []
+        for f in (2, 3, 2, 5):
+            if n % f == 0 and rng.random() < 0.5:
+                shape.append(f)
+                n //= f
+        shape.append(-1)
+        rng.shuffle(shape)
+        return kind, (shape,)
+    if kind == "expand" and 1 in tuple(t.shape):
+        sz = list(t.shape)
+        sz[sz.index(1)] = 3
+        return kind, (sz,)
+    if kind == "diagonal" and nd >= 2:
+        return kind, (rng.randint(-2, 2), 0, nd - 1)
+    if kind == "unfold" and nd and t.shape[-1]:
+        return kind, (-1, rng.randint(1, t.shape[-1]), rng.randint(1, 2))
+    if kind == "flatten" and nd:
+        return kind, (rng.randrange(nd), nd - 1)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_view_chains_match_torch(seed):
+    """Chains of views of views: same shapes, strides, offsets and values, or the same error."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(60):
+        a = np.arange(120, dtype=np.float32).reshape(rng.choice([(120,), (2, 3, 4, 5), (4, 30), (6, 20)]))
+        t, f = _make(torch, a), _make(fl, a)
+        for _ in range(6):
+            op = _random_view_op(rng, t)
+            if op is None:
+                continue
+            name, args = op
+            try:
+                want = getattr(t, name)(*args)
+            except Exception as e:  # noqa: BLE001
+                with pytest.raises(type(e)):
+                    getattr(f, name)(*args)
+                break
+            got = getattr(f, name)(*args)
+            _check(got, want, strides=True)
+            t, f = want, got
+
+
+INPLACE_CASES = {
+    "transpose_": lambda x: x.transpose_(0, 2),
+    "swapaxes_": lambda x: x.swapaxes_(0, 1),
+    "unsqueeze_": lambda x: x.unsqueeze_(1),
+    "squeeze_": lambda x: x.unsqueeze(0).squeeze_(),
+    "t_": lambda x: x.select(0, 0).t_(),
+    "as_strided_": lambda x: x.as_strided_((2, 2), (1, 3), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_CASES))
+def test_inplace_view_ops_restride_self(name):
+    results = []
+    for m in (torch, fl):
+        x = _make(m, A)
+        r = INPLACE_CASES[name](x)
+        results.append(r)
+    _check(results[1], results[0], strides=True)
+
+
+KEYWORD_CASES = {
+    "view_size": lambda m, x: x.view(size=(6, 4)),
+    "reshape_shape": lambda m, x: x.reshape(shape=(4, 6)),
+    "permute_dims": lambda m, x: x.permute(dims=(2, 1, 0)),
+    "expand_size": lambda m, x: x.narrow(0, 0, 1).expand(size=(3, 3, 4)),
+    "flip_dims": lambda m, x: x.flip(dims=(0,)),
+    "repeat_repeats": lambda m, x: x.repeat(repeats=(1, 2, 1)),
+    "split_size": lambda m, x: x.split(split_size=2, dim=2),
+    "view_size_tensor": lambda m, x: x.view(m.Size([24])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD_CASES))
+def test_keyword_arguments_match_torch(name):
+    run_both(KEYWORD_CASES[name], A)
+
+
+def test_meshgrid_warns_without_indexing():
+    for m in (torch, fl):
+        with pytest.warns(UserWarning, match="indexing"):
+            m.meshgrid(_make(m, V), _make(m, V))
