@@ -41,7 +41,7 @@ Tensor index_select_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const 
   Tensor off = dim_offsets(self, dim, index, sizes, false, [](int64_t) { throw IndexError("index out of range in self"); });
   Tensor out = empty(sizes, self->dtype);
   gather_by_offsets(out, make_view(self, sizes, with_stride(self->strides, dim, 0), self->offset), off);
-  if (self_->dim() == 0 && index->dim() == 0) return make_view(out, {}, {}, 0);
+  if (self_->dim() == 0) return make_view(out, {}, {}, 0);  // a scalar stays a scalar
   return out;
 }
 
@@ -155,8 +155,8 @@ Tensor scatter_reduce_cpu(DispatchKeySet, const Tensor& self, int64_t dim, const
   if (reduce == "sum") r = ScatterReduce::Add;
   else if (reduce == "prod") r = ScatterReduce::Mul;
   else if (reduce == "mean") r = ScatterReduce::Mean;
-  else if (reduce == "amax") r = ScatterReduce::Max;
-  else if (reduce == "amin") r = ScatterReduce::Min;
+  else if (reduce == "amax" || reduce == "max") r = ScatterReduce::Max;  // PyTorch also takes max/min
+  else if (reduce == "amin" || reduce == "min") r = ScatterReduce::Min;
   else throw Error(str_cat("reduce argument must be either sum, prod, mean, amax or amin, got ", reduce));
   FL_CHECK(!src->wrapped_number, TypeError, "scatter_reduce_(): argument 'src' must be Tensor, not a number");
   if (!include_self) {

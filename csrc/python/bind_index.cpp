@@ -52,6 +52,7 @@ Item classify(py::handle h) {
              "tensors used as indices must be long, int, byte or bool tensors");
     return {Kind::Tensor, 0, {}, t};
   }
+  FL_CHECK(!PyUnicode_Check(o), TypeError, "new(): invalid data type 'str'");
   Scalar s;
   if (scalar_from_python(h, &s) && s.is_int()) return {Kind::Int, s.v.i};
   if (PyIndex_Check(o)) return {Kind::Int, py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(o)))};
@@ -68,14 +69,10 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
   }
   const int64_t ndim = self->dim();
   int64_t consumed = 0;
-  bool ellipsis = false;
+  bool ellipsis = false;  // PyTorch accepts repeated ellipses; the ones after the first expand to nothing
   for (const Item& it : items) {
     if (it.kind == Kind::Int || it.kind == Kind::Slice) ++consumed;
     else if (it.kind == Kind::Tensor) consumed += is_integral(it.tensor->dtype, false) && it.tensor->dtype != ScalarType::UInt8 ? 1 : it.tensor->dim();
-    else if (it.kind == Kind::Ellipsis) {
-      FL_CHECK(!ellipsis, IndexError, "an index can only have a single ellipsis ('...')");
-      ellipsis = true;
-    }
   }
   FL_CHECK(consumed <= ndim, IndexError, "too many indices for tensor of dimension ", ndim);
 
@@ -114,7 +111,8 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         r.indices.resize(sizes.size());
         break;
       case Kind::Ellipsis:
-        for (int64_t n = ndim - consumed; n > 0; --n) keep_dim();
+        for (int64_t n = ellipsis ? 0 : ndim - consumed; n > 0; --n) keep_dim();
+        ellipsis = true;
         r.indices.resize(sizes.size());
         break;
       case Kind::Bool: {
@@ -158,13 +156,14 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   if (is_number) {
     v = scalar_tensor(s, self->dtype);
   } else {
-    v = is_tensor(value) ? as_tensor(value) : sequence_to_tensor(value);
+    v = is_tensor(value) ? as_tensor(value) : to_dtype(sequence_to_tensor(value), self->dtype);
     // leading size-1 dims of the value are dropped, as PyTorch does, before broadcasting
     int64_t lead = 0;
     while (lead < v->dim() && v->sizes[lead] == 1) ++lead;
     if (lead) v = make_view(v, IntList(v->sizes.begin() + lead, v->sizes.end()), IntList(v->strides.begin() + lead, v->strides.end()), v->offset);
-    v = to_dtype(v, self->dtype);
   }
+  // Basic indexing copies with dtype conversion (copy_); advanced indexing, as PyTorch's index_put_,
+  // requires a tensor value of self's dtype.
   ParsedIndex p = parse_index(self, index);
   if (p.advanced) {
     ops::index_put_(p.view, p.indices, v, false);
