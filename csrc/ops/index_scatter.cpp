@@ -19,6 +19,9 @@ Tensor number_tensor(Scalar s) {
   return t;
 }
 
+// Equal ranks, a 0-dim tensor counting as 1-D (PyTorch lets scalars and 1-D tensors mix here).
+bool same_rank(const Tensor& a, const Tensor& b) { return std::max<int64_t>(a->dim(), 1) == std::max<int64_t>(b->dim(), 1); }
+
 IntList with_size(IntList sizes, int64_t dim, int64_t n) { sizes[dim] = n; return sizes; }
 IntList with_stride(IntList strides, int64_t dim, int64_t s) { strides[dim] = s; return strides; }
 
@@ -57,8 +60,7 @@ Tensor elementwise_offsets(const Tensor& self, int64_t dim, const Tensor& index)
 }
 
 Tensor gather_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index_) {
-  FL_CHECK(index_->dim() == self_->dim() || (index_->numel == 1 && std::max<int64_t>(index_->dim(), 1) == std::max<int64_t>(self_->dim(), 1)),
-           Error, "Index tensor must have the same number of dimensions as input tensor");
+  FL_CHECK(same_rank(index_, self_), Error, "Index tensor must have the same number of dimensions as input tensor");
   FL_CHECK(index_->dtype == ScalarType::Int64 || index_->dtype == ScalarType::Int32, Error,
            "gather(): Expected dtype int32/int64 for index");
   dim = wrap_dim(dim, self_->dim(), "gather");
@@ -85,17 +87,14 @@ void scatter_impl(const Tensor& self_, int64_t dim, const Tensor& index_, const 
   dim = wrap_dim(dim, self_->dim(), op);
   FL_CHECK(index_->dtype == ScalarType::Int64 || index_->dtype == ScalarType::Int32, Error, op,
            "(): Expected dtype int64 for index");
-  FL_CHECK(index_->dim() == self_->dim() || index_->numel <= 1, Error,
-           "Index tensor must have the same number of dimensions as self tensor");
+  FL_CHECK(same_rank(index_, self_), Error, "Index tensor must have the same number of dimensions as self tensor");
   const bool is_value = src_->wrapped_number;
   if (!is_value) {
-    FL_CHECK(src_->dim() == self_->dim() || src_->numel <= 1, Error, "Index tensor must have the same number of dimensions as src tensor");
+    FL_CHECK(same_rank(src_, self_), Error, "Index tensor must have the same number of dimensions as src tensor");
     FL_CHECK(src_->dtype == self_->dtype, Error, op, "(): Expected self.dtype to be equal to src.dtype");
   }
   Tensor self = as_1d(self_), index = as_1d(index_);
-  if (index->dim() != self->dim()) index = make_view(index, IntList(self->dim(), index->numel), IntList(self->dim(), 0), index->offset);
   Tensor src = is_value ? expand_to(to_dtype(src_, self->dtype, true), index->sizes, op) : as_1d(src_);
-  if (src->dim() != self->dim()) src = make_view(src, IntList(self->dim(), 1), IntList(self->dim(), 0), src->offset);
   for (int64_t d = 0; d < self->dim(); ++d) {
     FL_CHECK((d == dim || index->sizes[d] <= self->sizes[d]) && index->sizes[d] <= src->sizes[d], Error, "Expected index ",
              shape_str(index->sizes), " to be no larger than self ", shape_str(self->sizes), " apart from dimension ", dim,
