@@ -73,7 +73,8 @@ def test_getitem_python_index(case):
     check(lambda lib, mk: mk(X)[idx])
 
 
-@pytest.mark.parametrize("kind", ["long", "int", "bool", "bool2d", "bool3d", "scalar_long", "scalar_bool", "uint8"])
+@pytest.mark.parametrize("kind", ["long", "int", "bool", "bool2d", "bool3d", "scalar_long", "scalar_bool", "uint8",
+                                  "bool2d_then_long", "slice_bool2d"])
 def test_getitem_tensor_index(kind):
     def body(lib, mk):
         x = mk(X)
@@ -87,6 +88,10 @@ def test_getitem_tensor_index(kind):
             return x[:, mk((X[0] % 3) == 0)]
         if kind == "bool3d":
             return x[x > 40]
+        if kind == "bool2d_then_long":
+            return x[mk(X[:, :, 0] > 20), mk([1])]
+        if kind == "slice_bool2d":
+            return x[1:, mk(X[0] % 4 == 1)]
         if kind == "scalar_long":
             return x[mk(np.array(2)), 1]
         if kind == "scalar_bool":

@@ -79,6 +79,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
   ParsedIndex r;
   IntList sizes, strides;
   int64_t offset = self->offset, d = 0;
+  int64_t mask_extra = 0;  // a k-dim mask covers k view dims with one entry of `indices`
   auto keep_dim = [&] {
     sizes.push_back(self->sizes[d]);
     strides.push_back(self->strides[d]);
@@ -101,19 +102,19 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         offset += len ? start * self->strides[d] : 0;
         sizes.push_back(len);
         strides.push_back(self->strides[d] * step);
-        r.indices.resize(sizes.size());
+        r.indices.resize(sizes.size() - mask_extra);
         ++d;
         break;
       }
       case Kind::None:
         sizes.push_back(1);
         strides.push_back(d < ndim ? self->sizes[d] * self->strides[d] : 1);
-        r.indices.resize(sizes.size());
+        r.indices.resize(sizes.size() - mask_extra);
         break;
       case Kind::Ellipsis:
         for (int64_t n = ellipsis ? 0 : ndim - consumed; n > 0; --n) keep_dim();
         ellipsis = true;
-        r.indices.resize(sizes.size());
+        r.indices.resize(sizes.size() - mask_extra);
         break;
       case Kind::Bool: {
         // a new dim of size 1, kept (true) or emptied (false) by an index of zeros
@@ -121,7 +122,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         strides.push_back(0);
         Tensor idx = empty({it.value}, ScalarType::Int64);
         if (it.value) *idx->data<int64_t>() = 0;
-        r.indices.resize(sizes.size() - 1);
+        r.indices.resize(sizes.size() - 1 - mask_extra);
         r.indices.push_back(idx);
         r.advanced = true;
         break;
@@ -129,11 +130,12 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
       case Kind::Tensor: {
         const Tensor& t = it.tensor;
         if (t->dtype == ScalarType::UInt8) warn_uint8_index();
-        r.indices.resize(sizes.size());
+        r.indices.resize(sizes.size() - mask_extra);
         r.indices.push_back(t);
         bool mask = t->dtype == ScalarType::Bool || t->dtype == ScalarType::UInt8;
-        for (int64_t k = mask ? t->dim() : 1; k > 0; --k) keep_dim();
-        // a k-dim mask covers k dims with one entry of `indices` (ops::index expands it)
+        int64_t k = mask ? t->dim() : 1;
+        for (int64_t j = 0; j < k; ++j) keep_dim();
+        mask_extra += k - 1;
         r.advanced = true;
         break;
       }
