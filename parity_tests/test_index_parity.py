@@ -300,3 +300,50 @@ def test_version_counters_of_inplace_ops():
         x.scatter_(0, lib.tensor([[0]]), 3.0)
         x.index_put_((lib.tensor([1]),), lib.tensor(4.0))
         assert x._version == view._version and x._version >= v0 + 4
+
+
+def random_index(rng, shape, lib_mk):
+    """A random mix of ints, slices, None, Ellipsis, bools, int lists/tensors and masks for `shape`."""
+    items, dim = [], 0
+    used_ellipsis = False
+    while dim < len(shape) and rng.random() < 0.85:
+        size = shape[dim]
+        r = rng.random()
+        if r < 0.15:
+            items.append(int(rng.integers(-size, size)))
+            dim += 1
+        elif r < 0.4:
+            start, stop = (int(v) for v in rng.integers(-size - 2, size + 2, size=2))
+            items.append(slice(start if rng.random() < 0.7 else None, stop if rng.random() < 0.7 else None,
+                               int(rng.integers(1, 4))))
+            dim += 1
+        elif r < 0.5:
+            items.append(None)
+        elif r < 0.55 and not used_ellipsis:
+            items.append(Ellipsis)
+            used_ellipsis = True
+            dim = len(shape) - 1
+        elif r < 0.6:
+            items.append(bool(rng.random() < 0.7))
+        elif r < 0.85:
+            items.append(lib_mk(rng.integers(-size, size, size=(2, 1) if rng.random() < 0.3 else 2)))
+            dim += 1
+        elif dim + 1 < len(shape):
+            items.append(lib_mk(rng.random(shape[dim:dim + 2]) < 0.5))
+            dim += 2
+    return tuple(items)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_random_indices(seed):
+    shape = (4, 3, 5, 2)
+    data = np.arange(120, dtype=np.float32).reshape(shape)
+
+    def body(lib, mk):
+        idx = random_index(np.random.default_rng(seed), shape, mk)
+        x = mk(data)
+        got = x[idx]
+        y = mk(data)
+        y[idx] = mk(-np.arange(got.numel(), dtype=np.float32).reshape(tuple(got.shape)))
+        return got, y
+    check(body)

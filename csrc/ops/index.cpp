@@ -168,18 +168,19 @@ AdvancedIndex::AdvancedIndex(const Tensor& self, const TensorList& raw, const ch
   TensorList indices = expand_masks(self, raw);
   FL_CHECK(static_cast<int64_t>(indices.size()) <= self->dim(), IndexError, "too many indices for tensor of dimension ", self->dim(),
            " (got ", indices.size(), ")");
-  // broadcast the index tensors together
-  bool any = false;
+  // broadcast the index tensors together; a failure names every index shape, as PyTorch's IndexError
+  bool any = false, ok = true;
   std::string shapes;
   for (const Tensor& t : indices) {
     if (!t) continue;
     shapes += (shapes.empty() ? "" : ", ") + shape_str(t->sizes);
     if (!any) { bshape = t->sizes; any = true; continue; }
-    try { bshape = broadcast_shapes(bshape, t->sizes); } catch (const Error&) { bshape = {-1}; }
+    if (ok) {
+      try { bshape = broadcast_shapes(bshape, t->sizes); } catch (const Error&) { ok = false; }
+    }
   }
   FL_CHECK(any, Error, op, ": at least one index tensor is needed");
-  // the broadcast failure surfaces as PyTorch's IndexError listing every index shape
-  FL_CHECK(bshape != IntList{-1}, IndexError, "shape mismatch: indexing tensors could not be broadcast together with shapes ", shapes);
+  FL_CHECK(ok, IndexError, "shape mismatch: indexing tensors could not be broadcast together with shapes ", shapes);
 
   // adjacent advanced dims stay in place; separated ones move to the front (NumPy's rule)
   int64_t firsta = -1, lasta = -1, count = 0;
