@@ -347,3 +347,77 @@ def test_random_indices(seed):
         y[idx] = mk(-np.arange(got.numel(), dtype=np.float32).reshape(tuple(got.shape)))
         return got, y
     check(body)
+
+
+# ---- edge cases: empty and 0-dim tensors, bad dims, dtype rules of values ------------------------
+E = np.zeros((0, 3), np.float32)
+S = np.array(2.0, np.float32)
+M = np.arange(6, dtype=np.float32).reshape(2, 3)
+EDGE_CASES = {
+ "empty_getitem_list": lambda lib, mk: mk(E)[[0]],
+ "empty_getitem_emptylist": lambda lib, mk: mk(E)[[]],
+ "empty_mask": lambda lib, mk: mk(E)[mk(np.zeros((0, 3), bool))],
+ "empty_gather": lambda lib, mk: mk(E).gather(0, mk(np.zeros((0, 3), np.int64))),
+ "empty_gather_oob": lambda lib, mk: mk(E).gather(0, mk(np.zeros((1, 3), np.int64))),
+ "empty_index_select": lambda lib, mk: mk(E).index_select(0, mk(np.zeros(0, np.int64))),
+ "empty_take": lambda lib, mk: mk(E).take(mk(np.zeros(0, np.int64))),
+ "empty_take_oob": lambda lib, mk: mk(E).take(mk([0])),
+ "empty_nonzero": lambda lib, mk: lib.nonzero(mk(E)),
+ "empty_where": lambda lib, mk: lib.where(mk(E) > 0, mk(E), 1.0),
+ "empty_scatter": lambda lib, mk: mk(E).scatter_(0, mk(np.zeros((0, 3), np.int64)), 1.0),
+ "scalar_getitem_0": lambda lib, mk: mk(S)[0],
+ "scalar_getitem_none": lambda lib, mk: mk(S)[None, None],
+ "scalar_getitem_ell": lambda lib, mk: mk(S)[...],
+ "scalar_setitem": lambda lib, mk: mk(S).__setitem__(..., 3.0),
+ "scalar_mask": lambda lib, mk: mk(S)[mk(S) > 1],
+ "scalar_masked_fill": lambda lib, mk: mk(S).masked_fill(mk(S) > 1, 0.0),
+ "scalar_masked_select": lambda lib, mk: mk(S).masked_select(mk(S) > 1),
+ "scalar_masked_scatter": lambda lib, mk: mk(S).masked_scatter(mk(S) > 1, mk(np.array([7.0], np.float32))),
+ "scalar_take": lambda lib, mk: mk(S).take(mk([0, -1])),
+ "scalar_gather": lambda lib, mk: mk(S).gather(0, mk(np.array(0))),
+ "scalar_gather_oob": lambda lib, mk: mk(S).gather(0, mk(np.array(1))),
+ "scalar_scatter": lambda lib, mk: mk(S).scatter(0, mk(np.array(0)), 5.0),
+ "scalar_index_fill": lambda lib, mk: mk(S).index_fill(0, mk(np.array(0)), 5.0),
+ "scalar_index_add": lambda lib, mk: mk(S).index_add(0, mk(np.array([0])), mk(np.array(1.0, np.float32))),
+ "scalar_index_copy": lambda lib, mk: mk(S).index_copy(0, mk(np.array([0])), mk(np.array(1.0, np.float32))),
+ "scalar_nonzero_tuple": lambda lib, mk: lib.nonzero(mk(S), as_tuple=True),
+ "dim_oob_gather": lambda lib, mk: mk(M).gather(2, mk(np.zeros((2, 3), np.int64))),
+ "dim_oob_index_select": lambda lib, mk: mk(M).index_select(5, mk([0])),
+ "dim_oob_scatter": lambda lib, mk: mk(M).scatter(-3, mk(np.zeros((2, 3), np.int64)), 1.0),
+ "dim_oob_index_add": lambda lib, mk: mk(M).index_add(2, mk([0]), mk(M)),
+ "dim_oob_fill": lambda lib, mk: mk(M).index_fill(2, mk([0]), 1.0),
+ "take_along_dim_oob": lambda lib, mk: lib.take_along_dim(mk(M), mk([[5]]), 2),
+ "take_along_dim_ndim": lambda lib, mk: lib.take_along_dim(mk(M), mk([1]), 0),
+ "take_along_dim_int32": lambda lib, mk: lib.take_along_dim(mk(M), mk(np.array([[1]], np.int32)), 0),
+ "take_along_dim_float": lambda lib, mk: lib.take_along_dim(mk(M), mk(np.array([[1.0]])), 0),
+ "index_put_list_of_masks": lambda lib, mk: mk(M).index_put_((mk(M > 2),), mk(np.array(0.0, np.float32))),
+ "index_put_too_many": lambda lib, mk: mk(M).index_put_((mk([0]), mk([0]), mk([0])), mk(np.array(0.0, np.float32))),
+ "getitem_int16": lambda lib, mk: mk(M)[mk(np.array([0], np.int16))],
+ "getitem_int8": lambda lib, mk: mk(M)[mk(np.array([0], np.int8))],
+ "getitem_np_int": lambda lib, mk: mk(M)[np.int64(1)],
+ "getitem_np_arr": lambda lib, mk: mk(M)[np.array([1, 0])],
+ "getitem_nested_tuple": lambda lib, mk: mk(M)[(0, 1),],
+ "getitem_tensor_slice": lambda lib, mk: mk(M)[mk(np.array(1)):],
+ "setitem_list_value": lambda lib, mk: mk(M).__setitem__(0, [1, 2, 3]),
+ "setitem_adv_list_value": lambda lib, mk: mk(M).__setitem__([0], [1.0, 2, 3]),
+ "setitem_float_tensor_into_int": lambda lib, mk: mk(M, "int64").__setitem__(0, mk(np.array([1.5, 2.5, 3.5]))),
+ "setitem_adv_number_int": lambda lib, mk: mk(M, "int64").__setitem__([0], 2.7),
+ "setitem_mask_scalar_tensor": lambda lib, mk: mk(M).__setitem__(mk(M) > 2, mk(np.array(9.0, np.float32))),
+ "setitem_mask_0d_tensor_other_dtype": lambda lib, mk: mk(M).__setitem__(mk(M) > 2, mk(np.array(9.0))),
+ "where_int8_uint8": lambda lib, mk: lib.where(mk(M) > 2, mk(M, "int8"), mk(M, "uint8")),
+ "where_bool_float": lambda lib, mk: lib.where(mk(M) > 2, True, 2.5),
+ "where_f16_scalar": lambda lib, mk: lib.where(mk(M) > 2, mk(M, "float16"), 2.5),
+ "where_0d": lambda lib, mk: lib.where(mk(M) > 2, mk(M, "int32"), mk(np.array(2.5))),
+ "scatter_reduce_int_mean": lambda lib, mk: mk(np.array([7, -7, 3])).scatter_reduce(0, mk([0, 1, 1]), mk(np.array([2, -4, 0])), "mean"),
+ "scatter_reduce_bool_sum": lambda lib, mk: mk(np.array([True, False])).scatter_reduce(0, mk([0, 1, 1]), mk(np.array([False, True, True])), "sum"),
+ "scatter_reduce_f16_amin": lambda lib, mk: mk(M, "float16").scatter_reduce(1, mk([[0, 0]]), mk(-M[:1, :2], "float16"), "amin", include_self=False),
+ "scatter_src_bigger": lambda lib, mk: mk(np.zeros((2, 3), np.float32)).scatter(0, mk([[1, 0]]), mk(np.arange(12, dtype=np.float32).reshape(3, 4))),
+ "index_add_alpha_float_int": lambda lib, mk: mk(M, "int64").index_add(0, mk([0]), mk(M[:1], "int64"), alpha=2.5),
+ "masked_fill_bool_self": lambda lib, mk: mk(M > 1).masked_fill(mk(M) > 3, 0),
+ "masked_fill_neg_value_uint8": lambda lib, mk: mk(M, "uint8").masked_fill(mk(M) > 3, -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_edge_case(name):
+    check(EDGE_CASES[name])

@@ -12,13 +12,6 @@ using namespace index_detail;
 // A 0-dim tensor seen as shape [1], so dim 0 can be indexed (PyTorch allows dim 0 / -1 on scalars).
 Tensor as_1d(const Tensor& t) { return t->dim() ? t : make_view(t, {1}, {1}, t->offset); }
 
-// A Python number as a 0-dim tensor that promotes as a scalar.
-Tensor number_tensor(Scalar s) {
-  Tensor t = scalar_tensor(s, s.natural_dtype(ScalarType::Float64));
-  t->wrapped_number = true;
-  return t;
-}
-
 // Equal ranks, a 0-dim tensor counting as 1-D (PyTorch lets scalars and 1-D tensors mix here).
 bool same_rank(const Tensor& a, const Tensor& b) { return std::max<int64_t>(a->dim(), 1) == std::max<int64_t>(b->dim(), 1); }
 
@@ -225,7 +218,12 @@ Tensor index_add_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Ten
   Tensor off = dim_offsets(self, dim, index, src->sizes, false, [&](int64_t v) {
     throw Error(str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", size));
   });
-  if (!(alpha.is_int() && alpha.v.i == 1)) src = ops::mul(src, number_tensor(alpha), Scalar(int64_t(1)), nullptr);
+  if (!(alpha.is_int() && alpha.v.i == 1)) {
+    // alpha takes self's dtype first (2.5 -> 2 for integers), as PyTorch does
+    Tensor a = scalar_tensor(alpha, self->dtype);
+    a->wrapped_number = true;
+    src = to_dtype(ops::mul(src, a, Scalar(int64_t(1)), nullptr), self->dtype);
+  }
   if (src->storage == self->storage) src = clone(src);
   scatter_by_offsets(make_view(self, src->sizes, with_stride(self->strides, dim, 0), self->offset), src, off, ScatterReduce::Add);
   self_->bump_version();

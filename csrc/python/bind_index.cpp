@@ -158,7 +158,9 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   if (is_number) {
     v = scalar_tensor(s, self->dtype);
   } else {
-    v = is_tensor(value) ? as_tensor(value) : to_dtype(sequence_to_tensor(value), self->dtype);
+    FL_CHECK(is_tensor(value), TypeError, "can't assign a ", std::string(py::str(py::type::of(value).attr("__name__"))),
+             " to a flowlike tensor");
+    v = as_tensor(value);
     // leading size-1 dims of the value are dropped, as PyTorch does, before broadcasting
     int64_t lead = 0;
     while (lead < v->dim() && v->sizes[lead] == 1) ++lead;
@@ -168,6 +170,8 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   // requires a tensor value of self's dtype.
   ParsedIndex p = parse_index(self, index);
   if (p.advanced) {
+    // x[bool_mask] = 0-dim tensor is a masked fill in PyTorch, which converts the value
+    if (v->dim() == 0 && is_tensor(index) && as_tensor(index)->dtype == ScalarType::Bool) v = to_dtype(v, self->dtype);
     ops::index_put_(p.view, p.indices, v, false);
     return;
   }
@@ -244,8 +248,8 @@ std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::strin
 
 // take_along_dim: indices and input broadcast against each other except along `dim`, then gather.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_h) {
-  FL_CHECK(indices->dtype == ScalarType::Int64 || indices->dtype == ScalarType::Int32, Error,
-           "torch.take_along_dim(): dtype of indices should be int64 but got ", dtype_name(indices->dtype), " instead.");
+  FL_CHECK(indices->dtype == ScalarType::Int64, Error, "torch.take_along_dim(): dtype of indices should be Long but got ",
+           c10_type_name(indices->dtype));
   if (dim_h.is_none()) {
     Tensor flat = contiguous(self), idx = contiguous(indices);
     return ops::gather(make_view(flat, {self->numel}, {1}, flat->offset), 0, make_view(idx, {idx->numel}, {1}, idx->offset));
