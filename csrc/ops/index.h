@@ -3,7 +3,7 @@
 // index_scatter.cpp, bindings (including Tensor.__getitem__/__setitem__) in python/bind_index.cpp.
 //
 // Note [Indexing by offsets]
-// Every kernel here is one of two byte-moving loops over the elementwise engine: a gather
+// The indexing kernels are one of two byte-moving loops over the elementwise engine: a gather
 // `out[i] = *(src_i + off[i])` or a scatter `*(dst_i + off[i]) (op)= val[i]`, where src_i/dst_i walk
 // a restrided view of the indexed tensor (stride 0 along the indexed dims) and `off` holds the
 // element offsets computed (and bounds-checked) from the index tensors before anything is written.
@@ -53,7 +53,8 @@ struct AdvancedIndex {
 
 }  // namespace fl
 
-// indices: one entry per leading dim of self, null for dims taken whole (as a slice `:`).
+// indices: one entry per leading dim of self, null for dims taken whole (as a slice `:`); a k-dim
+// bool mask is one entry covering k dims.
 FL_DECLARE_OP(index, ::fl::Tensor(const ::fl::Tensor&, const ::fl::TensorList&))
 FL_DECLARE_OP(index_put_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::TensorList&, const ::fl::Tensor&, bool))
 FL_DECLARE_OP(index_select, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&))

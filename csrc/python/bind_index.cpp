@@ -1,5 +1,7 @@
 // Python bindings of indexing: Tensor.__getitem__/__setitem__ (the Python index is parsed here
 // into a view plus advanced index tensors) and the indexing ops of ops/index.h.
+#include <algorithm>
+
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "python_util.h"
@@ -165,6 +167,17 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
     int64_t lead = 0;
     while (lead < v->dim() && v->sizes[lead] == 1) ++lead;
     if (lead) v = make_view(v, IntList(v->sizes.begin() + lead, v->sizes.end()), IntList(v->strides.begin() + lead, v->strides.end()), v->offset);
+  }
+  // x[mask] = scalar, with a mask over self's leading dims, is a masked fill (no nonzero pass)
+  if (v->dim() == 0 && is_tensor(index) && as_tensor(index)->dtype == ScalarType::Bool) {
+    const Tensor& m = as_tensor(index);
+    if (m->dim() > 0 && m->dim() <= self->dim() && std::equal(m->sizes.begin(), m->sizes.end(), self->sizes.begin())) {
+      IntList ms = m->sizes, mst = m->strides;
+      ms.resize(self->dim(), 1);
+      mst.resize(self->dim(), 0);
+      ops::masked_fill_(self, make_view(m, ms, mst, m->offset), v);
+      return;
+    }
   }
   // Basic indexing copies with dtype conversion (copy_); advanced indexing, as PyTorch's index_put_,
   // requires a tensor value of self's dtype.
