@@ -421,3 +421,23 @@ EDGE_CASES = {
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_case(name):
     check(EDGE_CASES[name])
+
+
+@pytest.mark.parametrize("name", ["index_select", "gather", "masked_select", "take", "where", "nonzero", "take_along_dim"])
+def test_out_argument(name):
+    def body(lib, mk):
+        x = mk(XF[0])
+        calls = {
+            "index_select": lambda out: lib.index_select(x, 0, mk([2, 0]), out=out),
+            "gather": lambda out: lib.gather(x, 1, mk([[0], [4], [1], [1]]), out=out),
+            "masked_select": lambda out: lib.masked_select(x, x > 1, out=out),
+            "take": lambda out: lib.take(x, mk([3, 1]), out=out),
+            "where": lambda out: lib.where(x > 1, x, -x, out=out),
+            "nonzero": lambda out: lib.nonzero(x > 1, out=out),
+            "take_along_dim": lambda out: lib.take_along_dim(x, mk([[0], [4], [1], [1]]), 1, out=out),
+        }
+        out = lib.empty(0, dtype=lib.int64 if name == "nonzero" else lib.float32)
+        r = calls[name](out)
+        assert r is out
+        return out
+    check(body)
