@@ -13,6 +13,7 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
                       multinomial, get_num_threads, set_num_threads)
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
+from ._index import *  # noqa: F401,F403  (indexing ops)
 from . import memory
 
 __version__ = "2.13.0+flowlike.0.1.0"

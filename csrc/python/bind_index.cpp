@@ -1,0 +1,441 @@
+// Python bindings of indexing: Tensor.__getitem__/__setitem__ (the Python index is parsed here
+// into a view plus advanced index tensors) and the indexing ops of ops/index.h.
+#include <algorithm>
+
+#include "../ops/index.h"
+#include "../ops/pointwise.h"
+#include "python_util.h"
+
+namespace fl::python {
+namespace {
+
+// `self[index]` split into its basic part (a view of self) and the advanced index tensors that
+// apply to the view's dims (null where a dim is taken whole; a k-dim mask covers k dims).
+struct ParsedIndex {
+  Tensor view;
+  TensorList indices;
+  bool advanced = false;
+};
+
+void warn_uint8_index() {
+  if (PyErr_WarnEx(PyExc_UserWarning,
+                   "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.", 1) < 0)
+    throw py::error_already_set();
+}
+
+// Lists, tuples inside the index and numpy arrays become tensors, as torch.tensor would make them.
+Tensor sequence_to_tensor(py::handle h) {
+  if (py::isinstance<py::sequence>(h) && py::len(h) == 0) return empty({0}, ScalarType::Int64);
+  return as_tensor(py::module_::import("flowlike").attr("tensor")(h));
+}
+
+enum class Kind { None, Ellipsis, Int, Slice, Bool, Tensor };
+struct Item {
+  Kind kind;
+  int64_t value = 0;  // Int, Bool
+  py::handle slice;
+  Tensor tensor;
+};
+
+Item classify(py::handle h) {
+  PyObject* o = h.ptr();
+  if (o == Py_None) return {Kind::None};
+  if (o == Py_Ellipsis) return {Kind::Ellipsis};
+  if (PyBool_Check(o)) return {Kind::Bool, o == Py_True ? 1 : 0};
+  if (PySlice_Check(o)) return {Kind::Slice, 0, h};
+  Tensor t;
+  if (is_tensor(h)) t = as_tensor(h);
+  else if (PyList_Check(o) || PyTuple_Check(o) || py::isinstance<py::array>(h)) t = sequence_to_tensor(h);
+  if (t) {
+    // A 0-dim integer tensor indexes like an int (a view); a 0-dim bool like a Python bool.
+    if (t->dim() == 0 && is_integral(t->dtype, false)) return {Kind::Int, item(t).to_int()};
+    if (t->dim() == 0 && t->dtype == ScalarType::Bool) return {Kind::Bool, item(t).to_bool() ? 1 : 0};
+    FL_CHECK(is_integral(t->dtype, true) && t->dtype != ScalarType::Int8 && t->dtype != ScalarType::Int16, IndexError,
+             "tensors used as indices must be long, int, byte or bool tensors");
+    return {Kind::Tensor, 0, {}, t};
+  }
+  FL_CHECK(!PyUnicode_Check(o), TypeError, "new(): invalid data type 'str'");
+  Scalar s;
+  if (scalar_from_python(h, &s) && s.is_int()) return {Kind::Int, s.v.i};
+  if (PyIndex_Check(o)) return {Kind::Int, py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(o)))};
+  throw fl::IndexError(str_cat("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ",
+                               std::string(py::str(py::type::of(h).attr("__name__"))), ")"));
+}
+
+ParsedIndex parse_index(const Tensor& self, py::handle index) {
+  std::vector<Item> items;
+  if (PyTuple_Check(index.ptr())) {
+    for (py::handle h : py::reinterpret_borrow<py::tuple>(index)) items.push_back(classify(h));
+  } else {
+    items.push_back(classify(index));
+  }
+  const int64_t ndim = self->dim();
+  int64_t consumed = 0;
+  bool ellipsis = false;  // PyTorch accepts repeated ellipses; the ones after the first expand to nothing
+  for (const Item& it : items) {
+    if (it.kind == Kind::Int || it.kind == Kind::Slice) ++consumed;
+    else if (it.kind == Kind::Tensor) consumed += is_integral(it.tensor->dtype, false) && it.tensor->dtype != ScalarType::UInt8 ? 1 : it.tensor->dim();
+  }
+  FL_CHECK(consumed <= ndim, IndexError, "too many indices for tensor of dimension ", ndim);
+
+  ParsedIndex r;
+  IntList sizes, strides;
+  int64_t offset = self->offset, d = 0;
+  int64_t mask_extra = 0;  // a k-dim mask covers k view dims with one entry of `indices`
+  auto keep_dim = [&] {
+    sizes.push_back(self->sizes[d]);
+    strides.push_back(self->strides[d]);
+    ++d;
+  };
+  for (const Item& it : items) {
+    switch (it.kind) {
+      case Kind::Int: {
+        int64_t size = self->sizes[d], i = it.value;
+        FL_CHECK(i >= -size && i < size, IndexError, "index ", i, " is out of bounds for dimension ", d, " with size ", size);
+        offset += (i < 0 ? i + size : i) * self->strides[d];
+        ++d;
+        break;
+      }
+      case Kind::Slice: {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(it.slice.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
+        FL_CHECK(step > 0, ValueError, "step must be greater than zero");
+        Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(self->sizes[d]), &start, &stop, step);
+        offset += len ? start * self->strides[d] : 0;
+        sizes.push_back(len);
+        strides.push_back(self->strides[d] * step);
+        r.indices.resize(sizes.size() - mask_extra);
+        ++d;
+        break;
+      }
+      case Kind::None:
+        sizes.push_back(1);
+        strides.push_back(d < ndim ? self->sizes[d] * self->strides[d] : 1);
+        r.indices.resize(sizes.size() - mask_extra);
+        break;
+      case Kind::Ellipsis:
+        for (int64_t n = ellipsis ? 0 : ndim - consumed; n > 0; --n) keep_dim();
+        ellipsis = true;
+        r.indices.resize(sizes.size() - mask_extra);
+        break;
+      case Kind::Bool: {
+        // a new dim of size 1, kept (true) or emptied (false) by an index of zeros
+        sizes.push_back(1);
+        strides.push_back(0);
+        Tensor idx = empty({it.value}, ScalarType::Int64);
+        if (it.value) *idx->data<int64_t>() = 0;
+        r.indices.resize(sizes.size() - 1 - mask_extra);
+        r.indices.push_back(idx);
+        r.advanced = true;
+        break;
+      }
+      case Kind::Tensor: {
+        const Tensor& t = it.tensor;
+        if (t->dtype == ScalarType::UInt8) warn_uint8_index();
+        r.indices.resize(sizes.size() - mask_extra);
+        r.indices.push_back(t);
+        bool mask = t->dtype == ScalarType::Bool || t->dtype == ScalarType::UInt8;
+        int64_t k = mask ? t->dim() : 1;
+        for (int64_t j = 0; j < k; ++j) keep_dim();
+        mask_extra += k - 1;
+        r.advanced = true;
+        break;
+      }
+    }
+  }
+  while (d < ndim) keep_dim();
+  r.view = make_view(self, sizes, strides, offset);
+  return r;
+}
+
+Tensor getitem(const Tensor& self, py::handle index) {
+  ParsedIndex p = parse_index(self, index);
+  return p.advanced ? ops::index(p.view, p.indices) : p.view;
+}
+
+void setitem(const Tensor& self, py::handle index, py::handle value) {
+  Tensor v;
+  Scalar s;
+  bool is_number = !is_tensor(value) && scalar_from_python(value, &s);
+  if (is_number) {
+    v = scalar_tensor(s, self->dtype);
+  } else {
+    FL_CHECK(is_tensor(value), TypeError, "can't assign a ", std::string(py::str(py::type::of(value).attr("__name__"))),
+             " to a flowlike tensor");
+    v = as_tensor(value);
+    // leading size-1 dims of the value are dropped, as PyTorch does, before broadcasting
+    int64_t lead = 0;
+    while (lead < v->dim() && v->sizes[lead] == 1) ++lead;
+    if (lead) v = make_view(v, IntList(v->sizes.begin() + lead, v->sizes.end()), IntList(v->strides.begin() + lead, v->strides.end()), v->offset);
+  }
+  // x[mask] = scalar, with a mask over self's leading dims, is a masked fill (no nonzero pass)
+  if (v->dim() == 0 && is_tensor(index) && as_tensor(index)->dtype == ScalarType::Bool) {
+    const Tensor& m = as_tensor(index);
+    if (m->dim() > 0 && m->dim() <= self->dim() && std::equal(m->sizes.begin(), m->sizes.end(), self->sizes.begin())) {
+      IntList ms = m->sizes, mst = m->strides;
+      ms.resize(self->dim(), 1);
+      mst.resize(self->dim(), 0);
+      ops::masked_fill_(self, make_view(m, ms, mst, m->offset), v);
+      return;
+    }
+  }
+  // Basic indexing copies with dtype conversion (copy_); advanced indexing, as PyTorch's index_put_,
+  // requires a tensor value of self's dtype.
+  ParsedIndex p = parse_index(self, index);
+  if (p.advanced) {
+    // x[bool_mask] = 0-dim tensor is a masked fill in PyTorch, which converts the value
+    if (v->dim() == 0 && is_tensor(index) && as_tensor(index)->dtype == ScalarType::Bool) v = to_dtype(v, self->dtype);
+    ops::index_put_(p.view, p.indices, v, false);
+    return;
+  }
+  if (is_number) fill(p.view, s);
+  else copy_into(p.view, v->storage == self->storage ? clone(v) : v);
+  self->bump_version();
+}
+
+// ---- helpers for the op bindings ---------------------------------------------------------------
+// The value of scatter/index_fill/masked_fill: a number (wrapped, converted by the op) or a tensor.
+Tensor value_arg(py::handle h, const char* op, const char* argname) {
+  if (is_tensor(h)) return as_tensor(h);
+  Scalar s;
+  FL_CHECK(scalar_from_python(h, &s), TypeError, op, "(): argument '", argname, "' must be Tensor or Number, not ",
+           std::string(py::str(py::type::of(h).attr("__name__"))));
+  return wrap_scalar(s);
+}
+
+// out= of the functions: result resized into `out` (PyTorch's rule) and copied.
+Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
+  if (!out) return result;
+  FL_CHECK(out->dtype == result->dtype, Error, op, "(): Expected out tensor to have dtype ", dtype_name(result->dtype),
+           ", but got ", dtype_name(out->dtype), " instead");
+  resize_out(out, result->sizes, op);
+  copy_into(out, result);
+  out->bump_version();
+  return out;
+}
+
+TensorList index_list(py::handle indices) {
+  TensorList out;
+  for (py::handle h : py::reinterpret_borrow<py::sequence>(indices)) {
+    if (h.is_none()) { out.push_back(nullptr); continue; }
+    Tensor t = is_tensor(h) ? as_tensor(h) : sequence_to_tensor(h);
+    if (t->dtype == ScalarType::UInt8) warn_uint8_index();
+    out.push_back(t);
+  }
+  return out;
+}
+
+void check_mask_dtype(const Tensor& mask) {
+  if (mask->dtype == ScalarType::UInt8 &&
+      PyErr_WarnEx(PyExc_UserWarning,
+                   "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
+                   "version of PyTorch. Use a boolean condition instead.", 1) < 0)
+    throw py::error_already_set();
+}
+
+py::tuple columns(const Tensor& nz) {
+  py::tuple out(nz->sizes[1]);
+  for (int64_t j = 0; j < nz->sizes[1]; ++j) out[j] = py::cast(make_view(nz, {nz->sizes[0]}, {nz->strides[0]}, nz->offset + j));
+  return out;
+}
+
+py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
+  Tensor nz = ops::nonzero(self);
+  if (!as_tuple) return py::cast(write_out(nz, out, "nonzero"));
+  if (self->dim() == 0) return columns(ops::nonzero(make_view(self, {1}, {1}, self->offset)));
+  return columns(nz);
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
+  IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
+  Tensor r = clone(index_detail::expand_to(self, shape, "masked_fill"));
+  return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
+}
+
+Tensor scatter_src(py::handle src, py::handle value, const char* op) {
+  FL_CHECK(src.is_none() != value.is_none(), TypeError, op, "() expects exactly one of 'src' or 'value'");
+  return value_arg(src.is_none() ? value : src, op, src.is_none() ? "value" : "src");
+}
+
+std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::string() : py::cast<std::string>(reduce); }
+
+// take_along_dim: indices and input broadcast against each other except along `dim`, then gather.
+Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_h) {
+  FL_CHECK(indices->dtype == ScalarType::Int64, Error, "torch.take_along_dim(): dtype of indices should be Long but got ",
+           c10_type_name(indices->dtype));
+  if (dim_h.is_none()) {
+    Tensor flat = contiguous(self), idx = contiguous(indices);
+    return ops::gather(make_view(flat, {self->numel}, {1}, flat->offset), 0, make_view(idx, {idx->numel}, {1}, idx->offset));
+  }
+  FL_CHECK(self->dim() == indices->dim(), Error, "torch.take_along_dim(): input and indices should have the same number of dimensions, but got ",
+           self->dim(), " dimensions for input, and ", indices->dim(), " dimensions for indices");
+  int64_t dim = wrap_dim(py::cast<int64_t>(dim_h), self->dim(), "take_along_dim");
+  IntList a = self->sizes, b = indices->sizes;
+  if (self->dim()) a[dim] = b[dim] = 1;
+  IntList shape = broadcast_shapes(a, b, "take_along_dim");
+  IntList ss = shape, is = shape;
+  if (self->dim()) { ss[dim] = self->sizes[dim]; is[dim] = indices->sizes[dim]; }
+  return ops::gather(index_detail::expand_to(self, ss, "take_along_dim"), dim, index_detail::expand_to(indices, is, "take_along_dim"));
+}
+
+void bind(py::module_& m, TensorClass& cls) {
+  cls.def("__getitem__", &getitem, py::arg("indices"));
+  cls.def("__setitem__", &setitem, py::arg("indices"), py::arg("value"));
+  auto none = py::none();
+  const auto out_kw = py::arg("out").none(true) = py::none();
+
+  m.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+    return write_out(ops::index_select(self, dim, index), out, "index_select");
+  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), out_kw,
+     "Selects the entries of `input` along `dim` at the positions in `index` (a copy).");
+  cls.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index) { return ops::index_select(self, dim, index); },
+          py::arg("dim"), py::arg("index"));
+
+  m.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool, const Tensor& out) {
+    return write_out(ops::gather(self, dim, index), out, "gather");
+  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false, out_kw,
+     "out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims).");
+  cls.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return ops::gather(self, dim, index); },
+          py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false);
+
+  // scatter family: in-place methods; the out-of-place forms work on a clone
+  auto scatter_ = [](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value, py::handle reduce) {
+    return ops::scatter_(self, dim, index, scatter_src(src, value, "scatter_"), reduce_arg(reduce));
+  };
+  cls.def("scatter_", scatter_, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
+          py::arg("reduce") = none);
+  auto scatter = [scatter_](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value, py::handle reduce) {
+    return scatter_(clone(self), dim, index, src, value, reduce);
+  };
+  m.def("scatter", scatter, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none,
+        py::kw_only(), py::arg("reduce") = none, "Writes `src` (or `value`) into a copy of `input` at `index` along `dim`.");
+  cls.def("scatter", scatter, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
+          py::arg("reduce") = none);
+
+  cls.def("scatter_add_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    return ops::scatter_add_(self, dim, index, src);
+  }, py::arg("dim"), py::arg("index"), py::arg("src"));
+  auto scatter_add = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    return ops::scatter_add_(clone(self), dim, index, src);
+  };
+  m.def("scatter_add", scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"),
+        "Adds `src` into a copy of `input` at `index` along `dim`.");
+  cls.def("scatter_add", scatter_add, py::arg("dim"), py::arg("index"), py::arg("src"));
+
+  cls.def("scatter_reduce_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                                bool include_self) { return ops::scatter_reduce_(self, dim, index, src, reduce, include_self); },
+          py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(), py::arg("include_self") = true);
+  auto scatter_reduce = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                           bool include_self) { return ops::scatter_reduce_(clone(self), dim, index, src, reduce, include_self); };
+  m.def("scatter_reduce", scatter_reduce, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"),
+        py::kw_only(), py::arg("include_self") = true,
+        "Reduces `src` into a copy of `input` at `index` along `dim` (sum, prod, mean, amax, amin).");
+  cls.def("scatter_reduce", scatter_reduce, py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(),
+          py::arg("include_self") = true);
+
+  // index_add / index_copy / index_fill
+  auto alpha_arg = [](py::handle h) {
+    Scalar s;
+    FL_CHECK(scalar_from_python(h, &s), TypeError, "index_add(): argument 'alpha' must be Number");
+    return s;
+  };
+  cls.def("index_add_", [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
+    return ops::index_add_(self, dim, index, source, alpha_arg(alpha));
+  }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+  auto index_add = [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
+    return ops::index_add_(clone(self), dim, index, source, alpha_arg(alpha));
+  };
+  m.def("index_add", index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(),
+        py::arg("alpha") = 1, "Adds alpha * source into a copy of `input` at `index` along `dim`.");
+  cls.def("index_add", index_add, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
+
+  cls.def("index_copy_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+    return ops::index_copy_(self, dim, index, source);
+  }, py::arg("dim"), py::arg("index"), py::arg("source"));
+  auto index_copy = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+    return ops::index_copy_(clone(self), dim, index, source);
+  };
+  m.def("index_copy", index_copy, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
+        "Copies `source` into a copy of `input` at `index` along `dim`.");
+  cls.def("index_copy", index_copy, py::arg("dim"), py::arg("index"), py::arg("source"));
+
+  cls.def("index_fill_", [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
+    return ops::index_fill_(self, dim, index, value_arg(value, "index_fill_", "value"));
+  }, py::arg("dim"), py::arg("index"), py::arg("value"));
+  auto index_fill = [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
+    return ops::index_fill_(clone(self), dim, index, value_arg(value, "index_fill", "value"));
+  };
+  m.def("index_fill", index_fill, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("value"),
+        "Fills a copy of `input` with `value` at `index` along `dim`.");
+  cls.def("index_fill", index_fill, py::arg("dim"), py::arg("index"), py::arg("value"));
+
+  // index_put
+  cls.def("index_put_", [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
+    return ops::index_put_(self, index_list(indices), values, accumulate);
+  }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
+  auto index_put = [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
+    return ops::index_put_(clone(self), index_list(indices), values, accumulate);
+  };
+  m.def("index_put", index_put, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
+        "A copy of `input` with `values` put (or added, with accumulate) at the tuple of index tensors.");
+  cls.def("index_put", index_put, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
+  m.def("index_put_", [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
+    return ops::index_put_(self, index_list(indices), values, accumulate);
+  }, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
+
+  // masked ops
+  cls.def("masked_fill_", [](const Tensor& self, const Tensor& mask, py::handle value) {
+    return ops::masked_fill_(self, mask, value_arg(value, "masked_fill_", "value"));
+  }, py::arg("mask"), py::arg("value"));
+  m.def("masked_fill", &masked_fill, py::arg("input"), py::arg("mask"), py::arg("value"),
+        "A copy of `input` (broadcast with `mask`) with `value` where `mask` is true.");
+  cls.def("masked_fill", &masked_fill, py::arg("mask"), py::arg("value"));
+  m.def("masked_select", [](const Tensor& self, const Tensor& mask, const Tensor& out) {
+    return write_out(ops::masked_select(self, mask), out, "masked_select");
+  }, py::arg("input"), py::arg("mask"), py::kw_only(), out_kw, "The elements of `input` where `mask` is true, as a 1-D tensor.");
+  cls.def("masked_select", [](const Tensor& self, const Tensor& mask) { return ops::masked_select(self, mask); }, py::arg("mask"));
+  cls.def("masked_scatter_", [](const Tensor& self, const Tensor& mask, const Tensor& source) {
+    return ops::masked_scatter_(self, mask, source);
+  }, py::arg("mask"), py::arg("source"));
+  auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
+    IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
+    return ops::masked_scatter_(clone(index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
+  };
+  m.def("masked_scatter", masked_scatter, py::arg("input"), py::arg("mask"), py::arg("source"),
+        "A copy of `input` with the elements of `source`, in order, where `mask` is true.");
+  cls.def("masked_scatter", masked_scatter, py::arg("mask"), py::arg("source"));
+
+  // take, take_along_dim, nonzero, argwhere, where
+  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) { return write_out(ops::take(self, index), out, "take"); },
+        py::arg("input"), py::arg("index"), py::kw_only(), out_kw, "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
+  cls.def("take", [](const Tensor& self, const Tensor& index) { return ops::take(self, index); }, py::arg("index"));
+  m.def("take_along_dim", [](const Tensor& self, const Tensor& indices, py::handle dim, const Tensor& out) {
+    return write_out(take_along_dim(self, indices, dim), out, "take_along_dim");
+  }, py::arg("input"), py::arg("indices"), py::arg("dim") = none, py::kw_only(), out_kw,
+     "Gathers `input` at `indices` along `dim` (broadcasting the other dims), or from the flattened input.");
+  cls.def("take_along_dim", &take_along_dim, py::arg("indices"), py::arg("dim") = none);
+  m.def("nonzero", &nonzero, py::arg("input"), py::kw_only(), out_kw, py::arg("as_tuple") = false,
+        "Indices of the nonzero elements: an [n, ndim] int64 tensor, or a tuple of 1-D tensors with as_tuple.");
+  cls.def("nonzero", [](const Tensor& self, bool as_tuple) { return nonzero(self, nullptr, as_tuple); }, py::kw_only(),
+          py::arg("as_tuple") = false);
+  m.def("argwhere", [](const Tensor& self) { return ops::nonzero(self); }, py::arg("input"),
+        "Indices of the nonzero elements as an [n, ndim] tensor.");
+  cls.def("argwhere", [](const Tensor& self) { return ops::nonzero(self); });
+  m.def("where", [](const Tensor& cond, py::handle input, py::handle other, const Tensor& out) -> py::object {
+    check_mask_dtype(cond);
+    if (input.is_none() && other.is_none()) return nonzero(cond, nullptr, true);
+    FL_CHECK(!input.is_none() && !other.is_none(), TypeError, "where() expects both 'input' and 'other', or neither");
+    Tensor x = tensor_or_number(input, "where", "input"), y = tensor_or_number(other, "where", "other");
+    return py::cast(write_out(ops::where(cond, x, y), out, "where"));
+  }, py::arg("condition"), py::arg("input") = none, py::arg("other") = none, py::kw_only(), out_kw,
+     "Elements of `input` where `condition` holds, else of `other` (type-promoted); one argument: nonzero(as_tuple=True).");
+  cls.def("where", [](const Tensor& self, const Tensor& cond, py::handle other) {
+    check_mask_dtype(cond);
+    return ops::where(cond, self, tensor_or_number(other, "where", "other"));
+  }, py::arg("condition"), py::arg("other"));
+}
+
+}  // namespace
+}  // namespace fl::python
+
+FL_PY_BINDINGS(40, fl::python::bind)
