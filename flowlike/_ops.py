@@ -125,6 +125,18 @@ def logit(input, eps=None, *, out=None):
     return out.copy_(result) if out is not None else result
 
 
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replaces nan, +inf and -inf with finite numbers (by default the dtype's extremes)."""
+    if not input.dtype.is_floating_point:
+        result = input.clone()
+    else:
+        info = _D.finfo(input.dtype)
+        result = _C.where(_C.isnan(input), nan, input)
+        result = _C.where(_C.isposinf(result), info.max if posinf is None else posinf, result)
+        result = _C.where(_C.isneginf(result), info.min if neginf is None else neginf, result)
+    return out.copy_(result) if out is not None else result
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (with PyTorch's inf and nan rules)."""
     if input.dtype != other.dtype:
@@ -164,7 +176,7 @@ def isreal(input):
 __all__ += ["div", "divide", "true_divide", "floor_divide", "multiply", "subtract", "negative", "absolute", "arctan2",
             "greater", "greater_equal", "less", "less_equal", "not_equal", "arcsin", "arccos", "arctan", "arcsinh",
             "arccosh", "arctanh", "fix", "sgn", "positive", "clamp", "clip", "clamp_min", "clamp_max", "float_power",
-            "lerp", "addcmul", "addcdiv", "round", "logit", "isclose", "allclose", "equal", "isreal"]
+            "lerp", "addcmul", "addcdiv", "round", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
 def _attach_methods():
@@ -172,12 +184,12 @@ def _attach_methods():
         return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
 
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "float_power", "lerp", "addcmul", "addcdiv", "round",
-                 "logit", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
+                 "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
                  "multiply", "subtract", "negative", "absolute", "arctan2", "greater", "greater_equal", "less",
                  "less_equal", "not_equal", "fix", "sgn", "positive"]:
         setattr(_C.Tensor, name, method(globals()[name]))
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
-                 "true_divide", "floor_divide", "float_power"]:
+                 "nan_to_num", "true_divide", "floor_divide", "float_power"]:
         fn = globals()[name]
         setattr(_C.Tensor, name + "_", lambda self, *a, _fn=fn, **k: self.copy_(_fn(self, *a, **k)))
 

@@ -145,3 +145,34 @@ def test_error_types_match(case):
     expected = outcome_type(lambda: calls[case](torch))
     assert expected is not None
     assert outcome_type(lambda: calls[case](fl)) is expected
+
+
+COMPOSITES = {
+    "clamp": lambda m, x: m.clamp(x, min=-1, max=2),
+    "clamp_tensor_bounds": lambda m, x: m.clamp(x, min=x * 0 - 0.5),
+    "clip_min_only": lambda m, x: m.clip(x, min=0.25),
+    "lerp": lambda m, x: m.lerp(x, x * 2 + 1, 0.3),
+    "addcmul": lambda m, x: m.addcmul(x, x, x, value=0.5),
+    "addcdiv": lambda m, x: m.addcdiv(x, x, x.abs() + 1, value=2),
+    "round_decimals": lambda m, x: m.round(x * 100, decimals=1),
+    "logit": lambda m, x: m.logit(x.sigmoid(), eps=1e-3),
+    "float_power": lambda m, x: m.float_power(x.abs(), 2),
+    "nan_to_num": lambda m, x: m.nan_to_num(m.log(x)),
+    "isclose": lambda m, x: m.isclose(x, x + 1e-6),
+    "true_divide": lambda m, x: m.true_divide(x, 3),
+    "floor_divide": lambda m, x: m.floor_divide(x, 0.7),
+    "div_trunc": lambda m, x: m.div(x, 0.7, rounding_mode="trunc"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composites(name):
+    x = sample("float32", "any", (5, 4), 7)
+    assert_same(COMPOSITES[name](fl, to_flowlike(x)), COMPOSITES[name](torch, x), rtol=1e-5, atol=1e-5)
+
+
+def test_allclose_equal():
+    x = sample("float32", "any", (5,), 8)
+    fx = to_flowlike(x)
+    assert fl.allclose(fx, fx + 1e-9) == torch.allclose(x, x + 1e-9)
+    assert fl.equal(fx, fx) and not fl.equal(fx, fx + 1)
