@@ -109,3 +109,13 @@ def test_python_conversions():
     assert len(fl.zeros(5, 2)) == 5
     with pytest.raises(TypeError, match="0-d"):
         len(fl.tensor(1.0))
+
+
+def test_impossible_sizes_raise_instead_of_overflowing():
+    import pytest
+    with pytest.raises(RuntimeError):
+        fl.empty(2 ** 62)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        fl.empty(2 ** 40)
+    with pytest.raises(RuntimeError, match="too large"):
+        fl._C._empty_strided([2 ** 40, 2 ** 40], [2 ** 40, 1], fl.float32)

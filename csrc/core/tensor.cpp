@@ -95,6 +95,8 @@ Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList 
 
 Tensor empty(const IntList& sizes, ScalarType dtype) {
   int64_t n = numel_of(sizes);
+  FL_CHECK(n <= (int64_t(1) << 62) / int64_t(element_size(dtype)), Error, "empty(): tensor of size ", shape_str(sizes),
+           " needs more memory than can be addressed");
   return make_tensor(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
 }
 
@@ -104,7 +106,11 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
   for (size_t d = 0; d < sizes.size(); ++d) {
     FL_CHECK(sizes[d] >= 0, Error, "empty_strided: negative dimension ", sizes[d]);
     if (sizes[d] == 0) { extent = 0; break; }
-    extent += (sizes[d] - 1) * strides[d];
+    FL_CHECK(strides[d] >= 0, Error, "empty_strided: negative strides are not supported, got ", shape_str(strides));
+    int64_t span;
+    FL_CHECK(!__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) && !__builtin_add_overflow(extent, span, &extent) &&
+                 extent <= (int64_t(1) << 62) / int64_t(element_size(dtype)),
+             Error, "empty_strided: sizes ", shape_str(sizes), " and strides ", shape_str(strides), " are too large");
   }
   return make_tensor(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
 }
