@@ -20,7 +20,7 @@ __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "sque
            "dstack", "column_stack", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "atleast_1d",
            "atleast_2d", "atleast_3d", "meshgrid", "cartesian_prod", "tril_indices", "triu_indices", "diag",
            "diag_embed", "diagflat", "block_diag", "ravel", "adjoint", "select_scatter", "slice_scatter",
-           "diagonal_scatter"]
+           "diagonal_scatter", "diff", "cross"]
 
 reshape, permute, transpose, swapaxes, swapdims = _C.reshape, _C.permute, _C.transpose, _C.swapaxes, _C.swapdims
 squeeze, unsqueeze, narrow, select, diagonal, as_strided = (_C.squeeze, _C.unsqueeze, _C.narrow, _C.select, _C.diagonal,
@@ -584,11 +584,46 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
 
 
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (logical xor for bool tensors)."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = _C.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[dim]
+        if length == 0:
+            break
+        hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = _C.logical_xor(hi, lo) if x.dtype == D.bool else hi - lo
+    return x
+
+
+def cross(input, other, dim=None):
+    """The 3-D cross product along dim (the first dim of size 3 when dim is None, as torch.cross)."""
+    if input.dim() != other.dim():
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.dim()} and "
+                           f"{other.dim()}")
+    a, b = broadcast_tensors(input, other)
+    if dim is None:
+        dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if a.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    a0, a1, a2 = unbind(a, dim)
+    b0, b1, b2 = unbind(b, dim)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
 # ---- Tensor methods and properties --------------------------------------------------------------
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to", "ravel", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
+              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as

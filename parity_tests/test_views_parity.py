@@ -467,3 +467,29 @@ def test_meshgrid_warns_without_indexing():
     for m in (torch, fl):
         with pytest.warns(UserWarning, match="indexing"):
             m.meshgrid(_make(m, V), _make(m, V))
+
+
+@pytest.mark.parametrize("case", ["n1", "n2", "dim0", "prepend_append", "bool"])
+def test_diff_parity(case):
+    x = torch.arange(24.0).reshape(4, 6) ** 1.5
+    calls = {
+        "n1": lambda m, t: m.diff(t),
+        "n2": lambda m, t: m.diff(t, n=2),
+        "dim0": lambda m, t: m.diff(t, dim=0),
+        "prepend_append": lambda m, t: m.diff(t, dim=1, prepend=t[:, :1], append=t[:, -2:]),
+        "bool": lambda m, t: m.diff(t > 10),
+    }
+    got = calls[case](fl, fl.from_numpy(x.numpy().copy()))
+    expected = calls[case](torch, x)
+    assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_cross_parity():
+    a, b = torch.randn(4, 3, generator=torch.Generator().manual_seed(0)), torch.randn(1, 3)
+    got = fl.cross(fl.from_numpy(a.numpy().copy()), fl.from_numpy(b.numpy().copy()), dim=1)
+    np.testing.assert_allclose(got.numpy(), torch.cross(a, b.expand(4, 3), dim=1).numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError):
+        torch.cross(torch.ones(2, 4), torch.ones(2, 4), dim=1)
+    with pytest.raises(RuntimeError):
+        fl.cross(fl.ones(2, 4), fl.ones(2, 4), dim=1)
