@@ -15,6 +15,8 @@ from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
 from ._index import *  # noqa: F401,F403  (indexing ops)
 from . import memory
+from . import autograd
+from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 
 __version__ = "2.13.0+flowlike.0.1.0"
 result_type = _C.result_type

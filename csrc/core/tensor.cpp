@@ -152,6 +152,13 @@ Tensor scalar_tensor(Scalar s, ScalarType dtype) {
   return t;
 }
 
+Tensor wrap_scalar(const Scalar& s) {
+  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
+  Tensor t = scalar_tensor(s, dt);
+  t->wrapped_number = true;
+  return t;
+}
+
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dim 0 and -1
   if (dim < -n || dim >= n) {

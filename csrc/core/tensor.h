@@ -46,11 +46,16 @@ struct VersionCounter { std::atomic<uint32_t> version{0}; };
 
 struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
+namespace autograd { struct Node; }
 
-// Per-tensor autograd state; filled in by the autograd engine.
+// Per-tensor autograd state (csrc/autograd): a non-leaf has grad_fn, the node that produced it
+// (this tensor being its output `output_nr`); a leaf that requires grad accumulates into `grad`
+// through its grad_accumulator node.
 struct AutogradMeta {
   Tensor grad;
-  std::shared_ptr<void> grad_fn;  // set by the autograd engine
+  std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;
+  uint32_t output_nr = 0;
   bool retains_grad = false;
 };
 
@@ -87,6 +92,8 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
 // A tensor with the same sizes as `like`, dense, keeping its memory layout when it is dense.
 Tensor empty_like(const Tensor& like, ScalarType dtype);
 Tensor scalar_tensor(Scalar s, ScalarType dtype);
+// A Python number as a 0-dim tensor that takes part in type promotion as a scalar.
+Tensor wrap_scalar(const Scalar& s);
 // A tensor over an existing storage (allocated or wrapping foreign memory), with its own version counter.
 Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype);
 // An alias of `base` with new geometry: shares storage and version counter.

@@ -6,103 +6,106 @@
 namespace fl {
 
 // Binary ops. Columns: name, result rule, expression over `a`, `b` (opmath values; `alpha`
-// is the add/sub multiplier). Result rules:
+// is the add/sub multiplier), then the gradients for `a` and `b` written over tensors (`g` the
+// incoming gradient, `r` the result; NONDIFF: output not differentiable; NOTIMPL: no formula
+// yet, backward raises). Result rules:
 //   ARITH  result_type(a, b)                 FLOAT  result_type, integers -> default float
 //   CMP    compute in result_type, bool out  INT    integral (and bool) dtypes only
 #define FL_BINARY_OPS(X)                                                          \
-  X(add, ARITH, a + alpha * b)                                                    \
-  X(sub, ARITH, a - alpha * b)                                                    \
-  X(mul, ARITH, a * b)                                                            \
-  X(div, FLOAT, a / b)                                                            \
-  X(div_trunc, ARITH, div_trunc_impl(a, b))                                       \
-  X(div_floor, ARITH, div_floor_impl(a, b))                                       \
-  X(remainder, ARITH, remainder_impl(a, b))                                       \
-  X(fmod, ARITH, fmod_impl(a, b))                                                 \
-  X(pow, ARITH, pow_impl(a, b))                                                   \
-  X(maximum, ARITH, max_propagate_nan(a, b))                                      \
-  X(minimum, ARITH, min_propagate_nan(a, b))                                      \
-  X(fmax, ARITH, fmax_impl(a, b))                                                 \
-  X(fmin, ARITH, fmin_impl(a, b))                                                 \
-  X(atan2, FLOAT, std::atan2(a, b))                                               \
-  X(hypot, FLOAT, std::hypot(a, b))                                               \
-  X(logaddexp, FLOAT, logaddexp_impl(a, b))                                       \
-  X(logaddexp2, FLOAT, logaddexp2_impl(a, b))                                     \
-  X(xlogy, FLOAT, xlogy_impl(a, b))                                               \
-  X(copysign, FLOAT, std::copysign(a, b))                                         \
-  X(nextafter, ARITH, std::nextafter(a, b))                                       \
-  X(heaviside, ARITH, heaviside_impl(a, b))                                       \
-  X(bitwise_and, INT, a & b)                                                      \
-  X(bitwise_or, INT, a | b)                                                       \
-  X(bitwise_xor, INT, a ^ b)                                                      \
-  X(bitwise_left_shift, INT, shift_left_impl(a, b))                               \
-  X(bitwise_right_shift, INT, shift_right_impl(a, b))                             \
-  X(eq, CMP, a == b)                                                              \
-  X(ne, CMP, a != b)                                                              \
-  X(lt, CMP, a < b)                                                               \
-  X(le, CMP, a <= b)                                                              \
-  X(gt, CMP, a > b)                                                               \
-  X(ge, CMP, a >= b)                                                              \
-  X(logical_and, LOGICAL, (a != 0) && (b != 0))                                   \
-  X(logical_or, LOGICAL, (a != 0) || (b != 0))                                    \
-  X(logical_xor, LOGICAL, (a != 0) != (b != 0))
+  X(add, ARITH, a + alpha * b, g, g * alpha)                                                    \
+  X(sub, ARITH, a - alpha * b, g, -(g * alpha))                                                    \
+  X(mul, ARITH, a * b, g * b, g * a)                                                            \
+  X(div, FLOAT, a / b, g / b, -(g * a) / (b * b))                                                            \
+  X(div_trunc, ARITH, div_trunc_impl(a, b), NONDIFF, NONDIFF)                                       \
+  X(div_floor, ARITH, div_floor_impl(a, b), NONDIFF, NONDIFF)                                       \
+  X(remainder, ARITH, remainder_impl(a, b), g, -(g * floor_div(a, b)))                                       \
+  X(fmod, ARITH, fmod_impl(a, b), g, -(g * trunc(a / b)))                                                 \
+  X(pow, ARITH, pow_impl(a, b), pow_grad_base(g, a, b), pow_grad_exponent(g, a, b, r))                                                   \
+  X(maximum, ARITH, max_propagate_nan(a, b), minmax_grad(g, a, b, true), minmax_grad(g, b, a, true))                                      \
+  X(minimum, ARITH, min_propagate_nan(a, b), minmax_grad(g, a, b, false), minmax_grad(g, b, a, false))                                      \
+  X(fmax, ARITH, fmax_impl(a, b), minmax_grad(g, a, b, true), minmax_grad(g, b, a, true))                                                 \
+  X(fmin, ARITH, fmin_impl(a, b), minmax_grad(g, a, b, false), minmax_grad(g, b, a, false))                                                 \
+  X(atan2, FLOAT, std::atan2(a, b), g * b / (a * a + b * b), -(g * a) / (a * a + b * b))                                               \
+  X(hypot, FLOAT, std::hypot(a, b), g * a / r, g * b / r)                                               \
+  X(logaddexp, FLOAT, logaddexp_impl(a, b), g / (exp(b - a) + 1.0), g / (exp(a - b) + 1.0))                                       \
+  X(logaddexp2, FLOAT, logaddexp2_impl(a, b), g / (exp2(b - a) + 1.0), g / (exp2(a - b) + 1.0))                                     \
+  X(xlogy, FLOAT, xlogy_impl(a, b), xlogy_grad_x(g, a, b), g * a / b)                                               \
+  X(copysign, FLOAT, std::copysign(a, b), copysign_grad(g, a, r), zeros_like(g))                                         \
+  X(nextafter, ARITH, std::nextafter(a, b), NOTIMPL, NOTIMPL)                                       \
+  X(heaviside, ARITH, heaviside_impl(a, b), NOTIMPL, NOTIMPL)                                       \
+  X(bitwise_and, INT, a & b, NONDIFF, NONDIFF)                                                      \
+  X(bitwise_or, INT, a | b, NONDIFF, NONDIFF)                                                       \
+  X(bitwise_xor, INT, a ^ b, NONDIFF, NONDIFF)                                                      \
+  X(bitwise_left_shift, INT, shift_left_impl(a, b), NONDIFF, NONDIFF)                               \
+  X(bitwise_right_shift, INT, shift_right_impl(a, b), NONDIFF, NONDIFF)                             \
+  X(eq, CMP, a == b, NONDIFF, NONDIFF)                                                              \
+  X(ne, CMP, a != b, NONDIFF, NONDIFF)                                                              \
+  X(lt, CMP, a < b, NONDIFF, NONDIFF)                                                               \
+  X(le, CMP, a <= b, NONDIFF, NONDIFF)                                                              \
+  X(gt, CMP, a > b, NONDIFF, NONDIFF)                                                               \
+  X(ge, CMP, a >= b, NONDIFF, NONDIFF)                                                              \
+  X(logical_and, LOGICAL, (a != 0) && (b != 0), NONDIFF, NONDIFF)                                   \
+  X(logical_or, LOGICAL, (a != 0) || (b != 0), NONDIFF, NONDIFF)                                    \
+  X(logical_xor, LOGICAL, (a != 0) != (b != 0), NONDIFF, NONDIFF)
 
-// Unary ops. Columns: name, result rule, expression over `x`. Result rules:
+// Unary ops. Columns: name, result rule, expression over `x`, gradient over tensors `g`, `x`, `r`.
+// Result rules:
 //   FLOAT  integers and bool -> default float   SAME  keeps the dtype
 //   BOOL   bool out (predicates)                INT   integral (and bool) only
 #define FL_UNARY_OPS(X)                                             \
-  X(neg, SAME, -x)                                                  \
-  X(abs, SAME, abs_impl(x))                                         \
-  X(sign, SAME, sign_impl(x))                                       \
-  X(square, SAME, x * x)                                            \
-  X(exp, FLOAT, std::exp(x))                                        \
-  X(exp2, FLOAT, std::exp2(x))                                      \
-  X(expm1, FLOAT, std::expm1(x))                                    \
-  X(log, FLOAT, std::log(x))                                        \
-  X(log2, FLOAT, std::log2(x))                                      \
-  X(log10, FLOAT, std::log10(x))                                    \
-  X(log1p, FLOAT, std::log1p(x))                                    \
-  X(sqrt, FLOAT, std::sqrt(x))                                      \
-  X(rsqrt, FLOAT, 1 / std::sqrt(x))                                 \
-  X(reciprocal, FLOAT, 1 / x)                                       \
-  X(sin, FLOAT, std::sin(x))                                        \
-  X(cos, FLOAT, std::cos(x))                                        \
-  X(tan, FLOAT, std::tan(x))                                        \
-  X(asin, FLOAT, std::asin(x))                                      \
-  X(acos, FLOAT, std::acos(x))                                      \
-  X(atan, FLOAT, std::atan(x))                                      \
-  X(sinh, FLOAT, std::sinh(x))                                      \
-  X(cosh, FLOAT, std::cosh(x))                                      \
-  X(tanh, FLOAT, std::tanh(x))                                      \
-  X(asinh, FLOAT, std::asinh(x))                                    \
-  X(acosh, FLOAT, std::acosh(x))                                    \
-  X(atanh, FLOAT, std::atanh(x))                                    \
-  X(sigmoid, FLOAT, sigmoid_impl(x))                                \
-  X(erf, FLOAT, std::erf(x))                                        \
-  X(erfc, FLOAT, std::erfc(x))                                      \
-  X(erfinv, FLOAT, erfinv_impl(x))                                  \
-  X(lgamma, FLOAT, std::lgamma(x))                                  \
-  X(digamma, FLOAT, digamma_impl(x))                                \
-  X(floor, SAME, floor_impl(x))                                     \
-  X(ceil, SAME, ceil_impl(x))                                       \
-  X(trunc, SAME, trunc_impl(x))                                     \
-  X(round, SAME, round_impl(x))                                     \
-  X(frac, SAME, x - trunc_impl(x))                                  \
-  X(bitwise_not, INT, bitwise_not_impl(x))                          \
-  X(logical_not, BOOL, !(x != 0))                                   \
-  X(isnan, BOOL, isnan_impl(x))                                     \
-  X(isinf, BOOL, isinf_impl(x))                                     \
-  X(isposinf, BOOL, isinf_impl(x) && x > 0)                         \
-  X(isneginf, BOOL, isinf_impl(x) && x < 0)                         \
-  X(isfinite, BOOL, !isnan_impl(x) && !isinf_impl(x))               \
-  X(signbit, BOOL, signbit_impl(x))
+  X(neg, SAME, -x, -g)                                                  \
+  X(abs, SAME, abs_impl(x), g * sign(x))                                         \
+  X(sign, SAME, sign_impl(x), zeros_like(g))                                       \
+  X(square, SAME, x * x, g * x * 2.0)                                            \
+  X(exp, FLOAT, std::exp(x), g * r)                                        \
+  X(exp2, FLOAT, std::exp2(x), g * r * 0.6931471805599453)                                      \
+  X(expm1, FLOAT, std::expm1(x), g * (r + 1.0))                                    \
+  X(log, FLOAT, std::log(x), g / x)                                        \
+  X(log2, FLOAT, std::log2(x), g / (x * 0.6931471805599453))                                      \
+  X(log10, FLOAT, std::log10(x), g / (x * 2.302585092994046))                                    \
+  X(log1p, FLOAT, std::log1p(x), g / (x + 1.0))                                    \
+  X(sqrt, FLOAT, std::sqrt(x), g / (r * 2.0))                                      \
+  X(rsqrt, FLOAT, 1 / std::sqrt(x), g * r * r * r * -0.5)                                 \
+  X(reciprocal, FLOAT, 1 / x, -(g * r * r))                                       \
+  X(sin, FLOAT, std::sin(x), g * cos(x))                                        \
+  X(cos, FLOAT, std::cos(x), -(g * sin(x)))                                        \
+  X(tan, FLOAT, std::tan(x), g * (r * r + 1.0))                                        \
+  X(asin, FLOAT, std::asin(x), g * rsqrt(-(x * x) + 1.0))                                      \
+  X(acos, FLOAT, std::acos(x), -(g * rsqrt(-(x * x) + 1.0)))                                      \
+  X(atan, FLOAT, std::atan(x), g / (x * x + 1.0))                                      \
+  X(sinh, FLOAT, std::sinh(x), g * cosh(x))                                      \
+  X(cosh, FLOAT, std::cosh(x), g * sinh(x))                                      \
+  X(tanh, FLOAT, std::tanh(x), g * (-(r * r) + 1.0))                                      \
+  X(asinh, FLOAT, std::asinh(x), g * rsqrt(x * x + 1.0))                                    \
+  X(acosh, FLOAT, std::acosh(x), g * rsqrt(x * x - 1.0))                                    \
+  X(atanh, FLOAT, std::atanh(x), g / (-(x * x) + 1.0))                                    \
+  X(sigmoid, FLOAT, sigmoid_impl(x), g * r * (-r + 1.0))                                \
+  X(erf, FLOAT, std::erf(x), g * exp(-(x * x)) * 1.1283791670955126)                                        \
+  X(erfc, FLOAT, std::erfc(x), g * exp(-(x * x)) * -1.1283791670955126)                                      \
+  X(erfinv, FLOAT, erfinv_impl(x), g * exp(r * r) * 0.886226925452758)                                  \
+  X(lgamma, FLOAT, std::lgamma(x), g * digamma(x))                                  \
+  X(digamma, FLOAT, digamma_impl(x), NOTIMPL)                                \
+  X(floor, SAME, floor_impl(x), zeros_like(g))                                     \
+  X(ceil, SAME, ceil_impl(x), zeros_like(g))                                       \
+  X(trunc, SAME, trunc_impl(x), zeros_like(g))                                     \
+  X(round, SAME, round_impl(x), zeros_like(g))                                     \
+  X(frac, SAME, x - trunc_impl(x), g)                                  \
+  X(bitwise_not, INT, bitwise_not_impl(x), NONDIFF)                          \
+  X(logical_not, BOOL, !(x != 0), NONDIFF)                                   \
+  X(isnan, BOOL, isnan_impl(x), NONDIFF)                                     \
+  X(isinf, BOOL, isinf_impl(x), NONDIFF)                                     \
+  X(isposinf, BOOL, isinf_impl(x) && x > 0, NONDIFF)                         \
+  X(isneginf, BOOL, isinf_impl(x) && x < 0, NONDIFF)                         \
+  X(isfinite, BOOL, !isnan_impl(x) && !isinf_impl(x), NONDIFF)               \
+  X(signbit, BOOL, signbit_impl(x), NONDIFF)
 
 enum class BinaryOp : int8_t {
-#define FL_X(name, rule, expr) name,
+#define FL_X(name, rule, expr, ...) name,
   FL_BINARY_OPS(FL_X)
 #undef FL_X
 };
 enum class UnaryOp : int8_t {
-#define FL_X(name, rule, expr) name,
+#define FL_X(name, rule, expr, ...) name,
   FL_UNARY_OPS(FL_X)
 #undef FL_X
 };
@@ -124,11 +127,11 @@ void resize_out(const Tensor& out, const IntList& sizes, const char* op);
 
 }  // namespace fl
 
-#define FL_X(name, rule, expr) \
+#define FL_X(name, rule, expr, ...) \
   FL_DECLARE_OP(name, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, const ::fl::Tensor&))
 FL_BINARY_OPS(FL_X)
 #undef FL_X
-#define FL_X(name, rule, expr) \
+#define FL_X(name, rule, expr, ...) \
   FL_DECLARE_OP(name, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
 FL_UNARY_OPS(FL_X)
 #undef FL_X

@@ -10,7 +10,7 @@ enum class Rule { ARITH, FLOAT, CMP, INT, LOGICAL };
 
 struct BinaryInfo { const char* name; Rule rule; };
 constexpr BinaryInfo kBinaryInfo[] = {
-#define FL_X(name, rule, expr) {#name, Rule::rule},
+#define FL_X(name, rule, expr, ...) {#name, Rule::rule},
     FL_BINARY_OPS(FL_X)
 #undef FL_X
 };
@@ -27,7 +27,7 @@ void run_binary(BinaryOp op, const ElementwiseIter& it, Scalar alpha_s) {
   using OM = opmath_t<T>;
   [[maybe_unused]] const OM alpha = alpha_s.to<OM>();
   switch (op) {
-#define FL_X(name, rule, expr)                                                                   \
+#define FL_X(name, rule, expr, ...)                                                                   \
   case BinaryOp::name:                                                                           \
     if constexpr (allowed<Rule::rule, T>()) {                                                    \
       using Out = std::conditional_t<Rule::rule == Rule::CMP || Rule::rule == Rule::LOGICAL, bool, T>; \
@@ -132,7 +132,7 @@ const char* binary_op_name(BinaryOp op) { return kBinaryInfo[static_cast<int>(op
 
 }  // namespace fl
 
-#define FL_X(name, rule, expr)                                                                          \
+#define FL_X(name, rule, expr, ...)                                                                          \
   FL_DEFINE_OP(name, #name "(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!)? out=None) -> Tensor", \
                ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, const ::fl::Tensor&))   \
   FL_REGISTER_KERNEL(name, CPU,                                                                         \
@@ -145,7 +145,7 @@ namespace fl {
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
   using OpT = Op<Tensor(const Tensor&, const Tensor&, Scalar, const Tensor&)>;
   static const OpT* const table[] = {
-#define FL_X(name, rule, expr) &ops::name,
+#define FL_X(name, rule, expr, ...) &ops::name,
       FL_BINARY_OPS(FL_X)
 #undef FL_X
   };

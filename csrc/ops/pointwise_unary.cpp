@@ -9,7 +9,7 @@ namespace {
 enum class Rule { FLOAT, SAME, BOOL, INT };
 struct UnaryInfo { const char* name; Rule rule; };
 constexpr UnaryInfo kUnaryInfo[] = {
-#define FL_X(name, rule, expr) {#name, Rule::rule},
+#define FL_X(name, rule, expr, ...) {#name, Rule::rule},
     FL_UNARY_OPS(FL_X)
 #undef FL_X
 };
@@ -25,7 +25,7 @@ template <typename T>
 void run_unary(UnaryOp op, const ElementwiseIter& it) {
   using OM = opmath_t<T>;
   switch (op) {
-#define FL_X(name, rule, expr)                                            \
+#define FL_X(name, rule, expr, ...)                                            \
   case UnaryOp::name:                                                     \
     if constexpr (allowed<Rule::rule, T>()) {                             \
       using Out = std::conditional_t<Rule::rule == Rule::BOOL, bool, T>;  \
@@ -78,7 +78,7 @@ const char* unary_op_name(UnaryOp op) { return kUnaryInfo[static_cast<int>(op)].
 
 }  // namespace fl
 
-#define FL_X(name, rule, expr)                                                                        \
+#define FL_X(name, rule, expr, ...)                                                                        \
   FL_DEFINE_OP(name, #name "(Tensor self, *, Tensor(a!)? out=None) -> Tensor",                         \
                ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))                                 \
   FL_REGISTER_KERNEL(name, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& a, const ::fl::Tensor& out) { \
@@ -91,7 +91,7 @@ namespace fl {
 Tensor unary_op(UnaryOp op, const Tensor& a, const Tensor& out) {
   using OpT = Op<Tensor(const Tensor&, const Tensor&)>;
   static const OpT* const table[] = {
-#define FL_X(name, rule, expr) &ops::name,
+#define FL_X(name, rule, expr, ...) &ops::name,
       FL_UNARY_OPS(FL_X)
 #undef FL_X
   };

@@ -109,12 +109,12 @@ void bind_division(py::module_& m, TensorClass& cls) {
 
 void bind(py::module_& m, TensorClass& cls) {
   bind_division(m, cls);
-#define FL_X(name, rule, expr) \
+#define FL_X(name, rule, expr, ...) \
   if (BinaryOp::name != BinaryOp::div && BinaryOp::name != BinaryOp::div_trunc && BinaryOp::name != BinaryOp::div_floor) \
     bind_binary(m, cls, BinaryOp::name);
   FL_BINARY_OPS(FL_X)
 #undef FL_X
-#define FL_X(name, rule, expr)                                                                            \
+#define FL_X(name, rule, expr, ...)                                                                            \
   m.def(#name, [](const Tensor& a, const Tensor& out) { return unary_op(UnaryOp::name, a, out); },         \
         py::arg("input"), py::kw_only(), py::arg("out").none(true) = py::none());                         \
   cls.def(#name, [](const Tensor& a) { return unary_op(UnaryOp::name, a, nullptr); });                    \

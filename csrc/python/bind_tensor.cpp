@@ -200,23 +200,6 @@ void bind(py::module_& m, TensorClass& cls) {
         return self;
       }, py::arg("value"))
       .def("zero_", [](const Tensor& self) { fill(self, Scalar(int64_t(0))); self->bump_version(); return self; })
-      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, [](const Tensor& t, bool r) {
-        FL_CHECK(!r || is_floating(t->dtype), Error, "only Tensors of floating point dtype can require gradients");
-        t->requires_grad = r;
-      })
-      // Autograd state; the engine (autograd issue) sets grad_fn on results of recorded ops.
-      .def_property_readonly("grad_fn", [](const Tensor&) { return py::none(); })
-      .def_property_readonly("is_leaf", [](const Tensor& t) { return !t->autograd || !t->autograd->grad_fn; })
-      .def_property("grad", [](const Tensor& t) -> py::object {
-        if (!t->autograd || !t->autograd->grad) return py::none();
-        return py::cast(t->autograd->grad);
-      }, [](const Tensor& t, const Tensor& g) {
-        if (g) {
-          FL_CHECK(g->sizes == t->sizes, Error, "assigned grad has data of a different size: ", shape_str(g->sizes), " vs ", shape_str(t->sizes));
-          FL_CHECK(g->dtype == t->dtype, Error, "assigned grad has data of a different type");
-        }
-        t->meta().grad = g;
-      })
       .def("_detach_alias", [](const Tensor& t) {
         Tensor out = make_view(t, t->sizes, t->strides, t->offset);
         return out;

@@ -76,13 +76,6 @@ py::object scalar_to_python(const Scalar& s) {
   return py::float_(s.v.d);
 }
 
-Tensor wrap_scalar(const Scalar& s) {
-  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
-  Tensor t = scalar_tensor(s, dt);
-  t->wrapped_number = true;
-  return t;
-}
-
 Tensor tensor_or_number(py::handle h, const char* op, const char* argname) {
   if (is_tensor(h)) return as_tensor(h);
   Scalar s;

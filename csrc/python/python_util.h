@@ -38,7 +38,6 @@ py::object scalar_to_python(const Scalar& s);
 // A tensor argument or a number wrapped as a 0-dim tensor that promotes as a Python scalar.
 // Throws TypeError naming `op` for anything else.
 Tensor tensor_or_number(py::handle h, const char* op, const char* argname);
-Tensor wrap_scalar(const Scalar& s);
 
 // A shape given as ints, a tuple/list/Size, or a single sequence: size(2, 3) or size((2, 3)).
 IntList shape_from_args(py::args args, const char* op);

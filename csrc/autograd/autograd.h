@@ -1,0 +1,88 @@
+// The autograd graph and engine.
+//
+// Note [Saved tensors and cycles]
+// A node keeps what its backward needs as SavedVariables. A saved *input* holds the tensor. A
+// saved *output* holds an alias without autograd state plus a weak reference to its grad_fn
+// (which is the saving node itself), so `result -> grad_fn -> saved result` is not a cycle; the
+// alias is re-attached to the node on unpack, so double backward sees the real history.
+// Every SavedVariable remembers the version counter value at save time and refuses to unpack
+// after an in-place change (PyTorch's "modified by an inplace operation" error).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../core/dispatch.h"
+
+namespace fl::autograd {
+
+using TensorList = std::vector<Tensor>;
+
+struct Node;
+struct Edge {
+  std::shared_ptr<Node> fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return fn != nullptr; }
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  std::vector<Edge> next_edges;
+  uint64_t sequence_nr;
+  // Non-leaf outputs that called retain_grad(): (output_nr, tensor) get the gradient as .grad.
+  std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained_grads;
+  Node();
+  virtual ~Node() = default;
+  // grads[i] is the gradient of forward output i (undefined when nothing flowed into it);
+  // returns one gradient per next edge (undefined where there is none).
+  virtual TensorList apply(TensorList&& grads) = 0;
+  virtual std::string name() const = 0;
+  // Drops saved tensors once backward no longer needs them (retain_graph=False).
+  virtual void release_saved() {}
+};
+
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  Tensor unpack(const std::shared_ptr<Node>& saver) const;
+  void reset() { data_.reset(); released_ = true; }
+  bool defined() const { return data_ != nullptr || released_; }
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+  bool is_output_ = false;
+  bool released_ = false;
+  Tensor keep_;  // saved inputs keep their autograd identity
+};
+
+// Accumulates incoming gradients into a leaf's .grad.
+struct AccumulateGrad : Node {
+  std::weak_ptr<TensorImpl> variable;
+  TensorList apply(TensorList&& grads) override;
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }
+};
+
+// RAII switch of grad mode for this thread.
+struct GradModeGuard {
+  bool prev;
+  explicit GradModeGuard(bool enabled) : prev(thread_state().grad_enabled) { thread_state().grad_enabled = enabled; }
+  ~GradModeGuard() { thread_state().grad_enabled = prev; }
+};
+
+inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
+// Where a gradient for `t` must be sent: its grad_fn, its accumulator, or nowhere.
+Edge gradient_edge(const Tensor& t);
+// Makes `result` an output of `node` (output_nr) that requires grad.
+void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
+// Sums `grad` down to `sizes` (undoing broadcasting); returns grad itself when shapes match.
+Tensor sum_to(const Tensor& grad, const IntList& sizes);
+
+// Runs backward from `outputs` with `grad_outputs`. With `inputs` empty, gradients accumulate
+// into leaves' .grad; otherwise the gradients of `inputs` are returned (autograd.grad) and no
+// .grad is touched. `accumulate_into_inputs` (backward(inputs=...)) accumulates only into those.
+TensorList run_backward(const TensorList& outputs, const TensorList& grad_outputs, bool keep_graph, bool create_graph,
+                        const TensorList& inputs, bool allow_unused, bool accumulate_into_inputs);
+
+}  // namespace fl::autograd

@@ -1,0 +1,233 @@
+// The backward engine, saved variables, gradient accumulation and sum_to.
+#include <atomic>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "../kernels/loops.h"
+#include "../ops/pointwise.h"
+#include "autograd.h"
+
+namespace fl::autograd {
+
+namespace {
+std::atomic<uint64_t> g_next_sequence_nr{0};
+
+const char* c10_name(ScalarType t) { return c10_type_name(t); }
+
+Tensor add_grads(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::add, a, b, Scalar(int64_t(1)), nullptr); }
+
+// A node with no inputs that hands the initial gradients to the outputs' edges.
+struct GraphRoot : Node {
+  TensorList grads;
+  TensorList apply(TensorList&&) override { return grads; }
+  std::string name() const override { return "GraphRoot"; }
+};
+}  // namespace
+
+Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_output) {
+  if (!t) return;
+  version_ = t->version->version.load();
+  if (is_output) {
+    data_ = make_view(t, t->sizes, t->strides, t->offset);  // no autograd state: see the Note
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saver) const {
+  if (released_) {
+    throw Error("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+                "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.");
+  }
+  if (!data_) return nullptr;
+  uint32_t now = data_->version->version.load();
+  if (now != version_) {
+    throw Error(str_cat("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.",
+                        c10_name(data_->dtype), "Tensor ", shape_str(data_->sizes), "], which is ",
+                        is_output_ ? str_cat("output 0 of ", saver->name()) : std::string("an input of ") + saver->name(),
+                        ", is at version ", now, "; expected version ", version_,
+                        " instead. Hint: the backtrace further above shows the operation that failed to compute its "
+                        "gradient. The variable in question was changed in there or anywhere later. Good luck!"));
+  }
+  if (!is_output_ || !thread_state().grad_enabled) return data_;
+  // create_graph: give the output its history back so the backward formula is differentiable
+  Tensor t = make_view(data_, data_->sizes, data_->strides, data_->offset);
+  set_history(t, saver, 0);
+  return t;
+}
+
+TensorList AccumulateGrad::apply(TensorList&& grads) {
+  Tensor var = variable.lock();
+  if (!var || grads.empty() || !grads[0]) return {};
+  Tensor g = std::move(grads[0]);
+  AutogradMeta& meta = var->meta();
+  if (!meta.grad) {
+    // keep the incoming buffer only when nothing else can see or reuse it
+    bool own = thread_state().grad_enabled || (g->contiguous && g.use_count() == 1 && g->storage.use_count() == 1);
+    meta.grad = own ? g : clone(g);
+    if (!thread_state().grad_enabled && meta.grad->contiguous == false) meta.grad = contiguous(meta.grad);
+  } else if (thread_state().grad_enabled) {
+    meta.grad = add_grads(meta.grad, g);
+  } else {
+    binary_op(BinaryOp::add, meta.grad, g, Scalar(int64_t(1)), meta.grad);
+  }
+  return {};
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t || !t->requires_grad) return {};
+  AutogradMeta& meta = t->meta();
+  if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
+  std::shared_ptr<Node> acc = meta.grad_accumulator.lock();
+  if (!acc) {
+    auto a = std::make_shared<AccumulateGrad>();
+    a->variable = t;
+    acc = a;
+    meta.grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  result->requires_grad = true;
+  AutogradMeta& meta = result->meta();
+  meta.grad_fn = node;
+  meta.output_nr = output_nr;
+}
+
+Tensor sum_to(const Tensor& grad, const IntList& sizes) {
+  if (!grad || grad->sizes == sizes) return grad;
+  // Accumulate every element of grad into the element of `out` it was broadcast from.
+  ScalarType acc_type = is_floating(grad->dtype) && grad->itemsize() == 2 ? ScalarType::Float32 : grad->dtype;
+  Tensor out = empty(sizes, acc_type);
+  fill(out, Scalar(int64_t(0)));
+  size_t lead = grad->sizes.size() - sizes.size();
+  IntList st(grad->sizes.size(), 0);
+  for (size_t d = 0; d < sizes.size(); ++d) st[lead + d] = sizes[d] == 1 ? 0 : out->strides[d];
+  Tensor target = make_view(out, grad->sizes, st, 0);
+  Tensor src = to_dtype(grad, acc_type);
+  ElementwiseIter it({target.get(), src.get()}, "sum_to");
+  FL_DISPATCH_ALL(acc_type, "sum_to", {
+    // one thread: several grad elements land on the same output element
+    it.for_each([](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        auto* o = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
+        *o = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(*o) +
+                                   static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[1] + i * s[1])));
+      }
+    }, int64_t(1) << 62);
+  });
+  return to_dtype(out, grad->dtype);
+}
+
+TensorList run_backward(const TensorList& outputs, const TensorList& grad_outputs, bool keep_graph, bool create_graph,
+                        const TensorList& inputs, bool allow_unused, bool accumulate_into_inputs) {
+  auto root = std::make_shared<GraphRoot>();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    FL_CHECK(out->requires_grad, Error, "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    Tensor g = i < grad_outputs.size() ? grad_outputs[i] : nullptr;
+    if (!g) {
+      FL_CHECK(out->numel == 1, Error, "grad can be implicitly created only for scalar outputs");
+      g = empty(out->sizes, out->dtype);
+      fill(g, Scalar(1.0));
+    } else {
+      FL_CHECK(g->sizes == out->sizes, Error, "Mismatch in shape: grad_output[", i, "] has a shape of ", shape_str(g->sizes),
+               " and output[", i, "] has a shape of ", shape_str(out->sizes), ".");
+    }
+    root->grads.push_back(g);
+    root->next_edges.push_back(gradient_edge(out));
+  }
+
+  // Which (node, input slot) pairs are captured for autograd.grad / backward(inputs=...).
+  std::vector<Edge> input_edges;
+  for (const Tensor& t : inputs) {
+    FL_CHECK(t->requires_grad, Error, "One of the differentiated Tensors does not require grad");
+    input_edges.push_back(gradient_edge(t));
+  }
+  TensorList captured(inputs.size());
+  const bool capture_only = !inputs.empty() && !accumulate_into_inputs;
+
+  // Count dependencies: how many edges point at each node.
+  std::unordered_map<Node*, int> deps;
+  {
+    std::vector<Node*> stack{root.get()};
+    std::unordered_set<Node*> seen{root.get()};
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge& e : n->next_edges) {
+        if (!e.valid()) continue;
+        deps[e.fn.get()]++;
+        if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      }
+    }
+  }
+
+  GradModeGuard mode(create_graph);
+  auto cmp = [](Node* a, Node* b) { return a->sequence_nr < b->sequence_nr; };
+  std::priority_queue<Node*, std::vector<Node*>, decltype(cmp)> ready(cmp);
+  std::unordered_map<Node*, TensorList> buffers;
+  ready.push(root.get());
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    TensorList grads = std::move(buffers[node]);
+    buffers.erase(node);
+    bool run = true;
+    for (size_t i = 0; i < input_edges.size(); ++i) {
+      if (input_edges[i].fn.get() != node) continue;
+      uint32_t k = input_edges[i].input_nr;
+      if (k < grads.size() && grads[k]) captured[i] = capture_only || !dynamic_cast<AccumulateGrad*>(node) ? grads[k] : nullptr;
+    }
+    if (dynamic_cast<AccumulateGrad*>(node)) {
+      bool is_input = false;
+      for (const Edge& e : input_edges) is_input = is_input || e.fn.get() == node;
+      run = !capture_only && (!accumulate_into_inputs || is_input);
+    }
+    if (!run) continue;
+    for (auto& [k, weak] : node->retained_grads) {
+      Tensor t = weak.lock();
+      if (!t || k >= grads.size() || !grads[k]) continue;
+      AutogradMeta& m = t->meta();
+      m.grad = m.grad ? add_grads(m.grad, grads[k]) : clone(grads[k]);
+    }
+    TensorList out = node->apply(std::move(grads));
+    if (!keep_graph) node->release_saved();
+    for (size_t i = 0; i < node->next_edges.size(); ++i) {
+      const Edge& e = node->next_edges[i];
+      if (!e.valid()) continue;
+      Node* next = e.fn.get();
+      if (i < out.size() && out[i]) {
+        TensorList& buf = buffers[next];
+        if (buf.size() <= e.input_nr) buf.resize(e.input_nr + 1);
+        buf[e.input_nr] = buf[e.input_nr] ? add_grads(buf[e.input_nr], out[i]) : out[i];
+      }
+      if (--deps[next] == 0) ready.push(next);
+    }
+  }
+
+  if (accumulate_into_inputs) {
+    // non-leaf inputs of backward(inputs=...) get their .grad directly
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!captured[i] || !inputs[i]->meta().grad_fn) continue;
+      AutogradMeta& m = inputs[i]->meta();
+      m.grad = m.grad ? add_grads(m.grad, captured[i]) : captured[i];
+    }
+    return {};
+  }
+  if (capture_only) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      FL_CHECK(captured[i] || allow_unused, Error,
+               "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if "
+               "this is the desired behavior.");
+  }
+  return captured;
+}
+
+}  // namespace fl::autograd

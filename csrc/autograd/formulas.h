@@ -1,0 +1,60 @@
+// Tensor arithmetic for writing backward formulas. Everything goes through the dispatcher, so a
+// formula evaluated with grad mode on (create_graph=True) records its own graph.
+#pragma once
+#include "../ops/index.h"
+#include "../ops/pointwise.h"
+
+namespace fl::formulas {
+
+inline Tensor num(double v) { return wrap_scalar(Scalar(v)); }
+inline Tensor bin(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_op(op, a, b, Scalar(int64_t(1)), nullptr); }
+inline Tensor un(UnaryOp op, const Tensor& a) { return unary_op(op, a, nullptr); }
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return bin(BinaryOp::add, a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return bin(BinaryOp::sub, a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return bin(BinaryOp::mul, a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return bin(BinaryOp::div, a, b); }
+inline Tensor operator+(const Tensor& a, double b) { return a + num(b); }
+inline Tensor operator-(const Tensor& a, double b) { return a - num(b); }
+inline Tensor operator*(const Tensor& a, double b) { return a * num(b); }
+inline Tensor operator*(const Tensor& a, Scalar b) { return a * wrap_scalar(b); }
+inline Tensor operator-(const Tensor& a) { return un(UnaryOp::neg, a); }
+
+#define FL_FORMULA_UNARY(name) inline Tensor name(const Tensor& a) { return un(UnaryOp::name, a); }
+FL_FORMULA_UNARY(exp) FL_FORMULA_UNARY(exp2) FL_FORMULA_UNARY(log) FL_FORMULA_UNARY(sin) FL_FORMULA_UNARY(cos)
+FL_FORMULA_UNARY(sinh) FL_FORMULA_UNARY(cosh) FL_FORMULA_UNARY(rsqrt) FL_FORMULA_UNARY(sign) FL_FORMULA_UNARY(trunc)
+FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan)
+#undef FL_FORMULA_UNARY
+
+inline Tensor floor_div(const Tensor& a, const Tensor& b) { return bin(BinaryOp::div_floor, a, b); }
+inline Tensor zeros_like(const Tensor& g) {
+  Tensor z = empty(g->sizes, g->dtype);
+  fill(z, Scalar(int64_t(0)));
+  return z;
+}
+inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where(cond, a, b); }
+
+// max/min: the gradient goes to the winner, split in half on ties (as PyTorch).
+inline Tensor minmax_grad(const Tensor& g, const Tensor& self, const Tensor& other, bool is_max) {
+  Tensor loses = bin(is_max ? BinaryOp::lt : BinaryOp::gt, self, other);
+  return where(loses, num(0.0), where(bin(BinaryOp::eq, self, other), g * 0.5, g));
+}
+inline Tensor pow_grad_base(const Tensor& g, const Tensor& a, const Tensor& b) {
+  return where(bin(BinaryOp::eq, b, num(0.0)), num(0.0), g * b * bin(BinaryOp::pow, a, b - 1.0));
+}
+inline Tensor pow_grad_exponent(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& r) {
+  Tensor zero_base = bin(BinaryOp::logical_and, bin(BinaryOp::eq, a, num(0.0)), bin(BinaryOp::ge, b, num(0.0)));
+  return where(zero_base, num(0.0), g * r * log(a));
+}
+inline Tensor xlogy_grad_x(const Tensor& g, const Tensor& a, const Tensor& b) {
+  Tensor masked = bin(BinaryOp::logical_and, bin(BinaryOp::eq, a, num(0.0)), bin(BinaryOp::le, b, num(0.0)));
+  return where(masked, num(0.0), bin(BinaryOp::xlogy, g, b));
+}
+inline Tensor copysign_grad(const Tensor& g, const Tensor& a, const Tensor& r) {
+  return where(bin(BinaryOp::eq, a, num(0.0)), num(0.0), g * (r / a));
+}
+[[noreturn]] inline Tensor not_implemented(const char* op) {
+  throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
+}
+
+}  // namespace fl::formulas

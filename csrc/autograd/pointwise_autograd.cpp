@@ -1,0 +1,176 @@
+// Autograd kernels of the pointwise ops: the derivative columns of the op lists in
+// ops/pointwise.h become backward nodes here.
+#include "../ops/pointwise.h"
+#include "autograd.h"
+#include "formulas.h"
+
+namespace fl::autograd {
+namespace {
+
+using namespace fl::formulas;
+
+std::string backward_name(const char* op) {
+  std::string n = op;
+  n[0] = static_cast<char>(std::toupper(n[0]));
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] == '_' && i + 1 < n.size()) { n.erase(i, 1); n[i] = static_cast<char>(std::toupper(n[i])); }
+  return n + "Backward0";
+}
+
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
+
+// Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
+bool check_out(const Tensor& out, const Tensor& self, bool any_grad, const char* op) {
+  if (!out) return false;
+  if (out != self) {
+    FL_CHECK(!any_grad, Error, op, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+    return false;
+  }
+  FL_CHECK(!(self->requires_grad && !self->meta().grad_fn), Error,
+           "a leaf Variable that requires grad is being used in an in-place operation.");
+  return true;
+}
+
+struct BinaryBackward : Node {
+  BinaryOp op;
+  SavedVariable a, b, r;
+  Scalar alpha;
+  IntList a_sizes, b_sizes;
+  ScalarType a_dtype, b_dtype;
+  std::string name() const override { return backward_name(binary_op_name(op)); }
+  void release_saved() override { a.reset(); b.reset(); r.reset(); }
+  TensorList apply(TensorList&& grads) override {
+    Tensor g = grads.empty() ? nullptr : grads[0];
+    if (!g) return {nullptr, nullptr};
+    auto self = shared_from_this();
+    Tensor av = a.unpack(self), bv = b.unpack(self), rv = r.unpack(self);
+    const bool need_a = next_edges[0].valid(), need_b = next_edges[1].valid();
+    Tensor ga, gb;
+    const Tensor& a = av;
+    const Tensor& b = bv;
+    const Tensor& r = rv;
+    (void)a; (void)b; (void)r;
+#define NONDIFF Tensor()
+#define NOTIMPL not_implemented(binary_op_name(op))
+    switch (op) {
+#define FL_X(name, rule, expr, grad_a, grad_b)     \
+  case BinaryOp::name:                             \
+    if (need_a) ga = grad_a;                       \
+    if (need_b) gb = grad_b;                       \
+    break;
+      FL_BINARY_OPS(FL_X)
+#undef FL_X
+    }
+#undef NONDIFF
+#undef NOTIMPL
+    return {cast_to(sum_to(ga, a_sizes), a_dtype), cast_to(sum_to(gb, b_sizes), b_dtype)};
+  }
+};
+
+struct UnaryBackward : Node {
+  UnaryOp op;
+  SavedVariable x, r;
+  ScalarType x_dtype;
+  std::string name() const override { return backward_name(unary_op_name(op)); }
+  void release_saved() override { x.reset(); r.reset(); }
+  TensorList apply(TensorList&& grads) override {
+    Tensor g = grads.empty() ? nullptr : grads[0];
+    if (!g || !next_edges[0].valid()) return {nullptr};
+    auto self = shared_from_this();
+    Tensor xv = x.unpack(self), rv = r.unpack(self);
+    const Tensor& x = xv;
+    const Tensor& r = rv;
+    (void)x; (void)r;
+    Tensor gx;
+#define NONDIFF Tensor()
+#define NOTIMPL not_implemented(unary_op_name(op))
+    switch (op) {
+#define FL_X(name, rule, expr, grad_x) case UnaryOp::name: gx = grad_x; break;
+      FL_UNARY_OPS(FL_X)
+#undef FL_X
+    }
+#undef NONDIFF
+#undef NOTIMPL
+    return {cast_to(gx, x_dtype)};
+  }
+};
+
+template <typename OpT, typename... Args>
+Tensor redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {
+  GradModeGuard g(false);
+  return op.redispatch(ks, std::forward<Args>(args)...);
+}
+
+Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, const Tensor& a_saved,
+                     Scalar alpha, const Edge& a_edge) {
+  auto node = std::make_shared<BinaryBackward>();
+  node->op = op;
+  node->a = SavedVariable(a_saved, false);
+  node->b = SavedVariable(b, false);
+  node->r = SavedVariable(result, true);
+  node->alpha = alpha;
+  node->a_sizes = a->sizes;
+  node->b_sizes = b->sizes;
+  node->a_dtype = a->dtype;
+  node->b_dtype = b->dtype;
+  node->next_edges = {a_edge, gradient_edge(b)};
+  set_history(result, node);
+  return result;
+}
+
+Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar, const Tensor&)>& opobj, BinaryOp op,
+                            DispatchKeySet ks, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
+  if (check_out(out, a, true, binary_op_name(op))) {
+    Edge a_edge = gradient_edge(a);
+    Tensor a_before = clone(a);  // the formula may need the value `a` had before the write
+    redispatch_no_grad(opobj, ks, a, b, alpha, out);
+    return record_binary(op, a, a_before, b, a_before, alpha, a_edge);
+  }
+  Tensor r = redispatch_no_grad(opobj, ks, a, b, alpha, out);
+  if (!is_floating(r->dtype)) return r;
+  return record_binary(op, r, a, b, a, alpha, gradient_edge(a));
+}
+
+Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj, UnaryOp op, DispatchKeySet ks,
+                           const Tensor& a, const Tensor& out) {
+  bool in_place = check_out(out, a, true, unary_op_name(op));
+  Edge edge = gradient_edge(a);
+  Tensor before = in_place ? clone(a) : a;
+  Tensor r = redispatch_no_grad(opobj, ks, a, out);
+  if (!is_floating(r->dtype)) return r;
+  auto node = std::make_shared<UnaryBackward>();
+  node->op = op;
+  node->x = SavedVariable(before, false);
+  node->r = SavedVariable(r, true);
+  node->x_dtype = a->dtype;
+  node->next_edges = {edge};
+  set_history(r, node);
+  return r;
+}
+
+// Ops whose derivative column is NONDIFF (comparisons, logical and bitwise ops) get no autograd
+// kernel: they produce no graph.
+constexpr bool is_nondiff(const char* grad) { return grad[0] == 'N' && grad[1] == 'O' && grad[2] == 'N'; }
+
+}  // namespace
+}  // namespace fl::autograd
+
+#define FL_X(name, rule, expr, grad_a, grad_b)                                                                      \
+  static ::fl::KernelRegistrar<std::remove_reference_t<decltype(::fl::ops::name)>> fl_ag_##name(                   \
+      ::fl::ops::name, ::fl::DispatchKey::Autograd,                                                                 \
+      ::fl::autograd::is_nondiff(#grad_a) ? nullptr                                                                 \
+          : +[](::fl::DispatchKeySet ks, const ::fl::Tensor& a, const ::fl::Tensor& b, ::fl::Scalar alpha,          \
+                const ::fl::Tensor& out) {                                                                          \
+              return ::fl::autograd::binary_autograd_impl(::fl::ops::name, ::fl::BinaryOp::name, ks, a, b, alpha, out); \
+            });
+FL_BINARY_OPS(FL_X)
+#undef FL_X
+#define FL_X(name, rule, expr, grad_x)                                                                        \
+  static ::fl::KernelRegistrar<std::remove_reference_t<decltype(::fl::ops::name)>> fl_ag_##name(             \
+      ::fl::ops::name, ::fl::DispatchKey::Autograd,                                                           \
+      ::fl::autograd::is_nondiff(#grad_x) ? nullptr                                                           \
+          : +[](::fl::DispatchKeySet ks, const ::fl::Tensor& a, const ::fl::Tensor& out) {                    \
+              return ::fl::autograd::unary_autograd_impl(::fl::ops::name, ::fl::UnaryOp::name, ks, a, out);   \
+            });
+FL_UNARY_OPS(FL_X)
+#undef FL_X
