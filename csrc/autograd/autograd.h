@@ -78,6 +78,30 @@ Edge gradient_edge(const Tensor& t);
 void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
 // Sums `grad` down to `sizes` (undoing broadcasting); returns grad itself when shapes match.
 Tensor sum_to(const Tensor& grad, const IntList& sizes);
+// target[i] += src[i] over target's shape (src broadcasts), on one thread so that targets whose
+// elements overlap (stride 0) accumulate correctly.
+void accumulate_into(const Tensor& target, const Tensor& src);
+
+// Runs the kernel below Autograd with recording off.
+template <typename OpT, typename... Args>
+Tensor redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {
+  GradModeGuard g(false);
+  return op.redispatch(ks, std::forward<Args>(args)...);
+}
+
+// A node whose backward is a closure over metadata only (views, shape ops): nothing is saved.
+struct LambdaBackward : Node {
+  std::string node_name;
+  std::function<TensorList(const Tensor&)> fn;
+  TensorList apply(TensorList&& grads) override {
+    if (grads.empty() || !grads[0]) return TensorList(next_edges.size());
+    return fn(grads[0]);
+  }
+  std::string name() const override { return node_name; }
+};
+// Records `result` as the output of a LambdaBackward with the given edges.
+Tensor record_lambda(const char* name, const Tensor& result, std::vector<Edge> edges,
+                     std::function<TensorList(const Tensor&)> fn);
 
 // Runs backward from `outputs` with `grad_outputs`. With `inputs` empty, gradients accumulate
 // into leaves' .grad; otherwise the gradients of `inputs` are returned (autograd.grad) and no

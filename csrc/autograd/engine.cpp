@@ -100,29 +100,41 @@ void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32
   meta.output_nr = output_nr;
 }
 
+void accumulate_into(const Tensor& target, const Tensor& src) {
+  Tensor s = to_dtype(src, target->dtype);
+  ElementwiseIter it({target.get(), s.get()}, "accumulate_grad");
+  FL_DISPATCH_ALL(target->dtype, "accumulate_grad", {
+    it.for_each([](char** p, const int64_t* st, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        auto* o = reinterpret_cast<scalar_t*>(p[0] + i * st[0]);
+        *o = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(*o) +
+                                   static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[1] + i * st[1])));
+      }
+    }, int64_t(1) << 62);
+  });
+}
+
 Tensor sum_to(const Tensor& grad, const IntList& sizes) {
   if (!grad || grad->sizes == sizes) return grad;
-  // Accumulate every element of grad into the element of `out` it was broadcast from.
+  // Every element of grad lands on the element of `out` it was broadcast from (stride 0 there).
   ScalarType acc_type = is_floating(grad->dtype) && grad->itemsize() == 2 ? ScalarType::Float32 : grad->dtype;
   Tensor out = empty(sizes, acc_type);
   fill(out, Scalar(int64_t(0)));
   size_t lead = grad->sizes.size() - sizes.size();
   IntList st(grad->sizes.size(), 0);
   for (size_t d = 0; d < sizes.size(); ++d) st[lead + d] = sizes[d] == 1 ? 0 : out->strides[d];
-  Tensor target = make_view(out, grad->sizes, st, 0);
-  Tensor src = to_dtype(grad, acc_type);
-  ElementwiseIter it({target.get(), src.get()}, "sum_to");
-  FL_DISPATCH_ALL(acc_type, "sum_to", {
-    // one thread: several grad elements land on the same output element
-    it.for_each([](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        auto* o = reinterpret_cast<scalar_t*>(p[0] + i * s[0]);
-        *o = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(*o) +
-                                   static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[1] + i * s[1])));
-      }
-    }, int64_t(1) << 62);
-  });
+  accumulate_into(make_view(out, grad->sizes, st, 0), grad);
   return to_dtype(out, grad->dtype);
+}
+
+Tensor record_lambda(const char* name, const Tensor& result, std::vector<Edge> edges,
+                     std::function<TensorList(const Tensor&)> fn) {
+  auto node = std::make_shared<LambdaBackward>();
+  node->node_name = name;
+  node->fn = std::move(fn);
+  node->next_edges = std::move(edges);
+  set_history(result, node);
+  return result;
 }
 
 TensorList run_backward(const TensorList& outputs, const TensorList& grad_outputs, bool keep_graph, bool create_graph,

@@ -17,6 +17,26 @@ std::string backward_name(const char* op) {
   return n + "Backward0";
 }
 
+// Whether a formula's text mentions the one-letter variable `v`: only what a formula uses is saved
+// (less memory, and no false "modified by an inplace operation" errors).
+constexpr bool mentions(const char* f, char v) {
+  auto ident = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+  for (int i = 0; f[i]; ++i)
+    if (f[i] == v && (i == 0 || !ident(f[i - 1])) && !ident(f[i + 1])) return true;
+  return false;
+}
+struct Uses { bool a, b, r; };
+constexpr Uses kBinaryUses[] = {
+#define FL_X(name, rule, expr, grad_a, grad_b) {mentions(#grad_a " " #grad_b, 'a'), mentions(#grad_a " " #grad_b, 'b'), mentions(#grad_a " " #grad_b, 'r')},
+    FL_BINARY_OPS(FL_X)
+#undef FL_X
+};
+constexpr Uses kUnaryUses[] = {
+#define FL_X(name, rule, expr, grad_x) {mentions(#grad_x, 'x'), false, mentions(#grad_x, 'r')},
+    FL_UNARY_OPS(FL_X)
+#undef FL_X
+};
+
 Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
 
 // Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
@@ -95,19 +115,14 @@ struct UnaryBackward : Node {
   }
 };
 
-template <typename OpT, typename... Args>
-Tensor redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {
-  GradModeGuard g(false);
-  return op.redispatch(ks, std::forward<Args>(args)...);
-}
-
 Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, const Tensor& a_saved,
                      Scalar alpha, const Edge& a_edge) {
   auto node = std::make_shared<BinaryBackward>();
+  const Uses& uses = kBinaryUses[static_cast<int>(op)];
   node->op = op;
-  node->a = SavedVariable(a_saved, false);
-  node->b = SavedVariable(b, false);
-  node->r = SavedVariable(result, true);
+  if (uses.a) node->a = SavedVariable(a_saved, false);
+  if (uses.b) node->b = SavedVariable(b, false);
+  if (uses.r) node->r = SavedVariable(result, true);
   node->alpha = alpha;
   node->a_sizes = a->sizes;
   node->b_sizes = b->sizes;
@@ -122,7 +137,8 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
                             DispatchKeySet ks, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
   if (check_out(out, a, true, binary_op_name(op))) {
     Edge a_edge = gradient_edge(a);
-    Tensor a_before = clone(a);  // the formula may need the value `a` had before the write
+    // the formula may need the value `a` had before the write
+    Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? clone(a) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
     return record_binary(op, a, a_before, b, a_before, alpha, a_edge);
   }
@@ -135,13 +151,14 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
                            const Tensor& a, const Tensor& out) {
   bool in_place = check_out(out, a, true, unary_op_name(op));
   Edge edge = gradient_edge(a);
-  Tensor before = in_place ? clone(a) : a;
+  const Uses& uses = kUnaryUses[static_cast<int>(op)];
+  Tensor before = in_place && uses.a ? clone(a) : a;
   Tensor r = redispatch_no_grad(opobj, ks, a, out);
   if (!is_floating(r->dtype)) return r;
   auto node = std::make_shared<UnaryBackward>();
   node->op = op;
-  node->x = SavedVariable(before, false);
-  node->r = SavedVariable(r, true);
+  if (uses.a) node->x = SavedVariable(before, false);
+  if (uses.r) node->r = SavedVariable(r, true);
   node->x_dtype = a->dtype;
   node->next_edges = {edge};
   set_history(r, node);

@@ -4,6 +4,7 @@
 
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
+#include "../ops/views.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -144,7 +145,9 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
     }
   }
   while (d < ndim) keep_dim();
-  r.view = make_view(self, sizes, strides, offset);
+  // with autograd recording, the view goes through the as_strided op so that it gets a grad_fn
+  r.view = self->requires_grad && thread_state().grad_enabled ? ops::as_strided(self, sizes, strides, offset)
+                                                              : make_view(self, sizes, strides, offset);
   return r;
 }
 

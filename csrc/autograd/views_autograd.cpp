@@ -1,0 +1,147 @@
+// Autograd kernels of the view and shape ops (ops/views.h). Their backward needs only
+// metadata, so they save no tensors. Views with a simple inverse use it (reshape, permute,
+// transpose: differentiable again); the others scatter the gradient into a zero buffer laid out
+// like the input's memory and read the input's geometry back (as_strided backward).
+#include "../ops/views.h"
+#include "autograd.h"
+
+namespace fl::autograd {
+namespace {
+
+// Gradient of a view `out` of `in`, for any view geometry (in must not overlap itself).
+Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,
+                             const IntList& out_sizes, const IntList& out_strides, int64_t out_offset) {
+  int64_t extent = 1;
+  for (size_t d = 0; d < in_sizes.size(); ++d) {
+    if (in_sizes[d] == 0) { extent = 0; break; }
+    extent += (in_sizes[d] - 1) * in_strides[d];
+  }
+  Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
+  fill(buf, Scalar(int64_t(0)));
+  accumulate_into(make_view(buf, out_sizes, out_strides, out_offset - in_offset), g);
+  return contiguous(make_view(buf, in_sizes, in_strides, 0));
+}
+
+// Registers an autograd kernel for a view op whose backward is the generic strided one.
+#define FL_STRIDED_VIEW_AUTOGRAD(opname, Name, ...)                                                            \
+  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& a, auto... args) {                   \
+    Tensor r = redispatch_no_grad(ops::opname, ks, a, args...);                                                 \
+    return record_lambda(Name, r, {gradient_edge(a)},                                                           \
+                         [is = a->sizes, ist = a->strides, io = a->offset, os = r->sizes, ost = r->strides,     \
+                          oo = r->offset](const Tensor& g) {                                                    \
+                           return TensorList{strided_view_backward(g, is, ist, io, os, ost, oo)};               \
+                         });                                                                                    \
+  })
+
+IntList inverse_permutation(const IntList& dims) {
+  IntList inv(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inv[wrap_dim(dims[i], static_cast<int64_t>(dims.size()))] = static_cast<int64_t>(i);
+  return inv;
+}
+
+}  // namespace
+
+FL_STRIDED_VIEW_AUTOGRAD(slice, "SliceBackward0")
+FL_STRIDED_VIEW_AUTOGRAD(narrow, "NarrowBackward0")
+FL_STRIDED_VIEW_AUTOGRAD(select, "SelectBackward0")
+FL_STRIDED_VIEW_AUTOGRAD(diagonal, "DiagonalBackward0")
+FL_STRIDED_VIEW_AUTOGRAD(as_strided, "AsStridedBackward0")
+FL_STRIDED_VIEW_AUTOGRAD(unfold, "UnfoldBackward0")
+
+// Views that only regroup elements: the gradient is reshaped back (differentiable again).
+#define FL_RESHAPE_AUTOGRAD(opname, Name)                                                               \
+  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& a, auto... args) {            \
+    Tensor r = redispatch_no_grad(ops::opname, ks, a, args...);                                          \
+    return record_lambda(Name, r, {gradient_edge(a)},                                                    \
+                         [in = a->sizes](const Tensor& g) { return TensorList{ops::reshape(g, in)}; });  \
+  })
+FL_RESHAPE_AUTOGRAD(view, "ViewBackward0")
+FL_RESHAPE_AUTOGRAD(reshape, "ReshapeAliasBackward0")
+FL_RESHAPE_AUTOGRAD(squeeze, "SqueezeBackward0")
+FL_RESHAPE_AUTOGRAD(unsqueeze, "UnsqueezeBackward0")
+
+FL_REGISTER_KERNEL(permute, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& dims) {
+  Tensor r = redispatch_no_grad(ops::permute, ks, a, dims);
+  return record_lambda("PermuteBackward0", r, {gradient_edge(a)},
+                       [inv = inverse_permutation(dims)](const Tensor& g) { return TensorList{ops::permute(g, inv)}; });
+})
+FL_REGISTER_KERNEL(transpose, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t d0, int64_t d1) {
+  Tensor r = redispatch_no_grad(ops::transpose, ks, a, d0, d1);
+  return record_lambda("TransposeBackward0", r, {gradient_edge(a)},
+                       [d0, d1](const Tensor& g) { return TensorList{ops::transpose(g, d0, d1)}; });
+})
+FL_REGISTER_KERNEL(expand, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& sizes) {
+  Tensor r = redispatch_no_grad(ops::expand, ks, a, sizes);
+  return record_lambda("ExpandBackward0", r, {gradient_edge(a)},
+                       [in = a->sizes](const Tensor& g) { return TensorList{sum_to(g, in)}; });
+})
+FL_REGISTER_KERNEL(flip, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& dims) {
+  Tensor r = redispatch_no_grad(ops::flip, ks, a, dims);
+  return record_lambda("FlipBackward0", r, {gradient_edge(a)}, [dims](const Tensor& g) { return TensorList{ops::flip(g, dims)}; });
+})
+FL_REGISTER_KERNEL(roll, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& shifts, const IntList& dims) {
+  Tensor r = redispatch_no_grad(ops::roll, ks, a, shifts, dims);
+  IntList back(shifts.size());
+  for (size_t i = 0; i < shifts.size(); ++i) back[i] = -shifts[i];
+  return record_lambda("RollBackward0", r, {gradient_edge(a)},
+                       [back, dims](const Tensor& g) { return TensorList{ops::roll(g, back, dims)}; });
+})
+FL_REGISTER_KERNEL(tril, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t k) {
+  Tensor r = redispatch_no_grad(ops::tril, ks, a, k);
+  return record_lambda("TrilBackward0", r, {gradient_edge(a)}, [k](const Tensor& g) { return TensorList{ops::tril(g, k)}; });
+})
+FL_REGISTER_KERNEL(triu, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t k) {
+  Tensor r = redispatch_no_grad(ops::triu, ks, a, k);
+  return record_lambda("TriuBackward0", r, {gradient_edge(a)}, [k](const Tensor& g) { return TensorList{ops::triu(g, k)}; });
+})
+FL_REGISTER_KERNEL(trace, Autograd, [](DispatchKeySet ks, const Tensor& a) {
+  Tensor r = redispatch_no_grad(ops::trace, ks, a);
+  return record_lambda("TraceBackward0", r, {gradient_edge(a)}, [in = a->sizes](const Tensor& g) {
+    Tensor z = empty(in, g->dtype);
+    fill(z, Scalar(int64_t(0)));
+    accumulate_into(make_view(z, {std::min(in[0], in[1])}, {in[1] + 1}, 0), g);
+    return TensorList{z};
+  });
+})
+FL_REGISTER_KERNEL(repeat, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& reps) {
+  Tensor r = redispatch_no_grad(ops::repeat, ks, a, reps);
+  return record_lambda("RepeatBackward0", r, {gradient_edge(a)}, [in = a->sizes, reps](const Tensor& g) {
+    // view the gradient as (r0, s0, r1, s1, ...) and add every repeat onto the input's element
+    size_t lead = reps.size() - in.size();
+    Tensor z = empty(in, g->dtype);
+    fill(z, Scalar(int64_t(0)));
+    IntList shape, tstrides;
+    for (size_t i = 0; i < reps.size(); ++i) {
+      int64_t s = i < lead ? 1 : in[i - lead];
+      shape.push_back(reps[i]);
+      tstrides.push_back(0);
+      shape.push_back(s);
+      tstrides.push_back(i < lead ? 0 : z->strides[i - lead]);
+    }
+    Tensor gc = contiguous(g);
+    accumulate_into(make_view(z, shape, tstrides, 0), make_view(gc, shape, contiguous_strides(shape), gc->offset));
+    return TensorList{z};
+  });
+})
+FL_REGISTER_KERNEL(cat, Autograd, [](DispatchKeySet ks, const std::vector<Tensor>& ts, int64_t dim) {
+  Tensor r = redispatch_no_grad(ops::cat, ks, ts, dim);
+  std::vector<Edge> edges;
+  std::vector<IntList> sizes;
+  for (const Tensor& t : ts) {
+    edges.push_back(gradient_edge(t));
+    sizes.push_back(t->sizes);
+  }
+  int64_t d = wrap_dim(dim, r->dim());
+  return record_lambda("CatBackward0", r, std::move(edges), [sizes, d](const Tensor& g) {
+    TensorList out;
+    int64_t off = 0;
+    for (const IntList& s : sizes) {
+      if (s.size() == 1 && s[0] == 0 && g->dim() != 1) { out.push_back(nullptr); continue; }  // skipped legacy empty
+      out.push_back(ops::narrow(g, d, off, s[d]));
+      off += s[d];
+    }
+    return out;
+  });
+})
+
+}  // namespace fl::autograd

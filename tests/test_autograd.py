@@ -1,0 +1,94 @@
+"""Autograd without torch: analytic gradients, graph structure, grad modes and hooks into .grad."""
+import math
+
+import pytest
+
+import flowlike as fl
+
+
+def test_chain_rule_against_analytic_gradient():
+    x = fl.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = (x * x).exp()
+    y.backward(fl.ones(3))
+    expected = [2 * v * math.exp(v * v) for v in (0.5, 1.0, 2.0)]
+    assert x.grad.tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_gradients_accumulate_and_broadcast_sums():
+    w = fl.tensor([1.0, 2.0], requires_grad=True)
+    x = fl.ones(3, 2)
+    (x * w).backward(fl.ones(3, 2))
+    (x * w).backward(fl.ones(3, 2))
+    assert w.grad.tolist() == [6.0, 6.0]
+
+
+def test_graph_structure_and_leaves():
+    x = fl.ones(2, requires_grad=True)
+    y = x * 2
+    assert x.is_leaf and not y.is_leaf and y.requires_grad
+    assert y.grad_fn.name() == "MulBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    assert "grad_fn=<MulBackward0>" in repr(y)
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        y.requires_grad = False
+
+
+def test_no_grad_and_set_grad_enabled():
+    x = fl.ones(2, requires_grad=True)
+    with fl.no_grad():
+        assert not (x * 2).requires_grad
+        assert not fl.is_grad_enabled()
+    assert fl.is_grad_enabled()
+
+    @fl.no_grad()
+    def f(t):
+        return t * 3
+    assert not f(x).requires_grad
+    with fl.set_grad_enabled(False):
+        assert not (x + 1).requires_grad
+    assert (x + 1).requires_grad
+
+
+def test_autograd_grad_does_not_touch_dot_grad_and_allow_unused():
+    x = fl.ones(2, requires_grad=True)
+    z = fl.ones(2, requires_grad=True)
+    (g,) = fl.autograd.grad(x * 3, x, fl.ones(2))
+    assert g.tolist() == [3.0, 3.0] and x.grad is None
+    with pytest.raises(RuntimeError, match="not have been used"):
+        fl.autograd.grad(x * 3, [x, z], fl.ones(2))
+    gx, gz = fl.autograd.grad(x * 3, [x, z], fl.ones(2), allow_unused=True)
+    assert gz is None
+
+
+def test_retain_grad_and_retain_graph():
+    x = fl.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    z = (y * y).exp()
+    z.backward(fl.ones(2), retain_graph=True)
+    first = x.grad.tolist()
+    z.backward(fl.ones(2))
+    assert x.grad.tolist() == [2 * v for v in first]
+    assert y.grad is not None and y.retains_grad
+
+
+def test_saved_tensor_modified_in_place_raises():
+    x = fl.ones(3, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward(fl.ones(3))
+
+
+def test_backward_frees_saved_tensors():
+    x = fl.ones(3, requires_grad=True)
+    y = x.exp()
+    y.backward(fl.ones(3))
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward(fl.ones(3))
+
+
+def test_integer_outputs_are_not_differentiable():
+    x = fl.tensor([1.5, -2.0], requires_grad=True)
+    assert not (x > 0).requires_grad
+    assert (x.floor() * 1).requires_grad
