@@ -8,6 +8,7 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empty, zeros, ones, full, empty_like,
                         zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor)
 from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op namespace)
+from ._reduce import *  # noqa: F401,F403  (reductions, scans, sorting)
 from . import memory
 
 __version__ = "2.13.0+flowlike.0.1.0"
