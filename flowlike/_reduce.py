@@ -199,14 +199,14 @@ def cummin(input, dim):
 
 # ---- sorting and order statistics ------------------------------------------------------------
 
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, *, stable=False):
     """Sorts along `dim` (stably; NaN sorts as the largest value); returns (values, indices)."""
     return return_types.sort(*_C._sort(input, dim, descending, builtins.bool(stable)))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort `input` along `dim`."""
-    return sort(input, dim, descending, stable).indices
+    return sort(input, dim, descending, stable=stable).indices
 
 
 def msort(input):

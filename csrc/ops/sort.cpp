@@ -172,7 +172,7 @@ Tensor quantile_cpu(const Tensor& self, const Tensor& q, std::optional<int64_t> 
            "() input tensor must be either float or double dtype");
   FL_CHECK(q->dim() <= 1, Error, op, "() q must be a scalar or 1D tensor");
   FL_CHECK(interp == "linear" || interp == "lower" || interp == "higher" || interp == "midpoint" || interp == "nearest",
-           ValueError, op, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ", interp);
+           Error, op, "() interpolation must be one of linear, lower, higher, midpoint or nearest, but got ", interp);
   Tensor qd = row_major(to_dtype(q, ScalarType::Float64));
   const double* qs = qd->data<double>();
   const int64_t nq = qd->numel;

@@ -42,6 +42,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& self, bool consecuti
 
 Tensor bincount_cpu(const Tensor& self, const Tensor& weights, int64_t minlength) {
   FL_CHECK(minlength >= 0, Error, "minlength should be >= 0");
+  FL_CHECK(!is_floating(self->dtype), NotImplementedError, "\"bincount_cpu\" not implemented for '", c10_type_name(self->dtype), "'");
   FL_CHECK(self->dim() == 1 && is_integral(self->dtype, false), Error, "bincount only supports 1-d non-negative integral inputs.");
   FL_CHECK(!weights || (weights->dim() == 1 && weights->numel == self->numel), Error,
            "weights should be 1-d and have the same length as input");
