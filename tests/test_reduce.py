@@ -330,3 +330,29 @@ def test_bincount_histc_searchsorted_bucketize():
     got = fl.searchsorted(fl.from_numpy(rows), fl.from_numpy(vals), out_int32=True)
     assert got.dtype == fl.int32
     np.testing.assert_array_equal(got.numpy(), [np.searchsorted(r, q) for r, q in zip(rows, vals)])
+
+
+@pytest.mark.parametrize("name,ref", [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("amax", np.max),
+                                      ("amin", np.min)])
+@pytest.mark.parametrize("shape,dim", [((300, 70), 0), ((3, 50, 130), (0, 1)), ((3, 50, 130), 0), ((200, 3, 40), 0)])
+def test_column_reductions(name, ref, shape, dim):
+    a = RNG.uniform(0.9, 1.1, size=shape).astype(np.float32)
+    got = getattr(fl, name)(fl.from_numpy(a), dim, True)
+    np.testing.assert_allclose(got.numpy(), ref(a.astype(np.float64), axis=dim, keepdims=True), rtol=1e-4)
+    if name in ("amax", "amin"):
+        a[7, 1] = np.nan
+        got = getattr(fl, name)(fl.from_numpy(a), dim).numpy()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref(a, axis=dim)))
+
+
+@pytest.mark.parametrize("pos", [0, 37, 1000, 99999])
+def test_vectorized_extremes_see_every_nan(pos):
+    a = RNG.standard_normal(100000).astype(np.float32)
+    t = fl.from_numpy(a)
+    assert t.amax().item() == a.max() and t.amin().item() == a.min()
+    assert t.argmax().item() == a.argmax() and t.max(0).indices.item() == a.argmax()
+    a[pos] = np.nan
+    assert np.isnan(fl.amax(t).item()) and np.isnan(fl.amin(t).item())
+    assert t.argmax().item() == pos and t.min(0).indices.item() == pos
+    d = a.astype(np.float64)
+    assert np.isnan(fl.from_numpy(d).amax().item())

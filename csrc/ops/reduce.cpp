@@ -1,6 +1,7 @@
 // The row engine (see Note [Reductions as rows]) and the one-signature reductions:
 // sum, nansum, mean, nanmean, prod, amax, amin, all, any, count_nonzero, logsumexp.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "pointwise.h"
@@ -9,6 +10,8 @@
 namespace fl {
 
 // ---- the row engine -----------------------------------------------------------------------
+namespace { IntList reduced_sizes(const IntList& sizes, const std::vector<bool>& mask, bool keepdim); }
+
 std::vector<bool> reduce_mask(const IntList& dims, int64_t ndim, const char* op) {
   std::vector<bool> mask(static_cast<size_t>(ndim), dims.empty());
   for (int64_t d : dims) {
@@ -43,10 +46,7 @@ RowView to_rows(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
   rv.perm_sizes = sizes;
   for (int64_t d : kept) rv.outer *= t->sizes[d];
   for (int64_t d : reduced) rv.inner *= t->sizes[d];
-  for (int64_t d = 0; d < t->dim(); ++d) {
-    if (!mask[d]) rv.out_sizes.push_back(t->sizes[d]);
-    else if (keepdim) rv.out_sizes.push_back(1);
-  }
+  rv.out_sizes = reduced_sizes(t->sizes, mask, keepdim);
   Tensor v = make_view(t, sizes, strides, t->offset);
   rv.rows = row_major(v);
   return rv;
@@ -102,6 +102,44 @@ float sum_half(const T* x, int64_t n) {
   int64_t h = (n / 2) & ~int64_t(63);
   return sum_half(x, h) + sum_half(x + h, n - h);
 }
+
+// GCC does not vectorize a lane array with a NaN flag on its own, so this uses vector types.
+template <typename T, bool MX>
+static inline __attribute__((always_inline)) T extreme_lanes(const T* x, int64_t n) {
+  typedef T V __attribute__((vector_size(32)));
+  constexpr int W = 32 / sizeof(T), U = 4;
+  V acc[U];
+  decltype(acc[0] != acc[0]) nan[U];  // all-ones lanes where a NaN was seen
+  for (int u = 0; u < U; ++u) { acc[u] = V{} + x[0]; nan[u] = acc[u] != acc[u]; }
+  int64_t i = 0;
+  for (; i + W * U <= n; i += W * U)
+    for (int u = 0; u < U; ++u) {
+      V v;
+      std::memcpy(&v, x + i + u * W, sizeof(V));
+      nan[u] |= v != v;
+      acc[u] = MX ? (v > acc[u] ? v : acc[u]) : (v < acc[u] ? v : acc[u]);
+    }
+  T m = x[0];
+  bool any_nan = false;
+  for (int u = 0; u < U; ++u)
+    for (int j = 0; j < W; ++j) {
+      any_nan |= nan[u][j] != 0;
+      m = MX ? (acc[u][j] > m ? acc[u][j] : m) : (acc[u][j] < m ? acc[u][j] : m);
+    }
+  for (; i < n; ++i) { T v = x[i]; any_nan |= v != v; m = MX ? (v > m ? v : m) : (v < m ? v : m); }
+  return any_nan ? std::numeric_limits<T>::quiet_NaN() : m;
+}
+
+}  // namespace
+
+__attribute__((target_clones("avx2", "default"))) float extreme_f32(const float* x, int64_t n, bool is_max) {
+  return is_max ? extreme_lanes<float, true>(x, n) : extreme_lanes<float, false>(x, n);
+}
+__attribute__((target_clones("avx2", "default"))) double extreme_f64(const double* x, int64_t n, bool is_max) {
+  return is_max ? extreme_lanes<double, true>(x, n) : extreme_lanes<double, false>(x, n);
+}
+
+namespace {
 
 template <typename T> using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
 
@@ -214,13 +252,7 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
       const bool mx = k == ReduceKind::amax;
       using M = opmath_t<T>;
       run_rows<M>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
-        M m = static_cast<M>(row(o)[b]);
-        for (int64_t i = b; i < e; ++i) {
-          M v = static_cast<M>(row(o)[i]);
-          if (is_nan(v)) return v;
-          m = mx ? (v > m ? v : m) : (v < m ? v : m);
-        }
-        return m;
+        return extreme(row(o) + b, e - b, mx);
       }, [mx](M a, M b) { return is_nan(a) ? a : is_nan(b) ? b : mx ? (b > a ? b : a) : (b < a ? b : a); },
       [&](int64_t o, M v) { out[o] = static_cast<Out>(v); });
       break;
@@ -258,6 +290,71 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
   }
 }
 
+// Note [Column reductions]
+// A row-major input whose reduced dims all come before its kept dims is an R x K matrix reduced
+// over R. Permuting it to rows would transpose the whole input; instead each thread owns a band
+// of columns and streams down the rows, accumulating a band-wide vector (it vectorizes over
+// columns). Sums add blocks of rows into a separate block accumulator first, for accuracy.
+bool column_kind(ReduceKind k) {
+  return k == ReduceKind::sum || k == ReduceKind::mean || k == ReduceKind::prod || k == ReduceKind::amax ||
+         k == ReduceKind::amin;
+}
+
+template <typename T>
+void run_columns(ReduceKind k, const T* x, int64_t R, int64_t K, T* out) {
+  using A = acc_t<T>;
+  constexpr int64_t kBand = 512, kRowBlock = 128;
+  const int64_t nbands = (K + kBand - 1) / kBand;
+  const bool par = R * K >= kParallelGrain && nbands > 1 && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t band = 0; band < nbands; ++band) {
+    const int64_t c0 = band * kBand, w = std::min(kBand, K - c0);
+    A acc[kBand], blk[kBand];
+    switch (k) {
+      case ReduceKind::sum: case ReduceKind::mean:
+        for (int64_t j = 0; j < w; ++j) acc[j] = 0;
+        for (int64_t r0 = 0; r0 < R; r0 += kRowBlock) {
+          for (int64_t j = 0; j < w; ++j) blk[j] = 0;
+          for (int64_t r = r0; r < std::min(R, r0 + kRowBlock); ++r) {
+            const T* xr = x + r * K + c0;
+            for (int64_t j = 0; j < w; ++j) blk[j] += static_cast<A>(xr[j]);
+          }
+          for (int64_t j = 0; j < w; ++j) acc[j] += blk[j];
+        }
+        if (k == ReduceKind::mean)
+          for (int64_t j = 0; j < w; ++j) acc[j] /= static_cast<A>(R);
+        break;
+      case ReduceKind::prod:
+        for (int64_t j = 0; j < w; ++j) acc[j] = 1;
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t j = 0; j < w; ++j) acc[j] *= static_cast<A>(x[r * K + c0 + j]);
+        break;
+      default: {  // amax / amin: a NaN sticks once seen
+        const bool mx = k == ReduceKind::amax;
+        for (int64_t j = 0; j < w; ++j) acc[j] = static_cast<A>(x[c0 + j]);
+        for (int64_t r = 1; r < R; ++r) {
+          const T* xr = x + r * K + c0;
+          for (int64_t j = 0; j < w; ++j) {
+            A v = static_cast<A>(xr[j]);
+            acc[j] = (is_nan(v) || (mx ? v > acc[j] : v < acc[j])) ? v : acc[j];
+          }
+        }
+      }
+    }
+    for (int64_t j = 0; j < w; ++j) out[c0 + j] = static_cast<T>(acc[j]);
+  }
+}
+
+// The output sizes for a reduction over `mask`.
+IntList reduced_sizes(const IntList& sizes, const std::vector<bool>& mask, bool keepdim) {
+  IntList out;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!mask[d]) out.push_back(sizes[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
 Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
   const char* name = kind_name(k);
   ScalarType out_t, compute_t;
@@ -270,6 +367,17 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
       FL_CHECK(!mask[d] || self->sizes[d] != 0, IndexError, name, "(): Expected reduction dim ", d, " to have non-zero size.");
   }
   Tensor in = self->dtype == compute_t ? self : to_dtype(self, compute_t);
+  if (column_kind(k) && in->contiguous && in->numel > 0) {
+    int64_t r = 0, R = 1, K = 1;
+    while (r < in->dim() && mask[r]) R *= in->sizes[r++];
+    bool leading = r > 0 && R > 1;
+    for (int64_t d = r; d < in->dim(); ++d) { leading = leading && !mask[d]; K *= in->sizes[d]; }
+    if (leading && K >= 64) {
+      Tensor out = empty(reduced_sizes(in->sizes, mask, keepdim), out_t);
+      FL_DISPATCH_ALL(compute_t, name, run_columns<scalar_t>(k, in->data<scalar_t>(), R, K, out->data<scalar_t>()));
+      return out;
+    }
+  }
   RowView rv = to_rows(in, mask, keepdim);
   // Counting kinds produce int64 counts/flags, converted to the result dtype afterwards.
   const bool counts = k == ReduceKind::all || k == ReduceKind::any || k == ReduceKind::count_nonzero;

@@ -10,6 +10,7 @@
 #pragma once
 #include <omp.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -92,6 +93,26 @@ void for_each_row(int64_t outer, int64_t inner, F&& f) {
   }
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t o = 0; o < outer; ++o) f(o);
+}
+
+// The max (is_max) or min of x[0, n), n >= 1; NaN when any element is NaN. The float and double
+// versions keep independent lanes so they vectorize (built for the baseline and AVX2).
+float extreme_f32(const float* x, int64_t n, bool is_max);
+double extreme_f64(const double* x, int64_t n, bool is_max);
+template <typename T>
+opmath_t<T> extreme(const T* x, int64_t n, bool is_max) {
+  if constexpr (std::is_same_v<T, float>) return extreme_f32(x, n, is_max);
+  else if constexpr (std::is_same_v<T, double>) return extreme_f64(x, n, is_max);
+  else {
+    using M = opmath_t<T>;
+    M m = static_cast<M>(x[0]);
+    for (int64_t i = 0; i < n; ++i) {
+      M v = static_cast<M>(x[i]);
+      if constexpr (std::is_floating_point_v<M>) if (std::isnan(v)) return v;
+      m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+    }
+    return m;
+  }
 }
 
 // NaN-aware ordering used by sort/topk/kthvalue/median: NaN sorts as the largest value.

@@ -34,13 +34,13 @@ TensorPair arg_reduce(const Tensor& self, const std::vector<bool>& mask, bool ke
     const int64_t inner = rv.inner;
     auto better = [is_max](M cand, M cur) { return nan_of(cand) ? !nan_of(cur) : !nan_of(cur) && (is_max ? cand > cur : cand < cur); };
     run_rows<P>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
+      // two passes: the vectorized extreme value, then its first position
       const scalar_t* r = x + o * inner;
-      P best{static_cast<M>(r[b]), b};
-      for (int64_t i = b + 1; i < e; ++i) {
-        M v = static_cast<M>(r[i]);
-        if (better(v, best.first)) { best = {v, i}; if (nan_of(v)) break; }
-      }
-      return best;
+      const M m = extreme(r + b, e - b, is_max);
+      int64_t i = b;
+      if (nan_of(m)) while (!nan_of(static_cast<M>(r[i]))) ++i;
+      else while (static_cast<M>(r[i]) != m) ++i;
+      return P{m, i};
     }, [&](P a, P b) { return better(b.first, a.first) ? b : a; }, [&](int64_t o, P p) {
       idx[o] = p.second;
       if (vals) vals[o] = static_cast<scalar_t>(p.first);
