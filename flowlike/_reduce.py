@@ -273,17 +273,15 @@ def _unique_result(values, inverse, counts, return_inverse, return_counts):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct elements (sorted), optionally with the inverse indices and the counts."""
-    if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported by flowlike yet")
-    return _unique_result(*_C._unique_flat(input, False), return_inverse, return_counts)
+    """The distinct elements (sorted), or distinct slices along `dim`, optionally with inverse indices and counts."""
+    parts = _C._unique_flat(input, False) if dim is None else _C._unique_dim(input, dim, False)
+    return _unique_result(*parts, return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapses runs of equal consecutive elements, optionally with inverse indices and run lengths."""
-    if dim is not None:
-        raise NotImplementedError("unique_consecutive(dim=...) is not supported by flowlike yet")
-    return _unique_result(*_C._unique_flat(input, True), return_inverse, return_counts)
+    parts = _C._unique_flat(input, True) if dim is None else _C._unique_dim(input, dim, True)
+    return _unique_result(*parts, return_inverse, return_counts)
 
 
 def bincount(input, weights=None, minlength=0):

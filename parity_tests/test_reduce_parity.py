@@ -196,6 +196,11 @@ def test_unique_family():
     both(lambda m, x: m.unique(x, return_inverse=True, return_counts=True), I32 % 4)
     both(lambda m, x: m.unique_consecutive(x, return_inverse=True, return_counts=True), np.sort(a)[::-1].copy())
     both(lambda m, x: x.unique(return_counts=True), I32.astype(np.float32))
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 4], [0, 5]], dtype=np.int64)
+    for dim in (0, 1, -1):
+        both(lambda m, x: m.unique(x, dim=dim, return_inverse=True, return_counts=True), rows)
+        both(lambda m, x: m.unique_consecutive(x, dim=dim, return_inverse=True, return_counts=True), rows)
+    both(lambda m, x: m.unique(x, dim=1), I32 % 2)
 
 
 def test_counting_and_searching():

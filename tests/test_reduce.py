@@ -300,6 +300,13 @@ def test_unique_and_consecutive():
     np.testing.assert_array_equal(v.numpy(), wv)
     np.testing.assert_array_equal(inv.numpy(), winv.reshape(a.shape))
     np.testing.assert_array_equal(c.numpy(), wc)
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 4]])
+    v, inv, c = fl.unique(fl.from_numpy(rows), dim=0, return_inverse=True, return_counts=True)
+    wv, winv, wc = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(v.numpy(), wv)
+    np.testing.assert_array_equal(inv.numpy(), winv.ravel())
+    np.testing.assert_array_equal(c.numpy(), wc)
+    np.testing.assert_array_equal(fl.unique(fl.from_numpy(rows.T.copy()), dim=1).numpy(), wv.T)
     v, c = fl.unique_consecutive(fl.tensor([1, 1, 2, 2, 3, 1, 1]), return_counts=True)
     assert v.tolist() == [1, 2, 3, 1] and c.tolist() == [2, 2, 1, 2]
 

@@ -155,6 +155,8 @@ FL_DECLARE_OP(quantile, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, s
                                      const std::string&, bool))
 // (self, consecutive) -> (values, inverse (self's shape), counts), values sorted unless consecutive.
 FL_DECLARE_OP(unique_flat, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, bool))
+// (self, dim, consecutive) -> the same over whole slices along dim (inverse and counts are 1-D).
+FL_DECLARE_OP(unique_dim, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, int64_t, bool))
 FL_DECLARE_OP(bincount, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))  // weights may be null
 FL_DECLARE_OP(histc, ::fl::Tensor(const ::fl::Tensor&, int64_t, double, double))
 // (sorted_sequence, values, out_int32, right, sorter (may be null))

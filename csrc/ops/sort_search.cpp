@@ -1,6 +1,7 @@
 // Counting and searching: unique / unique_consecutive, bincount, histc, searchsorted.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "pointwise.h"
@@ -38,6 +39,52 @@ std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& self, bool consecuti
   Tensor c = empty({static_cast<int64_t>(counts.size())}, ScalarType::Int64);
   std::copy(counts.begin(), counts.end(), c->data<int64_t>());
   return {values, inverse, c};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_dim_cpu(const Tensor& self, int64_t dim, bool consecutive) {
+  const char* op = consecutive ? "unique_consecutive" : "unique_dim";
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  FL_CHECK(self->dim() > 0, Error, op, "(): cannot be applied to a 0-dim tensor");
+  std::vector<bool> mask(static_cast<size_t>(self->dim()), true);
+  mask[d] = false;
+  RowView rv = to_rows(self, mask, true);  // row i is the slice i along dim
+  const int64_t n = rv.outer, m = rv.inner;
+  Tensor inverse = empty({n}, ScalarType::Int64);
+  std::vector<int64_t> counts, firsts;
+  FL_DISPATCH_ALL(self->dtype, op, {
+    using M = opmath_t<scalar_t>;
+    const scalar_t* x = rv.rows->data<scalar_t>();
+    auto less = [&](int64_t a, int64_t b) {
+      for (int64_t j = 0; j < m; ++j) {
+        M u = static_cast<M>(x[a * m + j]), v = static_cast<M>(x[b * m + j]);
+        if (nan_last_less(u, v)) return true;
+        if (nan_last_less(v, u)) return false;
+      }
+      return false;
+    };
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), int64_t(0));
+    if (!consecutive) std::stable_sort(order.begin(), order.end(), less);
+    int64_t* inv = inverse->data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (firsts.empty() || less(firsts.back(), order[i]) || less(order[i], firsts.back())) {
+        firsts.push_back(order[i]);
+        counts.push_back(0);
+      }
+      ++counts.back();
+      inv[order[i]] = static_cast<int64_t>(firsts.size()) - 1;
+    }
+  });
+  const int64_t nu = static_cast<int64_t>(firsts.size());
+  RowView out_rv = rv;
+  out_rv.perm_sizes[0] = nu;
+  Tensor vals = empty(out_rv.perm_sizes, self->dtype);
+  const size_t row_bytes = static_cast<size_t>(m) * self->itemsize();
+  for (int64_t g = 0; g < nu; ++g)
+    std::memcpy(vals->data_ptr() + g * row_bytes, rv.rows->data_ptr() + firsts[g] * row_bytes, row_bytes);
+  Tensor c = empty({nu}, ScalarType::Int64);
+  std::copy(counts.begin(), counts.end(), c->data<int64_t>());
+  return {from_rows(vals, out_rv), inverse, c};
 }
 
 Tensor bincount_cpu(const Tensor& self, const Tensor& weights, int64_t minlength) {
@@ -154,6 +201,9 @@ using fl::Tensor;
 FL_DEFINE_OP(unique_flat, "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
              std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool))
 FL_REGISTER_KERNEL(unique_flat, CPU, [](fl::DispatchKeySet, const Tensor& t, bool c) { return fl::unique_cpu(t, c); })
+FL_DEFINE_OP(unique_dim, "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+             std::tuple<Tensor, Tensor, Tensor>(const Tensor&, int64_t, bool))
+FL_REGISTER_KERNEL(unique_dim, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool c) { return fl::unique_dim_cpu(t, d, c); })
 FL_DEFINE_OP(bincount, "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", Tensor(const Tensor&, const Tensor&, int64_t))
 FL_REGISTER_KERNEL(bincount, CPU, [](fl::DispatchKeySet, const Tensor& t, const Tensor& w, int64_t m) { return fl::bincount_cpu(t, w, m); })
 FL_DEFINE_OP(histc, "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", Tensor(const Tensor&, int64_t, double, double))

@@ -38,6 +38,7 @@ void bind(py::module_& m, TensorClass&) {
   m.def("_quantile", [](const Tensor& t, const Tensor& q, std::optional<int64_t> d, bool keepdim, const std::string& interp,
                         bool nan) { return ops::quantile(t, q, d, keepdim, interp, nan); });
   m.def("_unique_flat", [](const Tensor& t, bool consecutive) { return ops::unique_flat(t, consecutive); });
+  m.def("_unique_dim", [](const Tensor& t, int64_t d, bool consecutive) { return ops::unique_dim(t, d, consecutive); });
   m.def("_bincount", [](const Tensor& t, py::handle w, int64_t minlength) { return ops::bincount(t, opt_tensor(w), minlength); });
   m.def("_histc", [](const Tensor& t, int64_t bins, double lo, double hi) { return ops::histc(t, bins, lo, hi); });
   m.def("_searchsorted", [](const Tensor& s, const Tensor& v, bool i32, bool right, py::handle sorter) {
