@@ -247,6 +247,8 @@ EMPTY = [
     (lambda m, x: m.max(x, 0), True), (lambda m, x: m.argmax(x), True), (lambda m, x: m.argmax(x, 0), True),
     (lambda m, x: m.min(x, 0), True), (lambda m, x: m.median(x, 0), True), (lambda m, x: m.kthvalue(x, 1, 0), True),
     (lambda m, x: m.mode(x, 0), True), (lambda m, x: m.aminmax(x), True), (lambda m, x: m.norm(x, float("inf")), True),
+    (lambda m, x: m.quantile(x, 0.5), True), (lambda m, x: m.quantile(x, 0.5, dim=1), True),
+    (lambda m, x: m.unique(x), False), (lambda m, x: m.cumprod(x, 1), False),
 ]
 
 

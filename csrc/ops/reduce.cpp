@@ -327,7 +327,12 @@ void run_columns(ReduceKind k, const T* x, int64_t R, int64_t K, T* out) {
       case ReduceKind::prod:
         for (int64_t j = 0; j < w; ++j) acc[j] = 1;
         for (int64_t r = 0; r < R; ++r)
-          for (int64_t j = 0; j < w; ++j) acc[j] *= static_cast<A>(x[r * K + c0 + j]);
+          for (int64_t j = 0; j < w; ++j) {
+            if constexpr (std::is_integral_v<A>)  // wraps like torch, without signed overflow
+              acc[j] = static_cast<A>(static_cast<uint64_t>(acc[j]) * static_cast<uint64_t>(static_cast<A>(x[r * K + c0 + j])));
+            else
+              acc[j] *= static_cast<A>(x[r * K + c0 + j]);
+          }
         break;
       default: {  // amax / amin: a NaN sticks once seen
         const bool mx = k == ReduceKind::amax;

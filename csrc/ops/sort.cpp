@@ -83,14 +83,13 @@ TensorPair topk_cpu(const Tensor& self, int64_t k, int64_t dim, bool largest, bo
 }
 
 // Drops the innermost (size-1) dim of a keepdim-shaped row result unless keepdim.
-Tensor finish_rows(const Tensor& r, const RowView& rv, const Tensor& self, int64_t dim, bool keepdim) {
+Tensor finish_rows(const Tensor& r, const Tensor& self, int64_t dim, bool keepdim) {
   IntList shape = self->sizes;
   if (self->dim() > 0) {
     int64_t d = wrap_dim(dim, self->dim());
     if (keepdim) shape[d] = 1;
     else shape.erase(shape.begin() + d);
   }
-  (void)rv;
   return reshaped(r, shape);  // kept dims keep their order, so the row-major layout already matches
 }
 
@@ -121,7 +120,7 @@ TensorPair select_rank(const Tensor& self, int64_t dim, bool keepdim, const char
       io[o] = p[k].second;
     });
   });
-  return {finish_rows(v, rv, self, dim, keepdim), finish_rows(ix, rv, self, dim, keepdim)};
+  return {finish_rows(v, self, dim, keepdim), finish_rows(ix, self, dim, keepdim)};
 }
 
 TensorPair kthvalue_cpu(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
@@ -162,7 +161,7 @@ TensorPair mode_cpu(const Tensor& self, int64_t dim, bool keepdim) {
       io[o] = p[best].second;
     });
   });
-  return {finish_rows(v, rv, self, dim, keepdim), finish_rows(ix, rv, self, dim, keepdim)};
+  return {finish_rows(v, self, dim, keepdim), finish_rows(ix, self, dim, keepdim)};
 }
 
 Tensor quantile_cpu(const Tensor& self, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
@@ -178,7 +177,7 @@ Tensor quantile_cpu(const Tensor& self, const Tensor& q, std::optional<int64_t> 
   const int64_t nq = qd->numel;
   for (int64_t i = 0; i < nq; ++i)
     FL_CHECK(qs[i] >= 0 && qs[i] <= 1, Error, op, "() q values must be in the range [0, 1]");
-  FL_CHECK(self->numel > 0, IndexError, op, "() input tensor must be non-empty");
+  FL_CHECK(self->numel > 0, Error, op, "() input tensor must be non-empty");
   RowView rv;
   IntList out_shape;
   if (dim) {
