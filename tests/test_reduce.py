@@ -341,7 +341,8 @@ def test_bincount_histc_searchsorted_bucketize():
 
 @pytest.mark.parametrize("name,ref", [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("amax", np.max),
                                       ("amin", np.min)])
-@pytest.mark.parametrize("shape,dim", [((300, 70), 0), ((3, 50, 130), (0, 1)), ((3, 50, 130), 0), ((200, 3, 40), 0)])
+@pytest.mark.parametrize("shape,dim", [((300, 70), 0), ((3, 50, 130), (0, 1)), ((3, 50, 130), 0), ((200, 3, 40), 0),
+                                       ((3, 50, 130), 1), ((2, 3, 40, 70), (1, 2)), ((2, 3, 40, 70), (0, 2))])
 def test_column_reductions(name, ref, shape, dim):
     a = RNG.uniform(0.9, 1.1, size=shape).astype(np.float32)
     got = getattr(fl, name)(fl.from_numpy(a), dim, True)

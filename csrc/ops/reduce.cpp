@@ -291,23 +291,27 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
 }
 
 // Note [Column reductions]
-// A row-major input whose reduced dims all come before its kept dims is an R x K matrix reduced
-// over R. Permuting it to rows would transpose the whole input; instead each thread owns a band
-// of columns and streams down the rows, accumulating a band-wide vector (it vectorizes over
-// columns). Sums add blocks of rows into a separate block accumulator first, for accuracy.
+// A row-major input whose reduced dims form one run followed by kept dims is O matrices of
+// R x K, each reduced over R. Permuting it to rows would transpose the whole input; instead each
+// thread owns a band of columns and streams down the rows, accumulating a band-wide vector (it
+// vectorizes over columns). Sums add blocks of rows into a separate block accumulator first,
+// for accuracy.
 bool column_kind(ReduceKind k) {
   return k == ReduceKind::sum || k == ReduceKind::mean || k == ReduceKind::prod || k == ReduceKind::amax ||
          k == ReduceKind::amin;
 }
 
 template <typename T>
-void run_columns(ReduceKind k, const T* x, int64_t R, int64_t K, T* out) {
+void run_columns(ReduceKind k, const T* x_all, int64_t O, int64_t R, int64_t K, T* out_all) {
   using A = acc_t<T>;
   constexpr int64_t kBand = 512, kRowBlock = 128;
   const int64_t nbands = (K + kBand - 1) / kBand;
-  const bool par = R * K >= kParallelGrain && nbands > 1 && !omp_in_parallel();
+  const bool par = O * R * K >= kParallelGrain && O * nbands > 1 && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (par)
-  for (int64_t band = 0; band < nbands; ++band) {
+  for (int64_t task = 0; task < O * nbands; ++task) {
+    const int64_t band = task % nbands;
+    const T* x = x_all + (task / nbands) * R * K;
+    T* out = out_all + (task / nbands) * K;
     const int64_t c0 = band * kBand, w = std::min(kBand, K - c0);
     A acc[kBand], blk[kBand];
     switch (k) {
@@ -373,13 +377,16 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
   }
   Tensor in = self->dtype == compute_t ? self : to_dtype(self, compute_t);
   if (column_kind(k) && in->contiguous && in->numel > 0) {
-    int64_t r = 0, R = 1, K = 1;
-    while (r < in->dim() && mask[r]) R *= in->sizes[r++];
-    bool leading = r > 0 && R > 1;
-    for (int64_t d = r; d < in->dim(); ++d) { leading = leading && !mask[d]; K *= in->sizes[d]; }
-    if (leading && K >= 64) {
+    // kept dims, then one run of reduced dims, then kept dims: an O x R x K problem
+    const int64_t nd = in->dim();
+    int64_t a = 0, b, O = 1, R = 1, K = 1;
+    while (a < nd && !mask[a]) O *= in->sizes[a++];
+    for (b = a; b < nd && mask[b]; ++b) R *= in->sizes[b];
+    bool ok = b > a && R > 1;
+    for (int64_t d = b; d < nd; ++d) { ok = ok && !mask[d]; K *= in->sizes[d]; }
+    if (ok && K >= 64) {
       Tensor out = empty(reduced_sizes(in->sizes, mask, keepdim), out_t);
-      FL_DISPATCH_ALL(compute_t, name, run_columns<scalar_t>(k, in->data<scalar_t>(), R, K, out->data<scalar_t>()));
+      FL_DISPATCH_ALL(compute_t, name, run_columns<scalar_t>(k, in->data<scalar_t>(), O, R, K, out->data<scalar_t>()));
       return out;
     }
   }
