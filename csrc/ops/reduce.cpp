@@ -85,17 +85,36 @@ static inline __attribute__((always_inline)) Acc block_sum(const T* x, int64_t n
 
 constexpr int64_t kBlock = 4096;
 
-// Hot paths built for the baseline and AVX2, picked at load time by CPU features.
-__attribute__((target_clones("avx2", "default"))) float sum_f32(const float* x, int64_t n) {
-  if (n <= kBlock) return block_sum<float, float, 32>(x, n);
+// Hot paths built for the baseline, AVX2 and AVX-512, picked at load time by CPU features.
+__attribute__((target_clones("avx512f", "avx2", "default"))) float cascade_f32(const float* x, int64_t n) {
+  if (n <= kBlock) return block_sum<float, float, 64>(x, n);
   int64_t h = (n / 2) & ~int64_t(63);
-  return sum_f32(x, h) + sum_f32(x + h, n - h);
+  return cascade_f32(x, h) + cascade_f32(x + h, n - h);
 }
-__attribute__((target_clones("avx2", "default"))) double sum_f64(const double* x, int64_t n) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) double cascade_f64(const double* x, int64_t n) {
   if (n <= kBlock) return block_sum<double, double, 16>(x, n);
   int64_t h = (n / 2) & ~int64_t(63);
-  return sum_f64(x, h) + sum_f64(x + h, n - h);
+  return cascade_f64(x, h) + cascade_f64(x + h, n - h);
 }
+
+// Elements before the first 64-byte boundary: summed apart so the vector loads stay aligned
+// (numpy buffers are often only 16-byte aligned).
+template <typename T>
+int64_t unaligned_head(const T* x, int64_t n) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(x) % 64;
+  return a == 0 || a % sizeof(T) ? 0 : std::min<int64_t>(n, static_cast<int64_t>((64 - a) / sizeof(T)));
+}
+
+template <typename T, typename F>
+T aligned_sum(const T* x, int64_t n, F cascade) {
+  const int64_t h = unaligned_head(x, n);
+  T head = 0;
+  for (int64_t i = 0; i < h; ++i) head += x[i];
+  return head + cascade(x + h, n - h);
+}
+
+float sum_f32(const float* x, int64_t n) { return aligned_sum(x, n, cascade_f32); }
+double sum_f64(const double* x, int64_t n) { return aligned_sum(x, n, cascade_f64); }
 template <typename T>
 float sum_half(const T* x, int64_t n) {
   if (n <= kBlock) return block_sum<T, float, 16>(x, n);
@@ -132,10 +151,10 @@ static inline __attribute__((always_inline)) T extreme_lanes(const T* x, int64_t
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) float extreme_f32(const float* x, int64_t n, bool is_max) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) float extreme_f32(const float* x, int64_t n, bool is_max) {
   return is_max ? extreme_lanes<float, true>(x, n) : extreme_lanes<float, false>(x, n);
 }
-__attribute__((target_clones("avx2", "default"))) double extreme_f64(const double* x, int64_t n, bool is_max) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) double extreme_f64(const double* x, int64_t n, bool is_max) {
   return is_max ? extreme_lanes<double, true>(x, n) : extreme_lanes<double, false>(x, n);
 }
 

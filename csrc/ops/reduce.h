@@ -96,7 +96,7 @@ void for_each_row(int64_t outer, int64_t inner, F&& f) {
 }
 
 // The max (is_max) or min of x[0, n), n >= 1; NaN when any element is NaN. The float and double
-// versions keep independent lanes so they vectorize (built for the baseline and AVX2).
+// versions keep independent lanes so they vectorize (built for the baseline, AVX2 and AVX-512).
 float extreme_f32(const float* x, int64_t n, bool is_max);
 double extreme_f64(const double* x, int64_t n, bool is_max);
 template <typename T>
