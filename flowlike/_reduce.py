@@ -8,6 +8,7 @@ overloaded forms (dim as int, tuple or None; max(x) / max(x, dim) / max(x, other
 import builtins
 import collections
 import types
+import warnings
 
 from . import _C
 from ._tensor import Tensor
@@ -139,26 +140,34 @@ def _correction(dim, unbiased, correction):
     return _dims(dim), builtins.float(correction)
 
 
+def _var_mean(name, input, dim, unbiased, keepdim, correction):
+    dims, c = _correction(dim, unbiased, correction)
+    v, m = _C._var_mean(input, dims, c, keepdim)
+    if v.numel() and input.numel() // v.numel() - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return v, m
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(variance, mean) over `dim`; the variance divides by N - correction (default 1)."""
-    dims, c = _correction(dim, unbiased, correction)
-    return tuple(_C._var_mean(input, dims, c, keepdim))
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over `dim`, dividing by N - correction (default 1, Bessel's correction)."""
-    return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
+    return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over `dim`."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
     return _C.sqrt(v), m
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over `dim`: sqrt(var)."""
-    return _C.sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return _C.sqrt(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

@@ -269,3 +269,13 @@ def test_zero_dim_inputs():
     both(lambda m, x: tuple(m.sort(x, 0)), s)
     both(lambda m, x: m.cumsum(x, 0), s)
     both(lambda m, x: m.argmax(x, -1, True), s)
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.var(correction=60),
+                                lambda m, x: m.std(x, 0, correction=3)])
+def test_var_warns_when_degrees_of_freedom_run_out(fn):
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        fn(torch, torch.from_numpy(F32))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        got = fn(fl, fl.from_numpy(F32))
+    same(got, fn(torch, torch.from_numpy(F32)))
