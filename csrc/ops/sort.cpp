@@ -44,8 +44,15 @@ TensorPair sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stabl
     for_each_row(rv.outer, rv.inner, [&](int64_t o) {
       auto p = row_pairs<scalar_t>(rv, o);
       using P = std::pair<M, int64_t>;
-      if (descending) std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(b.first, a.first); });
-      else std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(a.first, b.first); });
+      bool has_nan = false;
+      for (const P& e : p) has_nan |= nan_of(e.first);
+      if (has_nan) {
+        if (descending) std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(b.first, a.first); });
+        else std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(a.first, b.first); });
+      } else {  // the common case: plain comparisons, which the sort runs faster
+        if (descending) std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return a.first > b.first; });
+        else std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return a.first < b.first; });
+      }
       for (int64_t i = 0; i < rv.inner; ++i) {
         vo[o * rv.inner + i] = static_cast<scalar_t>(p[i].first);
         io[o * rv.inner + i] = p[i].second;
