@@ -252,6 +252,7 @@ EMPTY = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:var.*degrees of freedom:UserWarning")
 @pytest.mark.parametrize("i", range(len(EMPTY)))
 def test_zero_size_dims(i):
     fn, err = EMPTY[i]
@@ -279,3 +280,19 @@ def test_var_warns_when_degrees_of_freedom_run_out(fn):
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         got = fn(fl, fl.from_numpy(F32))
     same(got, fn(torch, torch.from_numpy(F32)))
+
+
+NONCONTIG = [
+    lambda m, x: m.sum(x, 1), lambda m, x: m.sum(x, (0, 2), keepdim=True), lambda m, x: m.mean(x, 0),
+    lambda m, x: m.amax(x, -1), lambda m, x: tuple(m.max(x, 1)), lambda m, x: m.argmin(x, 2),
+    lambda m, x: m.var(x, 1), lambda m, x: m.norm(x, 3, 0), lambda m, x: m.logsumexp(x, 0),
+    lambda m, x: m.cumsum(x, 1), lambda m, x: tuple(m.cummin(x, 0)), lambda m, x: tuple(m.sort(x, 0)),
+    lambda m, x: tuple(m.topk(x, 2, 1)), lambda m, x: tuple(m.median(x, 2)), lambda m, x: m.quantile(x, 0.3, dim=1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(NONCONTIG)))
+def test_non_contiguous_inputs(i):
+    base = RNG.permutation(6 * 8 * 7).reshape(7, 8, 6).astype(np.float32)
+    for a in (base.transpose(2, 1, 0), base[:, ::2, 1:]):  # permuted and strided views, not copies
+        same(NONCONTIG[i](fl, fl.from_numpy(a)), NONCONTIG[i](torch, torch.from_numpy(a)), rtol=1e-5)
