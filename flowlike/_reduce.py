@@ -11,6 +11,7 @@ import types
 import warnings
 
 from . import _C
+from . import _dtype as D
 from ._tensor import Tensor
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
@@ -72,11 +73,34 @@ sum = _reducer("sum", "Sum over `dim` (all dims when None); integers and bool su
 nansum = _reducer("nansum", "Sum treating NaN as zero.")
 mean = _reducer("mean", "Mean over `dim`; integer inputs need a floating dtype=.")
 nanmean = _reducer("nanmean", "Mean over the non-NaN elements.")
-prod = _reducer("prod", "Product over `dim`; integers and bool multiply to int64 unless dtype= is given.")
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product over one `dim` (all dims when None); integers and bool multiply to int64 unless dtype= is given."""
+    if dim is not None and (not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool)):
+        raise TypeError(f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
+    return _C._prod(input, _dims(dim), keepdim, dtype)
+
+
 amax = _reducer("amax", "Maximum over `dim` (a NaN propagates); no indices.", has_dtype=False)
 amin = _reducer("amin", "Minimum over `dim` (a NaN propagates); no indices.", has_dtype=False)
-all = _reducer("all", "True where every element over `dim` is nonzero (uint8 in, uint8 out).", has_dtype=False)
-any = _reducer("any", "True where some element over `dim` is nonzero (uint8 in, uint8 out).", has_dtype=False)
+
+
+def _logical_reducer(name, doc):
+    prim = getattr(_C, "_" + name)
+
+    def fn(input, dim=None, keepdim=False):
+        if isinstance(dim, (tuple, list)) and not dim:  # torch reduces nothing here (unlike sum)
+            r = _C.ne(input, 0)
+            return r._to_dtype(D.uint8, False) if input.dtype == D.uint8 else r
+        return prim(input, _dims(dim), keepdim, None)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+all = _logical_reducer("all", "True where every element over `dim` is nonzero (uint8 in, uint8 out).")
+any = _logical_reducer("any", "True where some element over `dim` is nonzero (uint8 in, uint8 out).")
 
 
 def logsumexp(input, dim=None, keepdim=False):

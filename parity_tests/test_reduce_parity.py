@@ -132,6 +132,12 @@ def test_norm(p, dim):
     both(lambda m, x: x.norm(p, dim, keepdim=True), F32, rtol=1e-4)
 
 
+def test_empty_dim_tuple():
+    for name in ("sum", "mean", "amax", "all", "any", "std", "count_nonzero"):
+        both(lambda m, x: getattr(m, name)(x, ()), F32)
+    both(lambda m, x: m.any(x, ()), I32.astype(np.uint8))
+
+
 def test_count_nonzero():
     both(lambda m, x: m.count_nonzero(x), I32)
     both(lambda m, x: m.count_nonzero(x, 1), I32)

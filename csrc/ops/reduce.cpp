@@ -224,6 +224,8 @@ void reduce_dtypes(ReduceKind k, ScalarType in, ScalarType req, ScalarType* out,
 template <typename T, typename Out>
 void run_kind(ReduceKind k, const RowView& rv, Out* out) {
   using A = acc_t<T>;
+  // Sequential (non-cascaded) accumulations of floats run in double, to stay accurate on long rows.
+  using W = std::conditional_t<std::is_floating_point_v<A>, double, A>;
   const T* x = rv.rows->data<T>();
   const int64_t inner = rv.inner;
   auto row = [&](int64_t o) { return x + o * inner; };
@@ -234,24 +236,24 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
       run_rows<A>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) { return sum_range(row(o) + b, e - b); }, add, put);
       break;
     case ReduceKind::nansum:
-      run_rows<A>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
-        A s = 0;
-        for (int64_t i = b; i < e; ++i) { A v = static_cast<A>(row(o)[i]); if (!is_nan(v)) s += v; }
+      run_rows<W>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
+        W s = 0;
+        for (int64_t i = b; i < e; ++i) { W v = static_cast<W>(row(o)[i]); if (!is_nan(v)) s += v; }
         return s;
-      }, add, put);
+      }, [](W a, W b) { return a + b; }, [&](int64_t o, W v) { out[o] = static_cast<Out>(v); });
       break;
     case ReduceKind::mean:
       run_rows<A>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) { return sum_range(row(o) + b, e - b); }, add,
                   [&](int64_t o, A v) { out[o] = static_cast<Out>(v / static_cast<A>(inner)); });
       break;
     case ReduceKind::nanmean: {
-      using P = std::pair<A, int64_t>;
+      using P = std::pair<W, int64_t>;
       run_rows<P>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
         P p{0, 0};
-        for (int64_t i = b; i < e; ++i) { A v = static_cast<A>(row(o)[i]); if (!is_nan(v)) { p.first += v; ++p.second; } }
+        for (int64_t i = b; i < e; ++i) { W v = static_cast<W>(row(o)[i]); if (!is_nan(v)) { p.first += v; ++p.second; } }
         return p;
       }, [](P a, P b) { return P{a.first + b.first, a.second + b.second}; },
-      [&](int64_t o, P p) { out[o] = static_cast<Out>(p.first / static_cast<A>(p.second)); });
+      [&](int64_t o, P p) { out[o] = static_cast<Out>(p.first / static_cast<W>(p.second)); });
       break;
     }
     case ReduceKind::prod:
@@ -288,20 +290,20 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
       break;
     }
     case ReduceKind::logsumexp:
-      if constexpr (std::is_floating_point_v<A>) {
-        using P = std::pair<A, A>;  // (max, sum of exp(x - max))
-        const A ninf = -std::numeric_limits<A>::infinity();
+      if constexpr (std::is_floating_point_v<W>) {
+        using P = std::pair<W, W>;  // (max, sum of exp(x - max))
+        const W ninf = -std::numeric_limits<W>::infinity();
         run_rows<P>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
-          A m = ninf;
-          for (int64_t i = b; i < e; ++i) { A v = static_cast<A>(row(o)[i]); if (v > m || std::isnan(v)) m = v; }
-          if (std::isnan(m)) return P{m, A(1)};
-          A shift = std::isinf(m) ? A(0) : m;  // all -inf (or an inf): avoid inf - inf
-          A s = 0;
-          for (int64_t i = b; i < e; ++i) s += std::exp(static_cast<A>(row(o)[i]) - shift);
+          W m = ninf;
+          for (int64_t i = b; i < e; ++i) { W v = static_cast<W>(row(o)[i]); if (v > m || std::isnan(v)) m = v; }
+          if (std::isnan(m)) return P{m, W(1)};
+          W shift = std::isinf(m) ? W(0) : m;  // all -inf (or an inf): avoid inf - inf
+          W s = 0;
+          for (int64_t i = b; i < e; ++i) s += std::exp(static_cast<W>(row(o)[i]) - shift);
           return P{shift, s};
         }, [](P a, P b) {
-          if (std::isnan(a.first) || std::isnan(b.first)) return P{std::numeric_limits<A>::quiet_NaN(), A(1)};
-          A m = std::max(a.first, b.first);
+          if (std::isnan(a.first) || std::isnan(b.first)) return P{std::numeric_limits<W>::quiet_NaN(), W(1)};
+          W m = std::max(a.first, b.first);
           return P{m, a.second * std::exp(a.first - m) + b.second * std::exp(b.first - m)};
         }, [&](int64_t o, P p) { out[o] = static_cast<Out>(p.first + std::log(p.second)); });
       }

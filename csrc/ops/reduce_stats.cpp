@@ -122,7 +122,7 @@ Tensor norm_cpu(const Tensor& self, double p, const IntList& dims, bool keepdim,
   RowView rv = to_rows(in, mask, keepdim);
   Tensor out = empty(rv.out_sizes, out_t);
   FL_DISPATCH_FLOATING(out_t, "linalg.vector_norm", {
-    using A = opmath_t<scalar_t>;
+    using A = double;  // a sequential accumulation: double keeps long rows accurate
     const scalar_t* x = rv.rows->data<scalar_t>();
     scalar_t* o_ = out->data<scalar_t>();
     const int64_t inner = rv.inner;
