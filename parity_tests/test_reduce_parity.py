@@ -236,6 +236,8 @@ BAD = [
     lambda m, x: m.histc(x.long()), lambda m, x: m.logcumsumexp(x.long(), 0),
     lambda m, x: m.bincount(x), lambda m, x: m.bucketize(x, x),
     lambda m, x: m.quantile(x, 0.5, interpolation="bogus"),
+    lambda m, x: m.argmax(x > 0), lambda m, x: (x > 0).argmin(0), lambda m, x: m.median(x > 0),
+    lambda m, x: m.median(x > 0, 0), lambda m, x: m.topk(x > 0, 1), lambda m, x: m.kthvalue(x > 0, 1),
 ]
 
 

@@ -58,6 +58,7 @@ TensorPair max_min_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_ma
 
 Tensor arg_max_min(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
+  FL_CHECK(self->dtype != ScalarType::Bool, Error, op, "(): does not support bool input");
   if (!dim) {
     FL_CHECK(self->numel != 0, IndexError, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
     Tensor r = std::get<1>(arg_reduce(self, reduce_mask({}, self->dim(), op), keepdim, is_max, op, false));

@@ -64,6 +64,7 @@ TensorPair sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stabl
 
 TensorPair topk_cpu(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;  // results always come sorted, which torch allows either way
+  FL_CHECK(self->dtype != ScalarType::Bool, Error, "topk does not support bool dtypes on CPU");
   RowView rv = rows_along(self, dim, "topk");
   FL_CHECK(k >= 0 && k <= rv.inner, Error, "selected index k out of range");
   IntList sizes = rv.perm_sizes;
@@ -104,6 +105,8 @@ Tensor finish_rows(const Tensor& r, const Tensor& self, int64_t dim, bool keepdi
 // or NaN (first NaN's index) when the row holds one and !ignore_nan.
 TensorPair select_rank(const Tensor& self, int64_t dim, bool keepdim, const char* op, bool ignore_nan,
                        int64_t fixed_k /* -1: lower median */) {
+  FL_CHECK(self->dtype != ScalarType::Bool, NotImplementedError, "\"", fixed_k >= 0 ? "kthvalue" : "median",
+           "_cpu\" not implemented for 'Bool'");
   RowView rv = rows_along(self, dim, op);
   FL_CHECK(self->dim() == 0 || rv.inner != 0, IndexError, op, "(): Expected reduction dim ", wrap_dim(dim, self->dim()),
            " to have non-zero size.");
@@ -139,6 +142,7 @@ TensorPair kthvalue_cpu(const Tensor& self, int64_t k, int64_t dim, bool keepdim
 }
 
 Tensor median_all_cpu(const Tensor& self, bool ignore_nan) {
+  FL_CHECK(self->dtype != ScalarType::Bool, NotImplementedError, "\"median_cpu\" not implemented for 'Bool'");
   if (self->numel == 0) return scalar_tensor(Scalar(std::nan("")), self->dtype);
   Tensor flat = reshaped(row_major(self), {self->numel});
   return std::get<0>(select_rank(flat, 0, false, ignore_nan ? "nanmedian" : "median", ignore_nan, -1));
