@@ -105,11 +105,11 @@ Tensor finish_rows(const Tensor& r, const Tensor& self, int64_t dim, bool keepdi
 // or NaN (first NaN's index) when the row holds one and !ignore_nan.
 TensorPair select_rank(const Tensor& self, int64_t dim, bool keepdim, const char* op, bool ignore_nan,
                        int64_t fixed_k /* -1: lower median */) {
-  FL_CHECK(self->dtype != ScalarType::Bool, NotImplementedError, "\"", fixed_k >= 0 ? "kthvalue" : "median",
-           "_cpu\" not implemented for 'Bool'");
   RowView rv = rows_along(self, dim, op);
   FL_CHECK(self->dim() == 0 || rv.inner != 0, IndexError, op, "(): Expected reduction dim ", wrap_dim(dim, self->dim()),
            " to have non-zero size.");
+  FL_CHECK(self->dtype != ScalarType::Bool, NotImplementedError, "\"", fixed_k >= 0 ? "kthvalue" : "median",
+           "_cpu\" not implemented for 'Bool'");
   Tensor v = empty({rv.outer}, self->dtype), ix = empty({rv.outer}, ScalarType::Int64);
   FL_DISPATCH_ALL(self->dtype, op, {
     using P = std::pair<opmath_t<scalar_t>, int64_t>;
