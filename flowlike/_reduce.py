@@ -1,0 +1,380 @@
+"""Reductions, scans and sorting with PyTorch's signatures.
+
+The C++ ops (`_C._sum`, `_C._max_dim`, ...) take fixed arguments; this module parses PyTorch's
+overloaded forms (dim as int, tuple or None; max(x) / max(x, dim) / max(x, other); legacy
+`unbiased`), wraps (values, indices) results in named tuples, and writes the few composites
+(std, aminmax, argsort, msort, bucketize, ...) once in terms of those ops.
+"""
+import builtins
+import collections
+import types
+import warnings
+
+from . import _C
+from . import _dtype as D
+from ._tensor import Tensor
+
+# ---- named-tuple results (torch.return_types) ------------------------------------------------
+
+
+def _return_type(name, fields=("values", "indices")):
+    cls = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    cls.__repr__ = __repr__
+    cls.__module__ = "flowlike.return_types"
+    return cls
+
+
+return_types = types.SimpleNamespace(**{
+    n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax",
+                                 "cummin")})
+return_types.aminmax = _return_type("aminmax", ("min", "max"))
+
+# ---- argument helpers ------------------------------------------------------------------------
+
+
+def _dims(dim):
+    """dim as None, an int, or a sequence of ints -> a list (empty: every dim)."""
+    if dim is None:
+        return []
+    if isinstance(dim, (builtins.int, Tensor)) and not isinstance(dim, builtins.bool):
+        return [builtins.int(dim)]
+    if isinstance(dim, (tuple, list)):
+        return [builtins.int(d) for d in dim]
+    raise TypeError(f"dim must be an int, a tuple of ints or None, but got {type(dim).__name__}")
+
+
+def _as_tensor(x, like=None):
+    if isinstance(x, Tensor):
+        return x
+    from ._creation import tensor
+    return tensor(x, dtype=like.dtype if like is not None else None)
+
+
+def _reducer(name, doc, has_dtype=True):
+    prim = getattr(_C, "_" + name)
+
+    if has_dtype:
+        def fn(input, dim=None, keepdim=False, *, dtype=None):
+            return prim(input, _dims(dim), keepdim, dtype)
+    else:
+        def fn(input, dim=None, keepdim=False):
+            return prim(input, _dims(dim), keepdim, None)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+sum = _reducer("sum", "Sum over `dim` (all dims when None); integers and bool sum to int64 unless dtype= is given.")
+nansum = _reducer("nansum", "Sum treating NaN as zero.")
+mean = _reducer("mean", "Mean over `dim`; integer inputs need a floating dtype=.")
+nanmean = _reducer("nanmean", "Mean over the non-NaN elements.")
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product over one `dim` (all dims when None); integers and bool multiply to int64 unless dtype= is given."""
+    if dim is not None and (not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool)):
+        raise TypeError(f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
+    return _C._prod(input, _dims(dim), keepdim, dtype)
+
+
+amax = _reducer("amax", "Maximum over `dim` (a NaN propagates); no indices.", has_dtype=False)
+amin = _reducer("amin", "Minimum over `dim` (a NaN propagates); no indices.", has_dtype=False)
+
+
+def _logical_reducer(name, doc):
+    prim = getattr(_C, "_" + name)
+
+    def fn(input, dim=None, keepdim=False):
+        if isinstance(dim, (tuple, list)) and not dim:  # torch reduces nothing here (unlike sum)
+            r = _C.ne(input, 0)
+            return r._to_dtype(D.uint8, False) if input.dtype == D.uint8 else r
+        return prim(input, _dims(dim), keepdim, None)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+all = _logical_reducer("all", "True where every element over `dim` is nonzero (uint8 in, uint8 out).")
+any = _logical_reducer("any", "True where some element over `dim` is nonzero (uint8 in, uint8 out).")
+
+
+def logsumexp(input, dim=None, keepdim=False):
+    """log(sum(exp(input))) over `dim`, computed stably by shifting by the maximum."""
+    return _C._logsumexp(input, _dims(dim), keepdim, None)
+
+
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements over `dim` (int64)."""
+    return _C._count_nonzero(input, _dims(dim), False, None)
+
+
+def _max_min(name, prim_dim, full, pair):
+    rt = getattr(return_types, name)
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):  # max(input, other): elementwise
+            return pair(input, dim, out=out) if out is not None else pair(input, dim)
+        if dim is None:
+            if input.numel() == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   "Specify the reduction dim with the 'dim' argument.")
+            return full(input)
+        return rt(*prim_dim(input, builtins.int(dim), keepdim))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{name}(input) -> the {name}imum element; {name}(input, dim, keepdim=False) -> (values, indices); "
+                  f"{name}(input, other) -> elementwise {name}imum.")
+    return fn
+
+
+max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False, None), _C.maximum)
+min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False, None), _C.minimum)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over `dim` (all dims when None) as a named tuple."""
+    if input.numel() == 0 and (dim is None or input.shape[dim] == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    dims = _dims(dim)
+    return return_types.aminmax(_C._amin(input, dims, keepdim, None), _C._amax(input, dims, keepdim, None))
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the first maximum over `dim`, or into the flattened tensor when dim is None."""
+    return _C._argmax(input, None if dim is None else builtins.int(dim), keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the first minimum over `dim`, or into the flattened tensor when dim is None."""
+    return _C._argmin(input, None if dim is None else builtins.int(dim), keepdim)
+
+
+def _correction(dim, unbiased, correction):
+    """Resolves torch's var/std argument forms: var(x, unbiased), var(x, dim, unbiased, keepdim), correction=."""
+    if isinstance(dim, builtins.bool):  # var(x, False): the legacy positional `unbiased`
+        dim, unbiased = None, dim
+    if correction is not None and unbiased is not None:
+        raise RuntimeError("Cannot specify both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _dims(dim), builtins.float(correction)
+
+
+def _var_mean(name, input, dim, unbiased, keepdim, correction):
+    dims, c = _correction(dim, unbiased, correction)
+    v, m = _C._var_mean(input, dims, c, keepdim)
+    if v.numel() and input.numel() // v.numel() - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return v, m
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over `dim`; the variance divides by N - correction (default 1)."""
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over `dim`, dividing by N - correction (default 1, Bessel's correction)."""
+    return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) over `dim`."""
+    v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
+    return _C.sqrt(v), m
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over `dim`: sqrt(var)."""
+    return _C.sqrt(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector p-norm over `dim` (all dims when None): p a number, inf, -inf or 'fro' (= 2)."""
+    if p is None or p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm(): p='{p}' is not supported by flowlike yet; use p='fro' or a number")
+    return _C._norm(input, builtins.float(p), _dims(dim), keepdim, dtype)
+
+
+# ---- scans -----------------------------------------------------------------------------------
+
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along `dim`; integers and bool accumulate in int64 unless dtype= is given."""
+    return _C._cumsum(input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along `dim`; integers and bool accumulate in int64 unless dtype= is given."""
+    return _C._cumprod(input, dim, dtype)
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along `dim`, computed stably."""
+    return _C._logcumsumexp(input, dim)
+
+
+def cummax(input, dim):
+    """Running maximum along `dim` and the index where it was found."""
+    return return_types.cummax(*_C._cummax(input, dim))
+
+
+def cummin(input, dim):
+    """Running minimum along `dim` and the index where it was found."""
+    return return_types.cummin(*_C._cummin(input, dim))
+
+
+# ---- sorting and order statistics ------------------------------------------------------------
+
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """Sorts along `dim` (stably; NaN sorts as the largest value); returns (values, indices)."""
+    return return_types.sort(*_C._sort(input, dim, descending, builtins.bool(stable)))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort `input` along `dim`."""
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def msort(input):
+    """Sorts along the first dim: sort(input, dim=0).values."""
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) elements along `dim` and their indices."""
+    return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest element along `dim` (k counts from 1) and its index."""
+    return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+
+
+def _median(name, ignore_nan):
+    rt = getattr(return_types, name)
+
+    def fn(input, dim=None, keepdim=False):
+        if dim is None:
+            return _C._median_all(input, ignore_nan)
+        return rt(*_C._median_dim(input, builtins.int(dim), keepdim, ignore_nan))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{name}(input) -> the lower median; {name}(input, dim, keepdim=False) -> (values, indices). "
+                  + ("NaNs are ignored." if ignore_nan else "A NaN in the row makes the result NaN."))
+    return fn
+
+
+median = _median("median", False)
+nanmedian = _median("nanmedian", True)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along `dim` (the smallest among ties) and its last index."""
+    return return_types.mode(*_C._mode(input, dim, keepdim))
+
+
+def _quantile(name, ignore_nan):
+    def fn(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+        if isinstance(q, Tensor):
+            if q.dtype != input.dtype:
+                raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        else:
+            if not 0 <= q <= 1:
+                raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+            q = _as_tensor(builtins.float(q))
+        return _C._quantile(input, q, None if dim is None else builtins.int(dim), keepdim, interpolation, ignore_nan)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The q-th quantiles along `dim` (all elements when None); a 1-D q adds a leading dim. "
+                  f"interpolation: linear, lower, higher, midpoint or nearest."
+                  + (" NaNs are ignored." if ignore_nan else ""))
+    return fn
+
+
+quantile = _quantile("quantile", False)
+nanquantile = _quantile("nanquantile", True)
+
+
+def _unique_result(values, inverse, counts, return_inverse, return_counts):
+    out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (sorted), or distinct slices along `dim`, optionally with inverse indices and counts."""
+    parts = _C._unique_flat(input, False) if dim is None else _C._unique_dim(input, dim, False)
+    return _unique_result(*parts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses runs of equal consecutive elements, optionally with inverse indices and run lengths."""
+    parts = _C._unique_flat(input, True) if dim is None else _C._unique_dim(input, dim, True)
+    return _unique_result(*parts, return_inverse, return_counts)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Counts of each value of a 1-D non-negative integer tensor (or sums of `weights`)."""
+    return _C._bincount(input, weights, minlength)
+
+
+def histc(input, bins=100, min=0, max=0):
+    """Histogram with `bins` equal bins over [min, max] (the data's range when both are equal)."""
+    return _C._histc(input, bins, builtins.float(min), builtins.float(max))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Indices at which `input` would be inserted into the innermost dim of `sorted_sequence`."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    return _C._searchsorted(sorted_sequence, _as_tensor(input, sorted_sequence), out_int32, right, sorter)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each element of `input` given 1-D increasing `boundaries`."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension but got dim({boundaries.dim()})")
+    return _C._searchsorted(boundaries, _as_tensor(input, boundaries), out_int32, right, None)
+
+
+__all__ = ["return_types", "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "all", "any", "logsumexp",
+           "count_nonzero", "max", "min", "aminmax", "argmax", "argmin", "var", "var_mean", "std", "std_mean", "norm",
+           "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "argsort", "msort", "topk", "kthvalue",
+           "median", "nanmedian", "mode", "quantile", "nanquantile", "unique", "unique_consecutive", "bincount",
+           "histc", "searchsorted", "bucketize"]
+
+# ---- Tensor methods --------------------------------------------------------------------------
+
+
+def _method(fn):
+    def m(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    m.__name__ = m.__qualname__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+def _inplace(fn):
+    def m(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    m.__name__ = m.__qualname__ = fn.__name__ + "_"
+    return m
+
+
+for _fn in (sum, nansum, mean, nanmean, prod, amax, amin, all, any, logsumexp, count_nonzero, max, min, aminmax,
+            argmax, argmin, var, std, norm, cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, msort,
+            topk, kthvalue, median, nanmedian, mode, quantile, nanquantile, unique, unique_consecutive, bincount,
+            histc):
+    setattr(Tensor, _fn.__name__, _method(_fn))
+Tensor.cumsum_ = _inplace(cumsum)
+Tensor.cumprod_ = _inplace(cumprod)
+del _fn
