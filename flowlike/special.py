@@ -57,17 +57,6 @@ def ndtri(input, *, out=None):
     return _out(_math.sqrt(2.0) * _C.erfinv(2.0 * _float(input) - 1.0), out)
 
 
-def log_ndtr(input, *, out=None):
-    """log(ndtr(x))."""
-    return _out(_C.log(ndtr(input)), out)
-
-
-def erfcx(input, *, out=None):
-    """exp(x^2) * erfc(x) (computed directly, so it overflows for large negative x)."""
-    x = _float(input)
-    return _out(_C.exp(x * x) * _C.erfc(x), out)
-
-
 def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma function of dimension p."""
     if p < 1:
