@@ -84,3 +84,10 @@ for _name in ["init", "current_device", "set_device", "get_device_name", "get_de
               "set_rng_state", "get_rng_state_all", "set_rng_state_all", "ipc_collect"]:
     globals()[_name] = _needs_device(_name)
 del _name
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.cuda.{name} is not provided by "
+                         f"flowlike yet")

@@ -75,3 +75,10 @@ def _compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", m
     if not disable:
         _warn_once("torch.compile")
     return model
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.jit.{name} is not provided by "
+                         f"flowlike yet")

@@ -107,17 +107,20 @@ def test_disable_leaves_no_torch_entries_when_none_were_loaded():
 
 
 def test_enable_disable_are_reference_counted():
+    fake_torch = types.ModuleType("torch")
     for name in list(_torch_entries()):
         del sys.modules[name]
+    sys.modules["torch"] = fake_torch
     enable()
     enable()
-    assert is_enabled()
+    assert is_enabled() and sys.meta_path.count(mock_module._finder) == 1
     disable()
     assert is_enabled()
     import torch
     assert torch is flowlike
     disable()
-    assert not is_enabled() and _torch_entries() == {}
+    assert not is_enabled() and _torch_entries() == {"torch": fake_torch}
+    del sys.modules["torch"]
     disable()  # one too many is a no-op
     assert not is_enabled()
     with mock_torch():
@@ -211,6 +214,9 @@ def test_cuda_reports_no_device():
         cuda.current_device()
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         cuda.get_device_name(0)
+    with pytest.raises(AttributeError, match=r"torch\.cuda\.Stream is not provided by flowlike yet"):
+        cuda.Stream
+    assert not hasattr(cuda, "Stream")
 
 
 def test_backends_flags(monkeypatch):
@@ -273,6 +279,8 @@ def test_jit_and_compile_return_input_unchanged_with_one_warning(monkeypatch):
     assert g(1) == 2
     with pytest.raises(AssertionError, match="A callable function is expected"):
         flowlike.compile(3)
+    with pytest.raises(AttributeError, match=r"torch\.jit\.load is not provided by flowlike yet"):
+        flowlike.jit.load
     assert flowlike.jit.is_scripting() is False and flowlike.jit.ignore(f) is f and flowlike.jit.ignore()(f) is f
 
 
