@@ -53,12 +53,13 @@ def _isclose(a, b, rtol, atol, equal_nan):
     """numpy arrays a, b of one dtype: torch.isclose's rule (equal values, incl. infinities, always match)."""
     with _np.errstate(invalid="ignore", over="ignore"):
         close = a == b
-        if equal_nan and a.dtype.kind in "fc":
+        if a.dtype.kind in "fc" and equal_nan:
             close |= _np.isnan(a) & _np.isnan(b)
         if (rtol or atol) and a.dtype.kind != "b":
-            diff = _np.abs(a - b) if a.dtype.kind in "fc" else _np.abs(a.astype(_np.float64) - b.astype(_np.float64))
-            close |= _np.isfinite(diff) & (diff <= atol + rtol * _np.abs(b if a.dtype.kind in "fc" else
-                                                                         b.astype(_np.float64)))
+            if a.dtype.kind not in "fc":  # integers under explicit tolerances: compare in float64
+                a, b = a.astype(_np.float64), b.astype(_np.float64)
+            diff = _np.abs(a - b)
+            close |= _np.isfinite(diff) & (diff <= atol + rtol * _np.abs(b))
     return close
 
 
