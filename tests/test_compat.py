@@ -219,6 +219,37 @@ def test_cuda_reports_no_device():
     assert not hasattr(cuda, "Stream")
 
 
+def test_cuda_amp_disables_itself():
+    class Optimizer:
+        steps = 0
+
+        def step(self):
+            self.steps += 1
+
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        scaler = flowlike.cuda.amp.GradScaler()
+    loss, opt = flowlike.tensor(2.0), Optimizer()
+    assert scaler.scale(loss) is loss and scaler.is_enabled() is False and scaler.get_scale() == 1.0
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert opt.steps == 1 and scaler.state_dict() == {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flowlike.cuda.amp.GradScaler(enabled=False)
+        with flowlike.cuda.amp.autocast(enabled=False):
+            pass
+    with pytest.warns(UserWarning, match="Disabling autocast"):
+        with flowlike.cuda.amp.autocast():
+            pass
+    with pytest.warns(UserWarning, match="Disabling autocast"):
+        double = flowlike.cuda.amp.autocast()(lambda x: 2 * x)
+    assert double(3) == 6
+    with mock_torch():
+        from torch.cuda.amp import GradScaler, autocast  # noqa: F401
+        assert GradScaler is flowlike.cuda.amp.GradScaler
+
+
 def test_backends_flags(monkeypatch):
     b = flowlike.backends
     for name in ("benchmark", "deterministic", "enabled"):

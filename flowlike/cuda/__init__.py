@@ -4,6 +4,7 @@ Code written for PyTorch commonly guards GPU use with `torch.cuda.is_available()
 `torch.cuda.manual_seed_all`; those calls work here exactly as on a CPU-only PyTorch build. Calls that need a
 device (current_device, get_device_properties, streams, ...) raise AssertionError as CPU-only PyTorch does.
 """
+from . import amp  # noqa: F401
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
