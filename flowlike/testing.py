@@ -1,13 +1,15 @@
 """torch.testing: assert_close with PyTorch's default tolerances, rules and failure messages."""
 import collections.abc as _abc
+import math as _math
 import numbers as _numbers
+import warnings as _warnings
 
 import numpy as _np
 
 from . import _C
 from . import _dtype as _D
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "make_tensor"]
 
 # (rtol, atol) per dtype, as torch.testing uses; dtypes not listed (integers, bool) compare exactly.
 _DEFAULT_TOLERANCES = {_D.float16: (1e-3, 1e-5), _D.bfloat16: (1.6e-2, 1e-5), _D.float32: (1.3e-6, 1e-5),
@@ -213,3 +215,67 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             if failure.path:
                 message += "\n\nThe failure occurred for item " + "".join(f"[{k!r}]" for k in failure.path)
         raise failure.kind(message) from None
+
+
+def _low_high(dtype, low, high, lowest, highest, default_low, default_high):
+    """make_tensor's bounds: defaults, validation and clamping to what dtype holds, as torch does."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and _math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low == high and dtype.is_floating_point:
+        _warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is "
+                       "deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+                       FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
+                         f"but {dtype} only supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if not dtype.is_floating_point:
+        return _math.ceil(low), _math.ceil(high)
+    return low, high
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """A random tensor for tests, as torch.testing.make_tensor: values in [low, high) (defaults -9 and 9/10),
+    optionally non-contiguous (every other element of a wider tensor) and without zeros."""
+    from . import _random
+
+    if len(shape) == 1 and isinstance(shape[0], _abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+                         f"noncontiguous={noncontiguous} and memory_format={memory_format}")
+    if requires_grad and not dtype.is_floating_point:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+                         f"dtype={dtype}")
+    noncontiguous = noncontiguous and _math.prod(shape) > 1
+    if noncontiguous:
+        shape = (*shape[:-1], 2 * shape[-1])  # then every other element is taken, with distinct values
+    if dtype == _D.bool:
+        low, high = _low_high(dtype, low, high, 0, 2, 0, 2)
+        result = _random.randint(low, high, shape, device=device, dtype=dtype)
+    elif dtype.is_floating_point:
+        info = _D.finfo(dtype)
+        low, high = _low_high(dtype, low, high, info.min, info.max, -9, 9)
+        # halved bounds keep high - low finite for the widest float64 range
+        unit = _random.rand(*shape, device=device, dtype=_D.float64)
+        result = ((unit * (high / 2 - low / 2) + low / 2) * 2).to(dtype)
+    else:
+        info = _D.iinfo(dtype)
+        # randint cannot sample int64's maximum (its bound is exclusive and held in an int64)
+        low, high = _low_high(dtype, low, high, info.min, info.max + (dtype != _D.int64), -9, 10)
+        result = _random.randint(low, high, shape, device=device, dtype=dtype)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if not dtype.is_floating_point else _D.finfo(dtype).tiny
+    if requires_grad:
+        result.requires_grad_(True)
+    return result

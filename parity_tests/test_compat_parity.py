@@ -109,3 +109,11 @@ def test_special_binary_and_int_inputs_match_torch():
         assert_same(getattr(fl.special, name)(to_flowlike(ints)), getattr(torch.special, name)(ints))
     assert_same(fl.special.multigammaln(to_flowlike(torch.tensor([2.5, 4.0])), 3),
                 torch.special.multigammaln(torch.tensor([2.5, 4.0]), 3))
+
+
+@pytest.mark.parametrize("kwargs", [dict(low=3, high=2), dict(low=math.nan), dict(low=300, high=400),
+                                    dict(requires_grad=True), dict(noncontiguous=True, memory_format=1)])
+def test_make_tensor_argument_errors_match_torch(kwargs):
+    want = _outcome(lambda: torch.testing.make_tensor(3, dtype=torch.uint8, device="cpu", **kwargs))
+    got = _outcome(lambda: fl.testing.make_tensor(3, dtype=fl.uint8, device="cpu", **kwargs))
+    assert got == want

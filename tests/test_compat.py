@@ -435,3 +435,24 @@ def test_fft_is_a_clear_placeholder():
     with mock_torch():
         import torch.fft
         assert torch.fft is flowlike.fft
+
+
+def test_make_tensor_ranges_layout_and_errors():
+    make_tensor = flowlike.testing.make_tensor
+    x = make_tensor(2, 3, dtype=flowlike.float32, device="cpu")
+    assert x.shape == (2, 3) and x.dtype == flowlike.float32
+    assert ((x.numpy() >= -9) & (x.numpy() < 9)).all()
+    x = make_tensor((400,), dtype=flowlike.int64, device="cpu", low=-2, high=2, exclude_zero=True).numpy()
+    assert set(x.tolist()) <= {-2, -1, 1} and len(set(x.tolist())) == 3
+    assert make_tensor(50, dtype=flowlike.uint8, device="cpu").numpy().min() >= 0
+    assert set(make_tensor(100, dtype=flowlike.bool, device="cpu").tolist()) == {False, True}
+    nc = make_tensor(3, 4, dtype=flowlike.float64, device="cpu", noncontiguous=True)
+    assert nc.shape == (3, 4) and not nc.is_contiguous()
+    wide = make_tensor(100, dtype=flowlike.float64, device="cpu", low=-1.7e308, high=1.7e308).numpy()
+    assert np.isfinite(wide).all()
+    with pytest.raises(ValueError, match="`low` must be less than `high`, but got 3 >= 2"):
+        make_tensor(3, dtype=flowlike.int32, device="cpu", low=3, high=2)
+    with pytest.raises(ValueError, match=r"only supports \[0, 256\)"):
+        make_tensor(3, dtype=flowlike.uint8, device="cpu", low=300, high=400)
+    with pytest.raises(ValueError, match="`requires_grad=True` is not supported"):
+        make_tensor(3, dtype=flowlike.int64, device="cpu", requires_grad=True)
