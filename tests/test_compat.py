@@ -178,6 +178,9 @@ def test_python_m_flowlike_compat_runs_a_module_and_propagates_errors(tmp_path):
     assert proc.returncode != 0
     assert "torch.definitely_missing_submodule is not provided by flowlike yet" in proc.stderr
     assert _run_compat(tmp_path).returncode == 2
+    proc = _run_compat(tmp_path, "-c", "import sys, torch; print(torch.__name__, sys.argv)", "a")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "flowlike ['-c', 'a']"
 
 
 # ---- the flowlike namespace ------------------------------------------------------------------------------------
