@@ -36,3 +36,24 @@ def is_floating_point(input):
 def numel(input):
     """The number of elements of input."""
     return input.numel()
+
+
+# ---- the rest of the torch namespace: torch.cuda, torch.backends, torch.jit, torch.compile, ... -------------
+from . import backends, cuda, fft, jit, special, testing  # noqa: E402
+from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
+                       is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+                       get_float32_matmul_precision)
+from .jit import _compile as compile  # noqa: E402
+
+
+def __getattr__(name):
+    """Imports submodules on first use (torch.X style) and names torch attributes flowlike lacks (PEP 562)."""
+    import importlib
+    import importlib.util
+
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.{name} is not provided by flowlike "
+                         f"yet")

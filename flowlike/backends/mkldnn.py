@@ -1,0 +1,6 @@
+"""torch.backends.mkldnn: flowlike does not use oneDNN."""
+enabled = True
+
+
+def is_available():
+    return False

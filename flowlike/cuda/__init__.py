@@ -1,0 +1,94 @@
+"""torch.cuda for a build without CUDA: queries answer "no device", seeding and syncing are no-ops.
+
+Code written for PyTorch commonly guards GPU use with `torch.cuda.is_available()` and seeds every device with
+`torch.cuda.manual_seed_all`; those calls work here exactly as on a CPU-only PyTorch build. Calls that need a
+device (current_device, get_device_properties, streams, ...) raise AssertionError as CPU-only PyTorch does.
+"""
+from . import amp  # noqa: F401
+
+_NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def is_available():
+    """False: flowlike has no CUDA backend yet."""
+    return False
+
+
+def device_count():
+    """0: no CUDA devices."""
+    return 0
+
+
+def is_initialized():
+    return False
+
+
+def is_bf16_supported(including_emulation=True):
+    return False
+
+
+def manual_seed(seed):
+    """No-op (there are no CUDA generators to seed)."""
+
+
+def manual_seed_all(seed):
+    """No-op (there are no CUDA generators to seed)."""
+
+
+def seed():
+    """No-op."""
+
+
+def seed_all():
+    """No-op."""
+
+
+def synchronize(device=None):
+    """No-op: there is no device work to wait for."""
+
+
+def empty_cache():
+    """No-op: no CUDA memory is ever cached."""
+
+
+def _zero(device=None):
+    return 0
+
+
+memory_allocated = max_memory_allocated = memory_reserved = max_memory_reserved = _zero
+memory_cached = max_memory_cached = _zero
+
+
+def reset_peak_memory_stats(device=None):
+    """No-op."""
+
+
+reset_max_memory_allocated = reset_max_memory_cached = reset_accumulated_memory_stats = reset_peak_memory_stats
+
+
+def memory_stats(device=None):
+    """An empty dict: nothing is ever allocated on a CUDA device."""
+    return {}
+
+
+def _needs_device(name):
+    def unavailable(*args, **kwargs):
+        raise AssertionError(_NO_CUDA)
+
+    unavailable.__name__ = unavailable.__qualname__ = name
+    unavailable.__doc__ = f"Raises AssertionError, as torch.cuda.{name} does on a CPU-only build."
+    return unavailable
+
+
+for _name in ["init", "current_device", "set_device", "get_device_name", "get_device_capability",
+              "get_device_properties", "current_stream", "default_stream", "mem_get_info", "get_rng_state",
+              "set_rng_state", "get_rng_state_all", "set_rng_state_all", "ipc_collect"]:
+    globals()[_name] = _needs_device(_name)
+del _name
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.cuda.{name} is not provided by "
+                         f"flowlike yet")

@@ -1,0 +1,119 @@
+"""torch.testing.assert_close and torch.special: flowlike's against torch 2.13 (messages, exception types, values)."""
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+
+from helpers import assert_same, to_flowlike  # noqa: E402
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - comparing exception type and message is the point
+        return type(e), str(e)
+    return None
+
+
+def T(values, dtype="float32"):
+    """A tensor spec: built the same way in torch and in flowlike."""
+    return ("tensor", np.array(values, dtype=np.float32 if dtype == "bfloat16" else dtype), dtype)
+
+
+def _build(spec, lib):
+    if isinstance(spec, tuple) and spec and spec[0] == "tensor":
+        _, array, dtype = spec
+        return lib.tensor(array.tolist(), dtype=getattr(lib, dtype))
+    if isinstance(spec, dict):
+        return {k: _build(v, lib) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_build(v, lib) for v in spec]
+    return spec
+
+
+NAN, INF = math.nan, math.inf
+CASES = [
+    (T([1.0, 2.0, 3.0]), T([1.0, 2.1, 3.0]), {}),
+    (T([1.0, 2.0, 3.0]), T([1.0, 2.0 + 1e-6, 3.0]), {}),
+    (T([1, 2, 3], "int64"), T([1, 5, 3], "int64"), {}),
+    (T([1, 2, 3], "int32"), T([1, 5, 3], "int32"), {}),
+    (T([True, False], "bool"), T([True, True], "bool"), {}),
+    (T([1.0, 2.0]), T([1.0, 2.0], "float64"), {}),
+    (T([1.0, 2.0]), T([1.0, 2.0, 3.0]), {}),
+    (T([[1.0, 2.0], [3.0, 4.0]]), T([[1.0, 2.0], [3.0, 5.0]]), {}),
+    (T([1.0, 2.0, 3.0], "float16"), T([1.0, 2.1, 3.0], "float16"), {}),
+    (T([1.0, 2.0, 3.0], "float16"), T([1.0, 2.001, 3.0], "float16"), {}),
+    (T([1.0, 2.0, 3.0], "bfloat16"), T([1.0, 2.01, 3.0], "bfloat16"), {}),
+    (T([1.0, 2.0], "float64"), T([1.0, 2.0 + 1e-6], "float64"), {}),
+    (T([NAN, 1.0]), T([NAN, 1.0]), {}),
+    (T([NAN, 1.0]), T([NAN, 1.0]), {"equal_nan": True}),
+    (T([INF]), T([INF]), {}),
+    (T([INF]), T([-INF]), {}),
+    (T([0.0]), T([1.0]), {}),
+    (T([0.0]), T([1e-6]), {}),
+    (T([1], "int64"), T([1.5]), {"check_dtype": False}),
+    (T([1.0]), T([1.0], "float64"), {"check_dtype": False}),
+    (T([1.0]), T([1.1]), {"rtol": 0.2, "atol": 0.0}),
+    (T([1.0]), T([1.1]), {"rtol": 0.2}),
+    (T([1.0]), T([1.1]), {"msg": "custom"}),
+    (T(1.0), T(1.5), {}),
+    (T([10, 20], "int64"), T([11, 20], "int64"), {"rtol": 0.2, "atol": 0}),
+    (T([10, 20], "int64"), T([13, 20], "int64"), {"rtol": 0.2, "atol": 0}),
+    (T([1, 2], "uint8"), T([3, 2], "uint8"), {}),
+    (T([]), T([]), {}),
+    (1.0, 1.1, {}), (1, 2, {}), (1.0, 1, {}), (1.0, 1, {"check_dtype": False}), (True, False, {}),
+    (1.0, NAN, {}), (NAN, NAN, {"equal_nan": True}), (0.0, 1e-8, {}), (None, None, {}), (None, 1, {}),
+    ([1, 2], [1, 2, 3], {}), ({"a": 1.0}, {"b": 1.0}), ({"a": [1.0, 2.0]}, {"a": [1.0, 2.5]}, {}),
+    ([T(1.0), T(2.0)], [T(1.0), T(3.0)], {}),
+    (T([1.0, 2.0]), [1.0, 2.0], {}), ("a", "b", {}), (T([1.0]), 1.0, {}),
+]
+CASES = [c if len(c) == 3 else (*c, {}) for c in CASES]
+
+
+@pytest.mark.parametrize("actual,expected,kwargs", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_assert_close_matches_torch(actual, expected, kwargs):
+    want = _outcome(lambda: torch.testing.assert_close(_build(actual, torch), _build(expected, torch), **kwargs))
+    got = _outcome(lambda: fl.testing.assert_close(_build(actual, fl), _build(expected, fl), **kwargs))
+    if want is None or got is None:
+        assert got == want
+        return
+    assert got[0] is want[0]
+    # type names differ only in the module of the classes compared
+    assert got[1].replace("flowlike.Tensor", "torch.Tensor") == want[1]
+
+
+SPECIAL_UNARY = ["expit", "logit", "erf", "erfc", "erfinv", "expm1", "exp2", "log1p", "digamma", "psi", "gammaln",
+                 "round", "sinc", "entr", "ndtr", "ndtri"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", SPECIAL_UNARY)
+def test_special_unary_matches_torch(name, dtype):
+    x = torch.tensor([-3.0, -1.5, -0.5, 0.0, 0.2, 0.5, 0.9, 1.0, 2.5, NAN, INF], dtype=getattr(torch, dtype))
+    if name in ("erfinv", "ndtri", "logit"):
+        x = torch.tensor([0.0, 0.01, 0.3, 0.5, 0.99, 1.0], dtype=getattr(torch, dtype))
+    assert_same(getattr(fl.special, name)(to_flowlike(x)), getattr(torch.special, name)(x), rtol=1e-5, atol=1e-6)
+
+
+def test_special_binary_and_int_inputs_match_torch():
+    x = torch.tensor([0.0, 0.0, 1.0, 2.0, -1.0])
+    y = torch.tensor([-1.0, NAN, 0.5, 3.0, 0.25])
+    for name in ("xlogy", "xlog1py"):
+        assert_same(getattr(fl.special, name)(to_flowlike(x), to_flowlike(y)), getattr(torch.special, name)(x, y))
+    ints = torch.tensor([0, 1, 2, 3])
+    for name in ("sinc", "entr", "ndtr", "expit"):
+        assert_same(getattr(fl.special, name)(to_flowlike(ints)), getattr(torch.special, name)(ints))
+    assert_same(fl.special.multigammaln(to_flowlike(torch.tensor([2.5, 4.0])), 3),
+                torch.special.multigammaln(torch.tensor([2.5, 4.0]), 3))
+
+
+@pytest.mark.parametrize("kwargs", [dict(low=3, high=2), dict(low=math.nan), dict(low=300, high=400),
+                                    dict(requires_grad=True), dict(noncontiguous=True, memory_format=1)])
+def test_make_tensor_argument_errors_match_torch(kwargs):
+    want = _outcome(lambda: torch.testing.make_tensor(3, dtype=torch.uint8, device="cpu", **kwargs))
+    got = _outcome(lambda: fl.testing.make_tensor(3, dtype=fl.uint8, device="cpu", **kwargs))
+    assert got == want
