@@ -23,6 +23,15 @@ CASES = {
     + m.index_select(x, 1, m.tensor([0, 0, 3, 1])),
     "masked_select": lambda m, x: m.masked_select(x, x > 0) * 2,
     "inplace_on_non_leaf": lambda m, x: (x * 1).mul_(x).add_(1),
+    "sum_mean": lambda m, x: x.sum(1, keepdim=True) * x.mean(0) + x.sum() * x,
+    "amax_amin": lambda m, x: m.amax(m.cat([x, x], 1), 1) + m.amin(x, 0).sum(),
+    "logsumexp": lambda m, x: m.logsumexp(x * 3, 1),
+    "prod_with_zero": lambda m, x: m.prod(m.where(x > 1.0, m.zeros_like(x), x), 1),
+    "max_min_dim": lambda m, x: x.max(1).values + x.min(0, keepdim=True).values.sum(),
+    "cumsum": lambda m, x: x.cumsum(1) * x.cumsum(0),
+    "norm": lambda m, x: m.norm(x) * x + x.norm(p=3, dim=1, keepdim=True) + x.norm(p=float("inf"), dim=0),
+    "var_std": lambda m, x: x.var(1) + x.std(0).sum() + m.var_mean(x, 1)[1],
+    "softmax_by_hand": lambda m, x: (x - m.logsumexp(x, 1, keepdim=True)).exp(),
 }
 
 

@@ -84,7 +84,7 @@ void accumulate_into(const Tensor& target, const Tensor& src);
 
 // Runs the kernel below Autograd with recording off.
 template <typename OpT, typename... Args>
-Tensor redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {
+auto redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {
   GradModeGuard g(false);
   return op.redispatch(ks, std::forward<Args>(args)...);
 }
