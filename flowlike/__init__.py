@@ -53,7 +53,5 @@ def __getattr__(name):
 
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.{name} is not provided by flowlike "
-                         f"yet")
+    from ._missing import missing_attribute_error
+    raise missing_attribute_error(__name__, "torch", name)

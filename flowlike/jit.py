@@ -4,6 +4,7 @@ Code that scripts or traces a model for speed keeps working and computes the sam
 one-time warning says so.
 """
 import warnings
+from ._missing import module_getattr
 
 _warned = set()
 
@@ -77,8 +78,4 @@ def _compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", m
     return model
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.jit.{name} is not provided by "
-                         f"flowlike yet")
+__getattr__ = module_getattr(__name__, "torch.jit")

@@ -3,6 +3,7 @@ import math as _math
 
 from . import _C
 from . import _ops
+from ._missing import module_getattr
 
 expit = _C.sigmoid
 logit = _ops.logit
@@ -68,8 +69,4 @@ def multigammaln(input, p, *, out=None):
     return _out(result, out)
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.special.{name} is not provided by "
-                         f"flowlike yet")
+__getattr__ = module_getattr(__name__, "torch.special")

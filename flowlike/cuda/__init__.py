@@ -5,6 +5,7 @@ Code written for PyTorch commonly guards GPU use with `torch.cuda.is_available()
 device (current_device, get_device_properties, streams, ...) raise AssertionError as CPU-only PyTorch does.
 """
 from . import amp  # noqa: F401
+from .._missing import module_getattr
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
@@ -87,8 +88,4 @@ for _name in ["init", "current_device", "set_device", "get_device_name", "get_de
 del _name
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}: torch.cuda.{name} is not provided by "
-                         f"flowlike yet")
+__getattr__ = module_getattr(__name__, "torch.cuda")
