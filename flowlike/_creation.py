@@ -185,23 +185,26 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     return _finish(tensor(vals, dtype=dtype), requires_grad)
 
 
-def _linspace_values(start, end, steps):
+def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if steps == 1:
         return np.array([start], dtype=np.float64)
-    step = (end - start) / (steps - 1)
+    # PyTorch rounds the step to the result's precision, then forms each value with one fused
+    # multiply-add (exact in float64 here, rounded once by the final cast)
+    step = np.float64((np_dtype.type(end) - np_dtype.type(start)) / np_dtype.type(steps - 1))
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
-    # PyTorch fills the second half backwards from `end` so both endpoints are exact
-    return np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
+    # the second half is filled backwards from `end` so both endpoints are exact
+    return np.where(i < half, np.float64(start) + i * step, np.float64(end) - (steps - 1 - i) * step)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
     check_device(device)
-    vals = _linspace_values(_number(start), _number(end), steps)
     dtype = dtype or D.get_default_dtype()
+    vals = _linspace_values(_number(start), _number(end), steps,
+                            np.dtype(np.float64) if dtype == D.float64 else np.dtype(np.float32))
     if not dtype.is_floating_point:
         vals = np.trunc(vals)
     return _finish(tensor(vals, dtype=dtype), requires_grad)

@@ -19,6 +19,8 @@ OPS = {
     "lt": fl.lt,
     "where": lambda a, b: fl.where(fl.ones(2, dtype=fl.bool), a, b),
     "cat": lambda a, b: fl.cat([a.reshape(-1), b.reshape(-1)]),
+    "sum": lambda a: a.sum(),
+    "mean": lambda a: a.mean(),
 }
 
 
