@@ -418,7 +418,7 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
     if (b > a && c > b && c < live.size()) {
       size_t t = live.size();
       while (t > 0 && mask[live[t - 1]]) --t;
-      if (t > c && t < live.size()) {
+      if (t < live.size()) {
         IntList trailing(live.begin() + static_cast<int64_t>(t), live.end());
         Tensor part = reduce_cpu(k, in, trailing, true, ScalarType::NumTypes);
         return reduce_cpu(k, part, dims, keepdim, ScalarType::NumTypes);
