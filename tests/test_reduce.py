@@ -354,7 +354,8 @@ def test_bincount_histc_searchsorted_bucketize():
 @pytest.mark.parametrize("name,ref", [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("amax", np.max),
                                       ("amin", np.min)])
 @pytest.mark.parametrize("shape,dim", [((300, 70), 0), ((3, 50, 130), (0, 1)), ((3, 50, 130), 0), ((200, 3, 40), 0),
-                                       ((3, 50, 130), 1), ((2, 3, 40, 70), (1, 2)), ((2, 3, 40, 70), (0, 2))])
+                                       ((3, 50, 130), 1), ((2, 3, 40, 70), (1, 2)), ((2, 3, 40, 70), (0, 2)),
+                                       ((5000, 8), 0), ((6, 1, 9, 1, 50), (0, 4)), ((4, 9, 3, 60), (0, 2, 3))])
 def test_column_reductions(name, ref, shape, dim):
     a = RNG.uniform(0.9, 1.1, size=shape).astype(np.float32)
     if name == "prod" and isinstance(dim, tuple):

@@ -398,17 +398,31 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
   }
   Tensor in = self->dtype == compute_t ? self : to_dtype(self, compute_t);
   if (column_kind(k) && in->contiguous && in->numel > 0) {
-    // kept dims, then one run of reduced dims, then kept dims: an O x R x K problem
-    const int64_t nd = in->dim();
-    int64_t a = 0, b, O = 1, R = 1, K = 1;
-    while (a < nd && !mask[a]) O *= in->sizes[a++];
-    for (b = a; b < nd && mask[b]; ++b) R *= in->sizes[b];
-    bool ok = b > a && R > 1;
-    for (int64_t d = b; d < nd; ++d) { ok = ok && !mask[d]; K *= in->sizes[d]; }
-    if (ok && K >= 64) {
+    // Walk the dims of size > 1 (the others do not move through memory): kept, then one run of
+    // reduced dims, then kept is an O x R x K column problem (Note [Column reductions]).
+    IntList live;
+    for (int64_t d = 0; d < in->dim(); ++d) if (in->sizes[d] != 1) live.push_back(d);
+    size_t a = 0, b;
+    int64_t O = 1, R = 1, K = 1;
+    while (a < live.size() && !mask[live[a]]) O *= in->sizes[live[a++]];
+    for (b = a; b < live.size() && mask[live[b]]; ++b) R *= in->sizes[live[b]];
+    size_t c = b;
+    while (c < live.size() && !mask[live[c]]) K *= in->sizes[live[c++]];
+    if (b > a && c == live.size() && K >= 8) {
       Tensor out = empty(reduced_sizes(in->sizes, mask, keepdim), out_t);
       FL_DISPATCH_ALL(compute_t, name, run_columns<scalar_t>(k, in->data<scalar_t>(), O, R, K, out->data<scalar_t>()));
       return out;
+    }
+    // Reduced dims on both sides of kept ones (e.g. mean over N, H, W of NCHW): reduce the trailing
+    // run as rows first, then the rest as columns; means of equal-sized groups compose exactly.
+    if (b > a && c > b && c < live.size()) {
+      size_t t = live.size();
+      while (t > 0 && mask[live[t - 1]]) --t;
+      if (t < live.size()) {
+        IntList trailing(live.begin() + static_cast<int64_t>(t), live.end());
+        Tensor part = reduce_cpu(k, in, trailing, true, ScalarType::NumTypes);
+        return reduce_cpu(k, part, dims, keepdim, ScalarType::NumTypes);
+      }
     }
   }
   RowView rv = to_rows(in, mask, keepdim);
