@@ -3,16 +3,11 @@
 #include <limits>
 
 #include "pointwise.h"
+#include "pointwise_math.h"
 #include "reduce.h"
 
 namespace fl {
 namespace {
-
-template <typename T>
-bool nan_of(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
-}
 
 // cumsum/cumprod: integers (and bool) give int64 unless dtype= says otherwise.
 Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum) {
@@ -85,7 +80,7 @@ TensorPair cum_extreme(const Tensor& self, int64_t dim, bool is_max) {
       for (int64_t i = 0; i < n; ++i) {
         M v = static_cast<M>(xr[i]);
         // torch takes the latest index among equal values, and a NaN sticks once seen
-        if (!nan_of(best) && (nan_of(v) || (is_max ? v >= best : v <= best))) { best = v; bi = i; }
+        if (!isnan_impl(best) && (isnan_impl(v) || (is_max ? v >= best : v <= best))) { best = v; bi = i; }
         y[o * n + i] = static_cast<scalar_t>(best);
         yi[o * n + i] = bi;
       }

@@ -4,16 +4,11 @@
 #include <limits>
 
 #include "pointwise.h"
+#include "pointwise_math.h"
 #include "reduce.h"
 
 namespace fl {
 namespace {
-
-template <typename T>
-bool nan_of(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
-}
 
 void check_nonempty_dim(const Tensor& t, int64_t d, const char* op) {
   FL_CHECK(t->dim() == 0 || t->sizes[d] != 0, IndexError, op, "(): Expected reduction dim ", d, " to have non-zero size.");
@@ -32,13 +27,13 @@ TensorPair arg_reduce(const Tensor& self, const std::vector<bool>& mask, bool ke
     const scalar_t* x = rv.rows->data<scalar_t>();
     scalar_t* vals = want_values ? values->data<scalar_t>() : nullptr;
     const int64_t inner = rv.inner;
-    auto better = [is_max](M cand, M cur) { return nan_of(cand) ? !nan_of(cur) : !nan_of(cur) && (is_max ? cand > cur : cand < cur); };
+    auto better = [is_max](M cand, M cur) { return isnan_impl(cand) ? !isnan_impl(cur) : !isnan_impl(cur) && (is_max ? cand > cur : cand < cur); };
     run_rows<P>(rv.outer, inner, [&](int64_t o, int64_t b, int64_t e) {
       // two passes: the vectorized extreme value, then its first position
       const scalar_t* r = x + o * inner;
       const M m = extreme(r + b, e - b, is_max);
       int64_t i = b;
-      if (nan_of(m)) while (!nan_of(static_cast<M>(r[i]))) ++i;
+      if (isnan_impl(m)) while (!isnan_impl(static_cast<M>(r[i]))) ++i;
       else while (static_cast<M>(r[i]) != m) ++i;
       return P{m, i};
     }, [&](P a, P b) { return better(b.first, a.first) ? b : a; }, [&](int64_t o, P p) {

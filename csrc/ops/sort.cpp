@@ -5,16 +5,11 @@
 #include <numeric>
 
 #include "pointwise.h"
+#include "pointwise_math.h"
 #include "reduce.h"
 
 namespace fl {
 namespace {
-
-template <typename T>
-bool nan_of(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
-}
 
 // The elements of row o as (value, index) pairs.
 template <typename T>
@@ -45,7 +40,7 @@ TensorPair sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stabl
       auto p = row_pairs<scalar_t>(rv, o);
       using P = std::pair<M, int64_t>;
       bool has_nan = false;
-      for (const P& e : p) has_nan |= nan_of(e.first);
+      for (const P& e : p) has_nan |= isnan_impl(e.first);
       if (has_nan) {
         if (descending) std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(b.first, a.first); });
         else std::stable_sort(p.begin(), p.end(), [](const P& a, const P& b) { return nan_last_less(a.first, b.first); });
@@ -118,7 +113,7 @@ TensorPair select_rank(const Tensor& self, int64_t dim, bool keepdim, const char
     for_each_row(rv.outer, rv.inner, [&](int64_t o) {
       auto p = row_pairs<scalar_t>(rv, o);
       int64_t valid = 0, first_nan = -1;
-      for (auto& e : p) { if (nan_of(e.first)) { if (first_nan < 0) first_nan = e.second; } else ++valid; }
+      for (auto& e : p) { if (isnan_impl(e.first)) { if (first_nan < 0) first_nan = e.second; } else ++valid; }
       if (fixed_k < 0 && ((first_nan >= 0 && !ignore_nan) || valid == 0)) {
         vo[o] = static_cast<scalar_t>(p[first_nan >= 0 ? first_nan : 0].first);
         io[o] = first_nan >= 0 ? first_nan : 0;
