@@ -92,3 +92,20 @@ def test_integer_outputs_are_not_differentiable():
     x = fl.tensor([1.5, -2.0], requires_grad=True)
     assert not (x > 0).requires_grad
     assert (x.floor() * 1).requires_grad
+
+
+def test_untracked_inplace_writes_refuse_instead_of_corrupting_gradients():
+    x = fl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x.fill_(2)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x[0] = 5.0
+    y = x * 2
+    with pytest.raises(NotImplementedError, match="in-place"):
+        y.masked_fill_(y > 0, 0.0)
+    with pytest.raises(NotImplementedError, match="in-place"):
+        y.copy_(fl.zeros(3))
+    with fl.no_grad():
+        x.fill_(2)
+        x[1] = 7.0
+    assert x.tolist() == [2.0, 7.0, 2.0]

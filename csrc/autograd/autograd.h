@@ -82,6 +82,10 @@ Tensor sum_to(const Tensor& grad, const IntList& sizes);
 // elements overlap (stride 0) accumulate correctly.
 void accumulate_into(const Tensor& target, const Tensor& src);
 
+// In-place writes autograd cannot record yet: raises PyTorch's leaf error, or a clear
+// NotImplementedError, when grad mode is on and `self` (or `src`) requires grad.
+void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src = nullptr);
+
 // Runs the kernel below Autograd with recording off.
 template <typename OpT, typename... Args>
 auto redispatch_no_grad(const OpT& op, DispatchKeySet ks, Args&&... args) {

@@ -2,6 +2,7 @@
 // into a view plus advanced index tensors) and the indexing ops of ops/index.h.
 #include <algorithm>
 
+#include "../autograd/autograd.h"
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
@@ -157,6 +158,7 @@ Tensor getitem(const Tensor& self, py::handle index) {
 }
 
 void setitem(const Tensor& self, py::handle index, py::handle value) {
+  autograd::check_untracked_inplace("__setitem__", self, is_tensor(value) ? as_tensor(value) : nullptr);
   Tensor v;
   Scalar s;
   bool is_number = !is_tensor(value) && scalar_from_python(value, &s);

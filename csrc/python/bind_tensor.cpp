@@ -1,6 +1,7 @@
 // Tensor attributes, conversions (numpy, Python numbers, lists) and memory-level methods.
 #include <cstring>
 
+#include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
 #include "python_util.h"
 
@@ -182,6 +183,7 @@ void bind(py::module_& m, TensorClass& cls) {
       .def("_to_dtype", [](const Tensor& t, py::handle dtype, bool copy) { return to_dtype(t, dtype_from_object(dtype), copy); })
       .def("copy_", [](const Tensor& self, py::handle src, bool) {
         Tensor s = tensor_or_number(src, "copy_", "src");
+        autograd::check_untracked_inplace("copy_", self, s);
         copy_into(self, s);
         self->bump_version();
         return self;
@@ -195,11 +197,17 @@ void bind(py::module_& m, TensorClass& cls) {
         } else {
           FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
         }
+        autograd::check_untracked_inplace("fill_", self);
         fill(self, s);
         self->bump_version();
         return self;
       }, py::arg("value"))
-      .def("zero_", [](const Tensor& self) { fill(self, Scalar(int64_t(0))); self->bump_version(); return self; })
+      .def("zero_", [](const Tensor& self) {
+        autograd::check_untracked_inplace("zero_", self);
+        fill(self, Scalar(int64_t(0)));
+        self->bump_version();
+        return self;
+      })
       .def("_detach_alias", [](const Tensor& t) {
         Tensor out = make_view(t, t->sizes, t->strides, t->offset);
         return out;
