@@ -109,3 +109,12 @@ def test_untracked_inplace_writes_refuse_instead_of_corrupting_gradients():
         x.fill_(2)
         x[1] = 7.0
     assert x.tolist() == [2.0, 7.0, 2.0]
+
+
+def test_inplace_on_a_view_of_a_grad_tensor_refuses():
+    y = fl.ones(4, requires_grad=True) * 2
+    with pytest.raises(NotImplementedError, match="views"):
+        y[:2].mul_(3)
+    z = fl.ones(4, requires_grad=True) * 2
+    z.mul_(3)  # in-place on a non-view intermediate is recorded
+    assert z.grad_fn.name() == "MulBackward0"

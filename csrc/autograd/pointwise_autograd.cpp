@@ -48,6 +48,9 @@ bool check_out(const Tensor& out, const Tensor& self, bool any_grad, const char*
   }
   FL_CHECK(!(self->requires_grad && !self->meta().grad_fn), Error,
            "a leaf Variable that requires grad is being used in an in-place operation.");
+  FL_CHECK(!(self->is_view && self->requires_grad), NotImplementedError, op,
+           "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; "
+           "use the out-of-place form");
   return true;
 }
 

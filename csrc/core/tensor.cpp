@@ -142,6 +142,7 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   t->offset = offset;
   t->dtype = base->dtype;
   t->version = base->version;
+  t->is_view = true;
   t->refresh();
   return t;
 }

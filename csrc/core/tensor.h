@@ -70,6 +70,9 @@ struct TensorImpl {
   bool contiguous = true;
   // A Python number turned into a 0-dim tensor: it takes part in type promotion as a scalar.
   bool wrapped_number = false;
+  // Made by make_view: aliases another tensor's memory (autograd refuses in-place writes into
+  // views of tensors that require grad until it can rebase the base's history).
+  bool is_view = false;
   std::shared_ptr<VersionCounter> version;
   std::unique_ptr<AutogradMeta> autograd;
 
