@@ -32,6 +32,8 @@ CASES = {
     "norm": lambda m, x: m.norm(x) * x + x.norm(p=3, dim=1, keepdim=True) + x.norm(p=float("inf"), dim=0),
     "var_std": lambda m, x: x.var(1) + x.std(0).sum() + m.var_mean(x, 1)[1],
     "softmax_by_hand": lambda m, x: (x - m.logsumexp(x, 1, keepdim=True)).exp(),
+    "sort_topk": lambda m, x: x.sort(1, descending=True).values * m.arange(4.0) + x.topk(2, dim=0).values.sum(),
+    "kthvalue_median_mode": lambda m, x: x.kthvalue(2, 1).values + x.median(1).values + m.mode(x.round(), 1).values,
 }
 
 

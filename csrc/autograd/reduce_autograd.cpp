@@ -90,23 +90,49 @@ FL_REGISTER_KERNEL(prod, Autograd, [](DispatchKeySet ks, const Tensor& x, const 
                          });
 })
 
-// (values, indices) reductions: the gradient goes to the selected index.
-#define FL_MAXDIM_AUTOGRAD(opname, Name)                                                                         \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {       \
-    TensorPair r = redispatch_no_grad(ops::opname, ks, x, dim, keepdim);                                         \
-    Tensor idx = std::get<1>(r);                                                                                 \
-    record_lambda(Name, std::get<0>(r), {gradient_edge(x)}, [in = x->sizes, dim, keepdim, idx](const Tensor& g) { \
-      int64_t d = wrap_dim(dim, static_cast<int64_t>(in.size()));                                                \
-      Tensor gk = keepdim || in.empty() ? g : ops::unsqueeze(g, d);                                              \
-      Tensor ik = keepdim || in.empty() ? idx : ops::unsqueeze(idx, d);                                          \
-      Tensor z = empty(in, g->dtype);                                                                            \
-      fill(z, Scalar(int64_t(0)));                                                                               \
-      return TensorList{ops::scatter_add_(z, in.empty() ? 0 : d, ik, gk)};                                       \
-    });                                                                                                          \
-    return r;                                                                                                    \
-  })
-FL_MAXDIM_AUTOGRAD(max_dim, "MaxBackward0")
-FL_MAXDIM_AUTOGRAD(min_dim, "MinBackward0")
+// (values, indices) ops along a dim: the gradient goes back to the selected indices.
+Tensor selected_backward(const Tensor& g, const IntList& in, int64_t dim, bool keepdim, const Tensor& idx) {
+  Tensor z = empty(in, g->dtype);
+  fill(z, Scalar(int64_t(0)));
+  if (in.empty()) return ops::scatter_add_(z, 0, idx, g);
+  int64_t d = wrap_dim(dim, static_cast<int64_t>(in.size()));
+  Tensor gk = keepdim ? g : ops::unsqueeze(g, d);
+  Tensor ik = keepdim ? idx : ops::unsqueeze(idx, d);
+  return ops::scatter_add_(z, d, ik, gk);
+}
+
+template <typename OpT, typename... Args>
+TensorPair record_selected(const OpT& op, const char* name, DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim,
+                           Args... args) {
+  TensorPair r = redispatch_no_grad(op, ks, x, args...);
+  if (!is_floating(std::get<0>(r)->dtype)) return r;
+  record_lambda(name, std::get<0>(r), {gradient_edge(x)}, [in = x->sizes, dim, keepdim, idx = std::get<1>(r)](const Tensor& g) {
+    return TensorList{selected_backward(g, in, dim, keepdim, idx)};
+  });
+  return r;
+}
+
+FL_REGISTER_KERNEL(max_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
+  return record_selected(ops::max_dim, "MaxBackward0", ks, x, dim, keepdim, dim, keepdim);
+})
+FL_REGISTER_KERNEL(min_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
+  return record_selected(ops::min_dim, "MinBackward0", ks, x, dim, keepdim, dim, keepdim);
+})
+FL_REGISTER_KERNEL(sort, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool desc, bool stable) {
+  return record_selected(ops::sort, "SortBackward0", ks, x, dim, true, dim, desc, stable);
+})
+FL_REGISTER_KERNEL(topk, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+  return record_selected(ops::topk, "TopkBackward0", ks, x, dim, true, k, dim, largest, sorted);
+})
+FL_REGISTER_KERNEL(kthvalue, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
+  return record_selected(ops::kthvalue, "KthvalueBackward0", ks, x, dim, keepdim, k, dim, keepdim);
+})
+FL_REGISTER_KERNEL(median_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim, bool ignore_nan) {
+  return record_selected(ops::median_dim, "MedianBackward1", ks, x, dim, keepdim, dim, keepdim, ignore_nan);
+})
+FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
+  return record_selected(ops::mode, "ModeBackward0", ks, x, dim, keepdim, dim, keepdim);
+})
 
 FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::cumsum, ks, x, dim, dt);
