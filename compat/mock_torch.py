@@ -1,10 +1,10 @@
 """mock_torch: make `import torch` (and every `torch.X.Y`) resolve to flowlike, for code that cannot be edited.
 
-    from flowlike.compat import mock_torch
-    with mock_torch():
-        import torch                      # is flowlike
-        import torch.nn.functional as F   # is flowlike.nn.functional
-        import some_library               # its own `import torch` sees flowlike too
+    >>> from flowlike.compat import mock_torch
+    >>> with mock_torch():
+    ...     import torch                      # is flowlike
+    ...     import torch.nn.functional as F   # is flowlike.nn.functional
+    ...     import some_library               # its own `import torch` sees flowlike too
 
 A meta path finder placed first on sys.meta_path maps the module name `torch[.X.Y]` to `flowlike[.X.Y]` and
 registers that same module object under the torch name in sys.modules. Entering saves and removes any torch
