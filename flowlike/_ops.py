@@ -1,24 +1,16 @@
 """The functional op namespace: C++ ops re-exported under PyTorch's names, plus the few written here."""
-from . import _C
-
-_BINARY = ["add", "sub", "mul", "remainder", "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot",
-           "logaddexp", "logaddexp2", "xlogy", "copysign", "nextafter", "heaviside", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge",
-           "logical_and", "logical_or", "logical_xor"]
-_UNARY = ["neg", "abs", "sign", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-          "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-          "sigmoid", "erf", "erfc", "erfinv", "lgamma", "digamma", "floor", "ceil", "trunc", "frac", "bitwise_not",
-          "logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"]
-globals().update({name: getattr(_C, name) for name in _BINARY + _UNARY})
-__all__ = _BINARY + _UNARY
-
-# ---- composites: written once in terms of the ops above ---------------------------------------
 import builtins as _b
 
+from . import _C
 from . import _dtype as _D
 
+# Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name.
+globals().update({name: getattr(_C, name) for name in _C._pointwise_ops})
+__all__ = list(_C._pointwise_ops)
+
+# ---- composites: written once in terms of the ops above ---------------------------------------
+
 _wrap = _C._wrap_scalar
-div = _C.div
 divide = _C.divide
 
 
@@ -173,10 +165,10 @@ def isreal(input):
     return _C._empty(list(input.shape), _D.bool).fill_(True)
 
 
-__all__ += ["div", "divide", "true_divide", "floor_divide", "multiply", "subtract", "negative", "absolute", "arctan2",
+__all__ += ["divide", "true_divide", "floor_divide", "multiply", "subtract", "negative", "absolute", "arctan2",
             "greater", "greater_equal", "less", "less_equal", "not_equal", "arcsin", "arccos", "arctan", "arcsinh",
             "arccosh", "arctanh", "fix", "sgn", "positive", "clamp", "clip", "clamp_min", "clamp_max", "float_power",
-            "lerp", "addcmul", "addcdiv", "round", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
+            "lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
 def _attach_methods():

@@ -5,6 +5,7 @@ from . import _C
 from . import _dtype as D
 from ._creation import empty, _shape, _finish
 from ._tensor import Tensor, check_device
+from ._views import broadcast_shapes
 
 Generator = _C.Generator
 default_generator = _C.default_generator
@@ -94,9 +95,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     check_device(device)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
-        shape = _C.broadcast_shapes(mean.shape if isinstance(mean, Tensor) else (),
-                                    std.shape if isinstance(std, Tensor) else ()) if hasattr(_C, "broadcast_shapes") \
-            else ref.shape
+        shape = broadcast_shapes(mean.shape if isinstance(mean, Tensor) else (),
+                                 std.shape if isinstance(std, Tensor) else ())
         z = empty(*shape, dtype=ref.dtype if ref.dtype.is_floating_point else D.get_default_dtype())
         z.normal_(0.0, 1.0, generator=generator)
         return z * std + mean

@@ -188,14 +188,17 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 
 def _new_factory(name):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+    """new_zeros/new_ones/new_empty: the factory with self's dtype by default."""
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **layout_args):
         from . import _creation
-        args = size if name != "full" else (size[0], size[1]) if len(size) == 2 else size
-        if name == "full":
-            return _creation.full(args[0], args[1], dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
         return getattr(_creation, name)(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
     new.__name__ = f"new_{name}"
     return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **layout_args):
+    from ._creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 def _requires_grad_(self, requires_grad=True):
@@ -216,7 +219,7 @@ _METHODS = {
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__float__": _scalar_conv(builtins.float),
     "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
-    "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_factory("full"),
+    "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_full,
     "requires_grad_": _requires_grad_, "detach": _detach,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,

@@ -85,6 +85,8 @@ void accumulate_into(const Tensor& target, const Tensor& src);
 // In-place writes autograd cannot record yet: raises PyTorch's leaf error, or a clear
 // NotImplementedError, when grad mode is on and `self` (or `src`) requires grad.
 void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src = nullptr);
+// PyTorch's error for an in-place write into a leaf that requires grad.
+void check_not_leaf_requiring_grad(const Tensor& self);
 
 // Runs the kernel below Autograd with recording off.
 template <typename OpT, typename... Args>

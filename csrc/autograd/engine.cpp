@@ -13,8 +13,6 @@ namespace fl::autograd {
 namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 
-const char* c10_name(ScalarType t) { return c10_type_name(t); }
-
 Tensor add_grads(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::add, a, b, Scalar(int64_t(1)), nullptr); }
 
 // A node with no inputs that hands the initial gradients to the outputs' edges.
@@ -48,7 +46,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saver) const {
   uint32_t now = data_->version->version.load();
   if (now != version_) {
     throw Error(str_cat("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.",
-                        c10_name(data_->dtype), "Tensor ", shape_str(data_->sizes), "], which is ",
+                        c10_type_name(data_->dtype), "Tensor ", shape_str(data_->sizes), "], which is ",
                         is_output_ ? str_cat("output 0 of ", saver->name()) : std::string("an input of ") + saver->name(),
                         ", is at version ", now, "; expected version ", version_,
                         " instead. Hint: the backtrace further above shows the operation that failed to compute its "
@@ -67,10 +65,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMeta& meta = var->meta();
   if (!meta.grad) {
-    // keep the incoming buffer only when nothing else can see or reuse it
+    // keep the incoming buffer only when nothing else can see or reuse it; otherwise a dense copy
     bool own = thread_state().grad_enabled || (g->contiguous && g.use_count() == 1 && g->storage.use_count() == 1);
-    meta.grad = own ? g : clone(g);
-    if (!thread_state().grad_enabled && meta.grad->contiguous == false) meta.grad = contiguous(meta.grad);
+    meta.grad = own ? g : g->contiguous ? clone(g) : contiguous(g);
   } else if (thread_state().grad_enabled) {
     meta.grad = add_grads(meta.grad, g);
   } else {

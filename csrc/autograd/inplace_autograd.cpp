@@ -6,10 +6,14 @@
 
 namespace fl::autograd {
 
-void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src) {
-  if (!thread_state().grad_enabled || !(self->requires_grad || (src && src->requires_grad))) return;
+void check_not_leaf_requiring_grad(const Tensor& self) {
   FL_CHECK(!(self->requires_grad && !self->meta().grad_fn), Error,
            "a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src) {
+  if (!thread_state().grad_enabled || !(self->requires_grad || (src && src->requires_grad))) return;
+  check_not_leaf_requiring_grad(self);
   throw NotImplementedError(str_cat(op, ": in-place writes into tensors that take part in autograd are not supported by "
                                     "flowlike yet; use the out-of-place form, or write under flowlike.no_grad()"));
 }

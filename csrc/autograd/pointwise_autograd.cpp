@@ -40,14 +40,10 @@ constexpr Uses kUnaryUses[] = {
 Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
 
 // Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
-bool check_out(const Tensor& out, const Tensor& self, bool any_grad, const char* op) {
+bool check_out(const Tensor& out, const Tensor& self, const char* op) {
   if (!out) return false;
-  if (out != self) {
-    FL_CHECK(!any_grad, Error, op, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-    return false;
-  }
-  FL_CHECK(!(self->requires_grad && !self->meta().grad_fn), Error,
-           "a leaf Variable that requires grad is being used in an in-place operation.");
+  FL_CHECK(out == self, Error, op, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+  check_not_leaf_requiring_grad(self);
   FL_CHECK(!(self->is_view && self->requires_grad), NotImplementedError, op,
            "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; "
            "use the out-of-place form");
@@ -66,13 +62,10 @@ struct BinaryBackward : Node {
     Tensor g = grads.empty() ? nullptr : grads[0];
     if (!g) return {nullptr, nullptr};
     auto self = shared_from_this();
-    Tensor av = a.unpack(self), bv = b.unpack(self), rv = r.unpack(self);
+    // the formulas name the saved values a, b and r; not every formula uses all three
+    [[maybe_unused]] const Tensor a = this->a.unpack(self), b = this->b.unpack(self), r = this->r.unpack(self);
     const bool need_a = next_edges[0].valid(), need_b = next_edges[1].valid();
     Tensor ga, gb;
-    const Tensor& a = av;
-    const Tensor& b = bv;
-    const Tensor& r = rv;
-    (void)a; (void)b; (void)r;
 #define NONDIFF Tensor()
 #define NOTIMPL not_implemented(binary_op_name(op))
     switch (op) {
@@ -100,10 +93,7 @@ struct UnaryBackward : Node {
     Tensor g = grads.empty() ? nullptr : grads[0];
     if (!g || !next_edges[0].valid()) return {nullptr};
     auto self = shared_from_this();
-    Tensor xv = x.unpack(self), rv = r.unpack(self);
-    const Tensor& x = xv;
-    const Tensor& r = rv;
-    (void)x; (void)r;
+    [[maybe_unused]] const Tensor x = this->x.unpack(self), r = this->r.unpack(self);
     Tensor gx;
 #define NONDIFF Tensor()
 #define NOTIMPL not_implemented(unary_op_name(op))
@@ -118,12 +108,12 @@ struct UnaryBackward : Node {
   }
 };
 
-Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, const Tensor& a_saved,
-                     Scalar alpha, const Edge& a_edge) {
+// `a` is the first input's value before the op (a copy when the op wrote into it).
+Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, Scalar alpha, const Edge& a_edge) {
   auto node = std::make_shared<BinaryBackward>();
   const Uses& uses = kBinaryUses[static_cast<int>(op)];
   node->op = op;
-  if (uses.a) node->a = SavedVariable(a_saved, false);
+  if (uses.a) node->a = SavedVariable(a, false);
   if (uses.b) node->b = SavedVariable(b, false);
   if (uses.r) node->r = SavedVariable(result, true);
   node->alpha = alpha;
@@ -138,21 +128,21 @@ Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const T
 
 Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar, const Tensor&)>& opobj, BinaryOp op,
                             DispatchKeySet ks, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
-  if (check_out(out, a, true, binary_op_name(op))) {
+  if (check_out(out, a, binary_op_name(op))) {
     Edge a_edge = gradient_edge(a);
     // the formula may need the value `a` had before the write
     Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? clone(a) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
-    return record_binary(op, a, a_before, b, a_before, alpha, a_edge);
+    return record_binary(op, a, a_before, b, alpha, a_edge);
   }
   Tensor r = redispatch_no_grad(opobj, ks, a, b, alpha, out);
   if (!is_floating(r->dtype)) return r;
-  return record_binary(op, r, a, b, a, alpha, gradient_edge(a));
+  return record_binary(op, r, a, b, alpha, gradient_edge(a));
 }
 
 Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj, UnaryOp op, DispatchKeySet ks,
                            const Tensor& a, const Tensor& out) {
-  bool in_place = check_out(out, a, true, unary_op_name(op));
+  bool in_place = check_out(out, a, unary_op_name(op));
   Edge edge = gradient_edge(a);
   const Uses& uses = kUnaryUses[static_cast<int>(op)];
   Tensor before = in_place && uses.a ? clone(a) : a;

@@ -23,7 +23,7 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
 }
 
 // Registers an autograd kernel for a view op whose backward is the generic strided one.
-#define FL_STRIDED_VIEW_AUTOGRAD(opname, Name, ...)                                                            \
+#define FL_STRIDED_VIEW_AUTOGRAD(opname, Name)                                                            \
   FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& a, auto... args) {                   \
     Tensor r = redispatch_no_grad(ops::opname, ks, a, args...);                                                 \
     return record_lambda(Name, r, {gradient_edge(a)},                                                           \

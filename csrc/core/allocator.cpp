@@ -115,9 +115,5 @@ void CPUAllocator::reset_peak_stats() {
   s.stats.max_reserved = s.stats.reserved;
 }
 
-void CPUAllocator::set_cache_limit(int64_t bytes) {
-  { std::lock_guard<std::mutex> g(state().mu); state().cache_limit = bytes; }
-  empty_cache();
-}
 
 }  // namespace fl

@@ -25,7 +25,6 @@ class CPUAllocator {
   void empty_cache();
   MemoryStats stats();
   void reset_peak_stats();
-  void set_cache_limit(int64_t bytes);
   static size_t round_size(size_t nbytes);
 };
 

@@ -85,6 +85,8 @@ inline bool is_signed(ScalarType t) { return t != ScalarType::Bool && t != Scala
 
 // The name as PyTorch prints it after "torch.".
 const char* dtype_name(ScalarType t);
+// The type names PyTorch's error messages use ("Float", "Long", ...).
+const char* c10_type_name(ScalarType t);
 
 // Category used by the scalar promotion rules: bool < integral < floating.
 inline int category(ScalarType t) { return t == ScalarType::Bool ? 0 : (is_floating(t) ? 2 : 1); }

@@ -241,9 +241,13 @@ const char* dtype_name(ScalarType t) {
   return names[static_cast<int>(t)];
 }
 
-void throw_unsupported_dtype(const char* op, ScalarType t) {
+const char* c10_type_name(ScalarType t) {
   static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
-  throw NotImplementedError(str_cat("\"", op, "\" not implemented for '", names[static_cast<int>(t)], "'"));
+  return names[static_cast<int>(t)];
+}
+
+void throw_unsupported_dtype(const char* op, ScalarType t) {
+  throw NotImplementedError(str_cat("\"", op, "\" not implemented for '", c10_type_name(t), "'"));
 }
 
 ScalarType result_type(const std::vector<const TensorImpl*>& ts) {

@@ -120,8 +120,6 @@ const char* unary_op_name(UnaryOp op);
 // dtype/shape checks shared by out= and in-place forms: `out` must hold `result`'s dtype.
 void check_can_cast(ScalarType from, ScalarType to, const char* op);
 bool can_cast(ScalarType from, ScalarType to);
-// The type names PyTorch's error messages use ("Float", "Long", ...).
-const char* c10_type_name(ScalarType t);
 // Resizes `out` to `sizes` when it is empty or has another shape (PyTorch's out= rule).
 void resize_out(const Tensor& out, const IntList& sizes, const char* op);
 

@@ -103,11 +103,6 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
 
 }  // namespace
 
-const char* c10_type_name(ScalarType t) {
-  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
-  return names[static_cast<int>(t)];
-}
-
 bool can_cast(ScalarType from, ScalarType to) {
   // PyTorch's canCast: no float -> integral, no non-bool -> bool
   if (is_floating(from) && !is_floating(to)) return false;

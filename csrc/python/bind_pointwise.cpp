@@ -35,11 +35,7 @@ Scalar alpha_of(py::handle h) {
   return s;
 }
 
-// Operators return NotImplemented for operands that are neither tensors nor numbers.
-bool operand_ok(py::handle h) {
-  Scalar s;
-  return is_tensor(h) || scalar_from_python(h, &s);
-}
+py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 
 void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
   const char* name = binary_op_name(op);
@@ -48,8 +44,8 @@ void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
     m.def(name, [op](py::handle a, py::handle b, py::handle alpha, const Tensor& out) {
       return call_binary(op, a, b, alpha_of(alpha), out);
     }, py::arg("input"), py::arg("other"), py::kw_only(), py::arg("alpha") = 1, py::arg("out").none(true) = py::none());
-    cls.def(name, [op](const Tensor& self, py::handle b, py::handle alpha) {
-      return call_binary(op, py::cast(self), b, alpha_of(alpha), nullptr);
+    cls.def(name, [op](py::handle self, py::handle b, py::handle alpha) {
+      return call_binary(op, self, b, alpha_of(alpha), nullptr);
     }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1);
     cls.def(inplace.c_str(), [op](const Tensor& self, py::handle b, py::handle alpha) {
       return binary_op(op, self, tensor_or_number(b, binary_op_name(op), "other"), alpha_of(alpha), self);
@@ -67,19 +63,21 @@ void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
 }
 
 void bind_operator(TensorClass& cls, const char* dunder, BinaryOp op, bool reflected) {
+  // Operators return NotImplemented for operands that are neither tensors nor numbers.
   cls.def(dunder, [op, reflected](py::handle self, py::handle other) -> py::object {
-    if (!operand_ok(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-    Tensor o = tensor_or_number(other, binary_op_name(op), "other");
-    const Tensor& s = as_tensor(self);
+    Tensor o;
+    if (!try_tensor_or_number(other, &o)) return not_implemented();
+    const Tensor s = as_tensor(self);
     return py::cast(reflected ? binary_op(op, o, s, Scalar(int64_t(1)), nullptr) : binary_op(op, s, o, Scalar(int64_t(1)), nullptr));
   }, py::is_operator());
 }
 
 void bind_inplace_operator(TensorClass& cls, const char* dunder, BinaryOp op) {
   cls.def(dunder, [op](py::handle self, py::handle other) -> py::object {
-    if (!operand_ok(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-    const Tensor& s = as_tensor(self);
-    binary_op(op, s, tensor_or_number(other, binary_op_name(op), "other"), Scalar(int64_t(1)), s);
+    Tensor o;
+    if (!try_tensor_or_number(other, &o)) return not_implemented();
+    const Tensor s = as_tensor(self);
+    binary_op(op, s, o, Scalar(int64_t(1)), s);
     return py::reinterpret_borrow<py::object>(self);
   }, py::is_operator());
 }
@@ -109,18 +107,24 @@ void bind_division(py::module_& m, TensorClass& cls) {
 
 void bind(py::module_& m, TensorClass& cls) {
   bind_division(m, cls);
-#define FL_X(name, rule, expr, ...) \
-  if (BinaryOp::name != BinaryOp::div && BinaryOp::name != BinaryOp::div_trunc && BinaryOp::name != BinaryOp::div_floor) \
-    bind_binary(m, cls, BinaryOp::name);
+  py::list names;  // the functions bound here, for flowlike's namespace (flowlike/_ops.py)
+  names.append("div");
+#define FL_X(name, rule, expr, ...)                                                                                   \
+  if (BinaryOp::name != BinaryOp::div && BinaryOp::name != BinaryOp::div_trunc && BinaryOp::name != BinaryOp::div_floor) { \
+    bind_binary(m, cls, BinaryOp::name);                                                                              \
+    names.append(#name);                                                                                              \
+  }
   FL_BINARY_OPS(FL_X)
 #undef FL_X
 #define FL_X(name, rule, expr, ...)                                                                            \
   m.def(#name, [](const Tensor& a, const Tensor& out) { return unary_op(UnaryOp::name, a, out); },         \
         py::arg("input"), py::kw_only(), py::arg("out").none(true) = py::none());                         \
   cls.def(#name, [](const Tensor& a) { return unary_op(UnaryOp::name, a, nullptr); });                    \
-  cls.def(#name "_", [](const Tensor& a) { return unary_op(UnaryOp::name, a, a); });
+  cls.def(#name "_", [](const Tensor& a) { return unary_op(UnaryOp::name, a, a); });                      \
+  names.append(#name);
   FL_UNARY_OPS(FL_X)
 #undef FL_X
+  m.attr("_pointwise_ops") = py::tuple(names);
 
   struct Dunder { const char* name; BinaryOp op; };
   const Dunder forward[] = {{"__add__", BinaryOp::add}, {"__sub__", BinaryOp::sub}, {"__mul__", BinaryOp::mul},

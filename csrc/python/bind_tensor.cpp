@@ -208,16 +208,7 @@ void bind(py::module_& m, TensorClass& cls) {
         self->bump_version();
         return self;
       })
-      .def("_detach_alias", [](const Tensor& t) {
-        Tensor out = make_view(t, t->sizes, t->strides, t->offset);
-        return out;
-      })
-      .def("_shallow_alias", [](const Tensor& t) {
-        // shares memory but not the version counter (the `.data` alias)
-        Tensor out = make_view(t, t->sizes, t->strides, t->offset);
-        out->version = std::make_shared<VersionCounter>();
-        return out;
-      });
+      .def("_detach_alias", [](const Tensor& t) { return make_view(t, t->sizes, t->strides, t->offset); });
 }
 
 }  // namespace

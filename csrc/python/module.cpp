@@ -76,10 +76,20 @@ py::object scalar_to_python(const Scalar& s) {
   return py::float_(s.v.d);
 }
 
-Tensor tensor_or_number(py::handle h, const char* op, const char* argname) {
-  if (is_tensor(h)) return as_tensor(h);
+bool try_tensor_or_number(py::handle h, Tensor* out) {
+  if (is_tensor(h)) {
+    *out = as_tensor(h);
+    return true;
+  }
   Scalar s;
-  if (scalar_from_python(h, &s)) return wrap_scalar(s);
+  if (!scalar_from_python(h, &s)) return false;
+  *out = wrap_scalar(s);
+  return true;
+}
+
+Tensor tensor_or_number(py::handle h, const char* op, const char* argname) {
+  Tensor t;
+  if (try_tensor_or_number(h, &t)) return t;
   throw py::type_error(str_cat(op, "(): argument '", argname, "' must be Tensor or Number, not ",
                                std::string(py::str(py::type::of(h).attr("__name__")))));
 }
@@ -185,7 +195,6 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_empty_cache", []() { CPUAllocator::get().empty_cache(); });
   m.def("_reset_peak_memory_stats", []() { CPUAllocator::get().reset_peak_stats(); });
-  m.def("_set_cache_limit", [](int64_t b) { CPUAllocator::get().set_cache_limit(b); });
   m.def("_op_registry", []() {
     py::list out;
     for (const OpInfo& info : op_registry()) {

@@ -36,8 +36,9 @@ inline Tensor as_tensor(py::handle h) { return py::cast<Tensor>(h); }
 bool scalar_from_python(py::handle h, Scalar* out);
 py::object scalar_to_python(const Scalar& s);
 // A tensor argument or a number wrapped as a 0-dim tensor that promotes as a Python scalar.
-// Throws TypeError naming `op` for anything else.
+// Throws TypeError naming `op` for anything else; the try_ form returns false instead.
 Tensor tensor_or_number(py::handle h, const char* op, const char* argname);
+bool try_tensor_or_number(py::handle h, Tensor* out);
 
 // A shape given as ints, a tuple/list/Size, or a single sequence: size(2, 3) or size((2, 3)).
 IntList shape_from_args(py::args args, const char* op);
