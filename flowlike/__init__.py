@@ -1,5 +1,19 @@
 """flowlike: a PyTorch-compatible deep learning framework (`import flowlike as torch`)."""
-from . import _C
+
+
+def _load_openblas():
+    # _C links against libscipy_openblas.so by its soname; loading it first from the installed
+    # scipy-openblas32 wheel lets the dynamic loader resolve that dependency wherever the wheel lives.
+    import ctypes
+    import os
+    import scipy_openblas32
+
+    ctypes.CDLL(os.path.join(scipy_openblas32.get_lib_dir(), scipy_openblas32.get_library(fullname=True)),
+                ctypes.RTLD_GLOBAL)
+
+
+_load_openblas()
+from . import _C  # noqa: E402
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, short, int,
                      long, half, float, double, get_default_dtype, set_default_dtype, promote_types, can_cast,
                      finfo, iinfo)

@@ -109,6 +109,22 @@ struct LambdaBackward : Node {
 Tensor record_lambda(const char* name, const Tensor& result, std::vector<Edge> edges,
                      std::function<TensorList(const Tensor&)> fn);
 
+// A node whose backward needs tensors: `saved` are SavedVariables (inputs, or the result when
+// `save_result` is set: it is appended last), so the version-counter check and the release after
+// backward apply. fn(grad, unpacked saved tensors) returns one gradient per edge.
+struct SavedBackward : Node {
+  std::string node_name;
+  std::vector<SavedVariable> saved;
+  std::function<TensorList(const Tensor&, const TensorList&)> fn;
+  TensorList apply(TensorList&& grads) override;
+  std::string name() const override { return node_name; }
+  void release_saved() override { for (auto& s : saved) s.reset(); }
+};
+// Records `result` as the output of a SavedBackward over `edges`, saving `inputs` (and the result
+// itself when save_result). Kernels call it after computing `result` with grad mode off.
+Tensor record_saved(const char* name, const Tensor& result, std::vector<Edge> edges, const TensorList& inputs,
+                    bool save_result, std::function<TensorList(const Tensor&, const TensorList&)> fn);
+
 // Runs backward from `outputs` with `grad_outputs`. With `inputs` empty, gradients accumulate
 // into leaves' .grad; otherwise the gradients of `inputs` are returned (autograd.grad) and no
 // .grad is touched. `accumulate_into_inputs` (backward(inputs=...)) accumulates only into those.

@@ -134,6 +134,27 @@ Tensor record_lambda(const char* name, const Tensor& result, std::vector<Edge> e
   return result;
 }
 
+TensorList SavedBackward::apply(TensorList&& grads) {
+  if (grads.empty() || !grads[0]) return TensorList(next_edges.size());
+  TensorList tensors;
+  tensors.reserve(saved.size());
+  auto self = shared_from_this();
+  for (auto& s : saved) tensors.push_back(s.unpack(self));
+  return fn(grads[0], tensors);
+}
+
+Tensor record_saved(const char* name, const Tensor& result, std::vector<Edge> edges, const TensorList& inputs,
+                    bool save_result, std::function<TensorList(const Tensor&, const TensorList&)> fn) {
+  auto node = std::make_shared<SavedBackward>();
+  node->node_name = name;
+  node->fn = std::move(fn);
+  node->next_edges = std::move(edges);
+  for (auto& t : inputs) node->saved.emplace_back(t, false);
+  set_history(result, node);
+  if (save_result) node->saved.emplace_back(result, true);
+  return result;
+}
+
 TensorList run_backward(const TensorList& outputs, const TensorList& grad_outputs, bool keep_graph, bool create_graph,
                         const TensorList& inputs, bool allow_unused, bool accumulate_into_inputs) {
   auto root = std::make_shared<GraphRoot>();

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "../ops/random.h"
+#include "../kernels/blas.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -75,6 +76,7 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("set_num_threads", [](int n) {
     FL_CHECK(n > 0, Error, "set_num_threads expects a positive integer");
     omp_set_num_threads(n);
+    blas::set_num_threads(n);
   }, py::arg("int"), "Sets the number of threads used for intra-op parallelism.");
 }
 

@@ -1,0 +1,131 @@
+#include "blas.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+#include <vector>
+
+
+namespace fl::blas {
+namespace {
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// BLAS reads a row-major (rows x cols) matrix with leading dimension ld >= max(1, cols); a matrix
+// with unit row stride is the transpose of such a matrix.
+struct BlasOperand {
+  bool ok = false, trans = false;
+  int64_t ld = 0;
+};
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  BlasOperand o;
+  if ((cs == 1 || cols <= 1) && rs >= std::max<int64_t>(1, cols)) o = {true, false, rs};
+  else if ((rs == 1 || rows <= 1) && cs >= std::max<int64_t>(1, rows)) o = {true, true, cs};
+  else if (rows <= 1 && cols <= 1) o = {true, false, 1};
+  if (o.ok && !fits_int(o.ld)) o.ok = false;
+  return o;
+}
+
+template <typename T>
+void cblas_gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
+                int ldc) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) scipy_cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else scipy_cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// Portable kernel: i-p-j order over a row of C held in Acc, so the inner loop streams B's row and
+// vectorizes when B has unit column stride.
+template <typename T>
+void portable_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
+  using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+  std::vector<Acc> row(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), Acc(0));
+    for (int64_t p = 0; p < k; ++p) {
+      Acc av = static_cast<Acc>(a.data[i * a.rs + p * a.cs]);
+      const T* brow = b.data + p * b.rs;
+      for (int64_t j = 0; j < n; ++j) row[j] += av * static_cast<Acc>(brow[j * b.cs]);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      T& out = c.data[i * c.rs + j * c.cs];
+      Acc v = static_cast<Acc>(alpha) * row[j];
+      if (beta != T(0)) v += static_cast<Acc>(beta) * static_cast<Acc>(out);
+      out = static_cast<T>(v);
+    }
+  }
+}
+
+template <typename T>
+bool try_blas(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
+  if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    return false;
+  } else {
+    if (!fits_int(m) || !fits_int(n) || !fits_int(k)) return false;
+    BlasOperand oa = blas_operand(m, k, a.rs, a.cs), ob = blas_operand(k, n, b.rs, b.cs);
+    BlasOperand oc = blas_operand(m, n, c.rs, c.cs);
+    if (!oa.ok || !ob.ok || !oc.ok || oc.trans) return false;
+    cblas_gemm<T>(oa.trans, ob.trans, int(m), int(n), int(k), alpha, a.data, int(oa.ld), b.data, int(ob.ld), beta, c.data,
+                  int(oc.ld));
+    return true;
+  }
+}
+
+}  // namespace
+
+bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs) { return blas_operand(rows, cols, rs, cs).ok; }
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // C = beta * C (BLAS would do the same, but some builds reject k == 0 with ld checks)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T& out = c.data[i * c.rs + j * c.cs];
+        out = beta == T(0) ? T(0) : static_cast<T>(beta * out);
+      }
+    return;
+  }
+  if (!try_blas(m, n, k, alpha, a, b, beta, c)) portable_gemm(m, n, k, alpha, a, b, beta, c);
+}
+
+template <typename T>
+void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, int64_t a_bs, Mat<const T> b,
+                  int64_t b_bs, T beta, Mat<T> c, int64_t c_bs) {
+  auto one = [&](int64_t i) {
+    gemm<T>(m, n, k, alpha, {a.data + i * a_bs, a.rs, a.cs}, {b.data + i * b_bs, b.rs, b.cs}, beta,
+            {c.data + i * c_bs, c.rs, c.cs});
+  };
+  // Small matrices: one single-threaded GEMM per OpenMP thread beats OpenBLAS's own threading,
+  // which cannot split a tiny GEMM usefully.
+  const bool small = m * n * k <= 256 * 256 * 256;
+  if (batch > 1 && small && omp_get_max_threads() > 1) {
+    int prev = scipy_openblas_get_num_threads();
+    scipy_openblas_set_num_threads(1);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < batch; ++i) one(i);
+    scipy_openblas_set_num_threads(prev);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) one(i);
+  }
+}
+
+void set_num_threads(int n) { scipy_openblas_set_num_threads(n); }
+
+#define FL_GEMM_INSTANTIATE(T)                                                                               \
+  template void gemm<T>(int64_t, int64_t, int64_t, T, Mat<const T>, Mat<const T>, T, Mat<T>);                   \
+  template void gemm_batched<T>(int64_t, int64_t, int64_t, int64_t, T, Mat<const T>, int64_t, Mat<const T>, int64_t, \
+                                T, Mat<T>, int64_t);
+FL_GEMM_INSTANTIATE(float)
+FL_GEMM_INSTANTIATE(double)
+FL_GEMM_INSTANTIATE(int64_t)
+FL_GEMM_INSTANTIATE(int32_t)
+FL_GEMM_INSTANTIATE(int16_t)
+FL_GEMM_INSTANTIATE(int8_t)
+FL_GEMM_INSTANTIATE(uint8_t)
+#undef FL_GEMM_INSTANTIATE
+
+}  // namespace fl::blas

@@ -1,0 +1,37 @@
+// The BLAS layer: fp32/fp64 GEMM from OpenBLAS (scipy-openblas32, `scipy_`-prefixed symbols), and a
+// portable blocked kernel for the dtypes BLAS lacks (integers; float16/bfloat16 go through float32).
+//
+// Matrices are described by their element strides, so transposed and sliced views reach BLAS without
+// a copy whenever one of the two strides is 1 (BLAS's leading-dimension layout).
+#pragma once
+#include <cstdint>
+
+namespace fl::blas {
+
+// A strided matrix operand: element (i, j) is at data[i * rs + j * cs].
+template <typename T>
+struct Mat {
+  T* data;
+  int64_t rs, cs;
+};
+
+// True when BLAS can read an (rows x cols) matrix with strides (rs, cs) without a copy.
+bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
+
+// C (m x n) = alpha * A (m x k) @ B (k x n) + beta * C. With beta == 0, C is not read (NaNs in C
+// do not propagate), as BLAS specifies. Float and double run on OpenBLAS when the layouts allow
+// (see blas_layout_ok); C must have unit column stride for BLAS. Other cases and other T use the
+// portable kernel, which accumulates in Acc.
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c);
+
+// `batch` independent GEMMs with constant strides between operands (bmm); parallel over the batch
+// when the matrices are small, and over each GEMM otherwise.
+template <typename T>
+void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, int64_t a_bs,
+                  Mat<const T> b, int64_t b_bs, T beta, Mat<T> c, int64_t c_bs);
+
+// Thread count used inside OpenBLAS calls (kept equal to flowlike.get_num_threads()).
+void set_num_threads(int n);
+
+}  // namespace fl::blas

@@ -1,0 +1,177 @@
+// mm, bmm, addmm, baddbmm (one GEMM driver for all four) and the matmul composite.
+#include "matmul.h"
+
+#include "../kernels/blas.h"
+#include "views.h"
+
+namespace fl {
+namespace {
+
+std::string dims_str(const IntList& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r;
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  FL_CHECK(a->dtype == b->dtype, Error, op, ": expected mat1 and mat2 to have the same dtype, but got: ",
+           c10_type_name(a->dtype), " != ", c10_type_name(b->dtype));
+  FL_CHECK(a->dtype != ScalarType::Bool, Error, "\"", op, "\" not implemented for 'Bool'");
+}
+
+// out[i] = beta * out[i] + alpha * a[i] @ b[i] over 3-D operands (batch, rows, cols). `out` is a
+// fresh contiguous tensor; when beta != 0 it already holds the addend.
+void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha, Scalar beta) {
+  const int64_t batch = a->sizes[0], m = a->sizes[1], k = a->sizes[2], n = b->sizes[2];
+  if (out->numel == 0) return;
+  const ScalarType dt = out->dtype;
+  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16) {  // accumulate in float32
+    Tensor of = to_dtype(out, ScalarType::Float32, /*copy=*/true);
+    gemm_into(of, to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32), alpha, beta);
+    copy_into(out, of);
+    return;
+  }
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    blas::Mat<const T> am{a->data<const T>(), a->strides[1], a->strides[2]};
+    blas::Mat<const T> bm{b->data<const T>(), b->strides[1], b->strides[2]};
+    blas::Mat<T> cm{out->data<T>(), out->strides[1], out->strides[2]};
+    blas::gemm_batched<T>(batch, m, n, k, alpha.to<T>(), am, a->strides[0], bm, b->strides[0],
+                          beta.to_double() == 0 ? T(0) : beta.to<T>(), cm, out->strides[0]);
+  };
+  switch (dt) {
+    case ScalarType::Float32: run(float()); break;
+    case ScalarType::Float64: run(double()); break;
+    case ScalarType::Int64: run(int64_t()); break;
+    case ScalarType::Int32: run(int32_t()); break;
+    case ScalarType::Int16: run(int16_t()); break;
+    case ScalarType::Int8: run(int8_t()); break;
+    case ScalarType::UInt8: run(uint8_t()); break;
+    default: throw_unsupported_dtype("addmm_impl_cpu_", dt);
+  }
+}
+
+Tensor as_batch(const Tensor& t) { return make_view(t, {1, t->sizes[0], t->sizes[1]}, {0, t->strides[0], t->strides[1]}, t->offset); }
+
+void check_mm(const char* op, const Tensor& a, const Tensor& b) {
+  FL_CHECK(a->dim() == 2, Error, op, ": self must be a matrix, but got a ", a->dim(), "-D tensor");
+  FL_CHECK(b->dim() == 2, Error, op, ": mat2 must be a matrix, but got a ", b->dim(), "-D tensor");
+  FL_CHECK(a->sizes[1] == b->sizes[0], Error, op, ": mat1 and mat2 shapes cannot be multiplied (",
+           dims_str(a->sizes), " and ", dims_str(b->sizes), ")");
+  check_same_dtype(op, a, b);
+}
+
+void check_bmm(const char* op, const Tensor& a, const Tensor& b) {
+  FL_CHECK(a->dim() == 3, Error, op, ": batch1 must be a 3D tensor, but got a ", a->dim(), "-D tensor");
+  FL_CHECK(b->dim() == 3, Error, op, ": batch2 must be a 3D tensor, but got a ", b->dim(), "-D tensor");
+  FL_CHECK(b->sizes[0] == a->sizes[0] && b->sizes[1] == a->sizes[2], Error, op,
+           ": Expected size for first two dimensions of batch2 tensor to be: [", a->sizes[0], ", ", a->sizes[2],
+           "] but got: [", b->sizes[0], ", ", b->sizes[1], "].");
+  check_same_dtype(op, a, b);
+}
+
+// A fresh (sizes) tensor holding `self` broadcast to it, for the add* forms.
+Tensor addend(const char* op, const Tensor& self, const IntList& sizes, ScalarType dt, Scalar beta) {
+  FL_CHECK(self->dtype == dt, Error, op, ": expected self and mat2 to have the same dtype, but got: ",
+           c10_type_name(self->dtype), " != ", c10_type_name(dt));
+  FL_CHECK(broadcast_shapes(self->sizes, sizes, op) == sizes, Error, op, ": the size of self ", shape_str(self->sizes),
+           " cannot be broadcast to the result's size ", shape_str(sizes));
+  Tensor out = empty(sizes, dt);
+  if (beta.to_double() != 0) copy_into(out, self);
+  return out;
+}
+
+}  // namespace
+}  // namespace fl
+
+FL_DEFINE_OP(mm, "mm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
+FL_DEFINE_OP(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
+FL_DEFINE_OP(addmm, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
+FL_DEFINE_OP(baddbmm, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
+
+namespace fl {
+namespace {
+
+Tensor mm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
+  check_mm("mm", a, b);
+  Tensor out = empty({a->sizes[0], b->sizes[1]}, a->dtype);
+  gemm_into(as_batch(out), as_batch(a), as_batch(b), Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+Tensor bmm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
+  check_bmm("bmm", a, b);
+  Tensor out = empty({a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype);
+  gemm_into(out, a, b, Scalar(int64_t(1)), Scalar(int64_t(0)));
+  return out;
+}
+Tensor addmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  check_mm("addmm", a, b);
+  Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
+  gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
+  return out;
+}
+Tensor baddbmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  check_bmm("baddbmm", a, b);
+  Tensor out = addend("baddbmm", self, {a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype, beta);
+  gemm_into(out, a, b, alpha, beta);
+  return out;
+}
+
+}  // namespace
+
+namespace ops {
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const int64_t da = a->dim(), db = b->dim();
+  FL_CHECK(da > 0 && db > 0, Error, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
+  if (da == 1 && db == 1) {
+    FL_CHECK(a->sizes[0] == b->sizes[0], Error, "inconsistent tensor size, expected tensor [", a->sizes[0],
+             "] and src [", b->sizes[0], "] to have the same number of elements, but got ", a->sizes[0], " and ",
+             b->sizes[0], " elements respectively");
+    return ops::reshape(mm(ops::unsqueeze(a, 0), ops::unsqueeze(b, 1)), {});
+  }
+  if (da == 2 && db == 1) return ops::squeeze(mm(a, ops::unsqueeze(b, 1)), {1}, false);
+  if (da == 1 && db == 2) return ops::squeeze(mm(ops::unsqueeze(a, 0), b), {0}, false);
+  if (da == 2 && db == 2) return mm(a, b);
+  if (da >= 3 && db <= 2) {
+    // Fold a's batch dims into its rows: one GEMM instead of a batch of small ones.
+    const int64_t k = a->sizes[da - 1];
+    IntList out_sizes(a->sizes.begin(), a->sizes.end() - 1);
+    int64_t rows = 1;
+    for (int64_t s : out_sizes) rows *= s;
+    Tensor r = mm(ops::reshape(a, {rows, k}), db == 1 ? ops::unsqueeze(b, 1) : b);
+    if (db == 2) out_sizes.push_back(b->sizes[1]);
+    return ops::reshape(r, out_sizes);
+  }
+  // Broadcast batch dims, then one bmm.
+  Tensor a2 = da == 1 ? ops::unsqueeze(a, 0) : a, b2 = db == 1 ? ops::unsqueeze(b, 1) : b;
+  const int64_t n = a2->sizes[a2->dim() - 2], k = a2->sizes[a2->dim() - 1];
+  const int64_t k2 = b2->sizes[b2->dim() - 2], p = b2->sizes[b2->dim() - 1];
+  FL_CHECK(k == k2, Error, "Expected size for first two dimensions of batch2 tensor to be: [", k, "] but got: [", k2,
+           "].");
+  IntList ba(a2->sizes.begin(), a2->sizes.end() - 2), bb(b2->sizes.begin(), b2->sizes.end() - 2);
+  IntList batch = broadcast_shapes(ba, bb, "matmul");
+  int64_t nb = 1;
+  for (int64_t s : batch) nb *= s;
+  auto expanded = [&](const Tensor& t, int64_t r, int64_t c) {
+    IntList full = batch;
+    full.push_back(r);
+    full.push_back(c);
+    return ops::reshape(ops::expand(t, full), {nb, r, c});
+  };
+  Tensor r = bmm(expanded(a2, n, k), expanded(b2, k, p));
+  IntList out_sizes = batch;
+  if (da > 1) out_sizes.push_back(n);
+  if (db > 1) out_sizes.push_back(p);
+  return ops::reshape(r, out_sizes);
+}
+
+}  // namespace ops
+}  // namespace fl
+
+FL_REGISTER_KERNEL(mm, CPU, ::fl::mm_cpu)
+FL_REGISTER_KERNEL(bmm, CPU, ::fl::bmm_cpu)
+FL_REGISTER_KERNEL(addmm, CPU, ::fl::addmm_cpu)
+FL_REGISTER_KERNEL(baddbmm, CPU, ::fl::baddbmm_cpu)

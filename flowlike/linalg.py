@@ -1,0 +1,1 @@
+"""flowlike.linalg: linear algebra (`torch.linalg`)."""

@@ -1,0 +1,2 @@
+"""flowlike.nn: neural-network building blocks (`torch.nn`)."""
+from . import functional  # noqa: F401

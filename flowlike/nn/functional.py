@@ -1,0 +1,5 @@
+"""flowlike.nn.functional: the functional neural-network ops (`torch.nn.functional`).
+
+Each area lives in its own private module (flowlike/nn/_functional_<area>.py) and is re-exported
+here with one import line, so this module is the single public path, as in PyTorch.
+"""
