@@ -3,22 +3,14 @@
 Run: python benchmarks/bench_core.py   (needs torch==2.13.0 installed beside flowlike)
 A ratio below 1.0 means flowlike is faster.
 """
-import timeit
 
 import numpy as np
 import torch
 
 import flowlike as fl
+from common import best, report
 
 
-def best(fn, number, repeat=7):
-    fn()
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
-def report(name, t_fl, t_torch, target):
-    print(f"{name:<44} flowlike {t_fl * 1e6:10.2f} us   torch {t_torch * 1e6:10.2f} us   "
-          f"ratio {t_fl / t_torch:5.2f}x  (target {target})")
 
 
 def main():

@@ -103,17 +103,34 @@ void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<c
   // which cannot split a tiny GEMM usefully.
   const bool small = m * n * k <= 256 * 256 * 256;
   if (batch > 1 && small && omp_get_max_threads() > 1) {
-    int prev = scipy_openblas_get_num_threads();
-    scipy_openblas_set_num_threads(1);
+    SingleThreaded guard;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < batch; ++i) one(i);
-    scipy_openblas_set_num_threads(prev);
   } else {
     for (int64_t i = 0; i < batch; ++i) one(i);
   }
 }
 
 void set_num_threads(int n) { scipy_openblas_set_num_threads(n); }
+
+SingleThreaded::SingleThreaded() : prev(scipy_openblas_get_num_threads()) { scipy_openblas_set_num_threads(1); }
+SingleThreaded::~SingleThreaded() { scipy_openblas_set_num_threads(prev); }
+
+namespace {
+// OpenBLAS runs its parallel jobs on our OpenMP threads instead of its own pthread pool: two pools
+// that both spin-wait after their parallel regions would fight over the cores (on 2 cores an
+// OpenMP op right after a GEMM ran 10x slower).
+void run_on_openmp(int, openblas_dojob_callback dojob, int numjobs, size_t elsize, void* jobdata, int dojob_data) {
+#pragma omp parallel for schedule(static, 1) num_threads(numjobs)
+  for (int i = 0; i < numjobs; ++i) dojob(i, static_cast<char*>(jobdata) + i * elsize, dojob_data);
+}
+struct UseOpenMP {
+  UseOpenMP() {
+    scipy_openblas_set_threads_callback_function(run_on_openmp);
+    scipy_openblas_set_num_threads(omp_get_max_threads());
+  }
+} use_openmp;
+}  // namespace
 
 #define FL_GEMM_INSTANTIATE(T)                                                                               \
   template void gemm<T>(int64_t, int64_t, int64_t, T, Mat<const T>, Mat<const T>, T, Mat<T>);                   \

@@ -21,7 +21,8 @@ bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 // C (m x n) = alpha * A (m x k) @ B (k x n) + beta * C. With beta == 0, C is not read (NaNs in C
 // do not propagate), as BLAS specifies. Float and double run on OpenBLAS when the layouts allow
 // (see blas_layout_ok); C must have unit column stride for BLAS. Other cases and other T use the
-// portable kernel, which accumulates in Acc.
+// portable kernel, which accumulates in Acc. To call it from inside an OpenMP parallel region
+// (a batch split over threads), hold a SingleThreaded guard around that region.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c);
 
@@ -30,6 +31,15 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T>
 template <typename T>
 void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, int64_t a_bs,
                   Mat<const T> b, int64_t b_bs, T beta, Mat<T> c, int64_t c_bs);
+
+// While alive, OpenBLAS runs every call on its calling thread (for GEMMs issued from parallel loops).
+struct SingleThreaded {
+  int prev;
+  SingleThreaded();
+  ~SingleThreaded();
+  SingleThreaded(const SingleThreaded&) = delete;
+  SingleThreaded& operator=(const SingleThreaded&) = delete;
+};
 
 // Thread count used inside OpenBLAS calls (kept equal to flowlike.get_num_threads()).
 void set_num_threads(int n);

@@ -16,7 +16,7 @@ std::string dims_str(const IntList& s) {
 void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
   FL_CHECK(a->dtype == b->dtype, Error, op, ": expected mat1 and mat2 to have the same dtype, but got: ",
            c10_type_name(a->dtype), " != ", c10_type_name(b->dtype));
-  FL_CHECK(a->dtype != ScalarType::Bool, Error, "\"", op, "\" not implemented for 'Bool'");
+  FL_CHECK(a->dtype != ScalarType::Bool, NotImplementedError, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
 // out[i] = beta * out[i] + alpha * a[i] @ b[i] over 3-D operands (batch, rows, cols). `out` is a
