@@ -20,6 +20,15 @@ namespace fl::autograd {
 using TensorList = std::vector<Tensor>;
 
 struct Node;
+// A hook on the gradient flowing into output `output_nr` of a node (Tensor.register_hook on a
+// non-leaf); it may return a replacement gradient, or null to keep it.
+struct TensorHook {
+  uint32_t output_nr;
+  uint64_t id;
+  std::function<Tensor(const Tensor&)> fn;
+};
+uint64_t next_hook_id();
+
 struct Edge {
   std::shared_ptr<Node> fn;
   uint32_t input_nr = 0;
@@ -31,6 +40,9 @@ struct Node : std::enable_shared_from_this<Node> {
   uint64_t sequence_nr;
   // Non-leaf outputs that called retain_grad(): (output_nr, tensor) get the gradient as .grad.
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained_grads;
+  std::vector<TensorHook> pre_hooks;
+  // Anomaly mode: where the forward op that made this node was called from.
+  std::string forward_trace;
   Node();
   virtual ~Node() = default;
   // grads[i] is the gradient of forward output i (undefined when nothing flowed into it);
@@ -41,16 +53,33 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual void release_saved() {}
 };
 
+// Note [Saved tensor hooks]
+// autograd.graph.saved_tensors_hooks(pack, unpack): while a pack hook is active, a SavedVariable
+// keeps only what pack returned, and unpack turns it back into a tensor in backward (no version
+// check then: the tensor may be a different one, as in PyTorch).
+struct PackedTensor {
+  virtual ~PackedTensor() = default;
+  virtual Tensor unpack() const = 0;
+};
+using PackHook = std::function<std::shared_ptr<PackedTensor>(const Tensor&)>;
+std::vector<PackHook>& saved_tensor_pack_hooks();  // this thread's stack; the innermost is last
+
+// Anomaly mode (autograd.detect_anomaly): nodes record the forward call's stack, and the engine
+// names the node whose backward returned NaN.
+bool& anomaly_enabled();
+std::function<std::string()>& anomaly_capture_trace();
+
 class SavedVariable {
  public:
   SavedVariable() = default;
   SavedVariable(const Tensor& t, bool is_output);
   Tensor unpack(const std::shared_ptr<Node>& saver) const;
-  void reset() { data_.reset(); released_ = true; }
-  bool defined() const { return data_ != nullptr || released_; }
+  void reset() { data_.reset(); packed_.reset(); released_ = true; }
+  bool defined() const { return data_ != nullptr || packed_ != nullptr || released_; }
 
  private:
   Tensor data_;
+  std::shared_ptr<PackedTensor> packed_;
   uint32_t version_ = 0;
   bool is_output_ = false;
   bool released_ = false;

@@ -15,6 +15,38 @@ std::atomic<uint64_t> g_next_sequence_nr{0};
 
 Tensor add_grads(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::add, a, b, Scalar(int64_t(1)), nullptr); }
 
+// Tensor.register_hook hooks: a non-leaf's live on the node, a leaf's on its AutogradMeta.
+void run_tensor_hooks(Node* node, TensorList& grads) {
+  auto apply = [](Tensor& g, const std::function<Tensor(const Tensor&)>& fn) {
+    if (!g) return;
+    Tensor r = fn(g);
+    if (r) g = r;
+  };
+  for (const TensorHook& h : std::vector(node->pre_hooks))
+    if (h.output_nr < grads.size()) apply(grads[h.output_nr], h.fn);
+  if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
+    Tensor var = acc->variable.lock();
+    if (var && var->autograd && !grads.empty())
+      for (auto& h : std::vector(var->autograd->leaf_hooks)) apply(grads[0], h.second);
+  }
+}
+
+void check_no_nan(Node* node, const TensorList& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Tensor& g = out[i];
+    if (!g || !is_floating(g->dtype)) continue;
+    Tensor any_nan = unary_op(UnaryOp::isnan, g, nullptr);
+    bool found = false;
+    FL_DISPATCH_ALL(any_nan->dtype, "anomaly", {
+      Tensor c = contiguous(any_nan);
+      const scalar_t* p = c->data<scalar_t>();
+      for (int64_t k = 0; k < c->numel && !found; ++k) found = static_cast<bool>(p[k]);
+    });
+    FL_CHECK(!found, Error, "Function '", node->name(), "' returned nan values in its ", i, "th output.",
+             node->forward_trace.empty() ? std::string() : "\nTraceback of forward call that caused the error:\n" + node->forward_trace);
+  }
+}
+
 // A node with no inputs that hands the initial gradients to the outputs' edges.
 struct GraphRoot : Node {
   TensorList grads;
@@ -23,10 +55,36 @@ struct GraphRoot : Node {
 };
 }  // namespace
 
-Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
+  if (anomaly_enabled() && anomaly_capture_trace()) forward_trace = anomaly_capture_trace()();
+}
+
+uint64_t next_hook_id() {
+  static std::atomic<uint64_t> id{1};
+  return id.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<PackHook>& saved_tensor_pack_hooks() {
+  thread_local std::vector<PackHook> hooks;
+  return hooks;
+}
+
+bool& anomaly_enabled() {
+  static bool on = false;
+  return on;
+}
+std::function<std::string()>& anomaly_capture_trace() {
+  static std::function<std::string()> capture;
+  return capture;
+}
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_output) {
   if (!t) return;
+  if (!saved_tensor_pack_hooks().empty()) {  // see Note [Saved tensor hooks]
+    PackHook hook = saved_tensor_pack_hooks().back();
+    packed_ = hook(t);
+    return;
+  }
   version_ = t->version->version.load();
   if (is_output) {
     data_ = make_view(t, t->sizes, t->strides, t->offset);  // no autograd state: see the Note
@@ -42,6 +100,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saver) const {
                 "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.");
   }
+  if (packed_) return packed_->unpack();
   if (!data_) return nullptr;
   uint32_t now = data_->version->version.load();
   if (now != version_) {
@@ -73,6 +132,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   } else {
     binary_op(BinaryOp::add, meta.grad, g, Scalar(int64_t(1)), meta.grad);
   }
+  for (auto& hook : std::vector(meta.post_accumulate_hooks)) hook.second(var);
   return {};
 }
 
@@ -209,6 +269,7 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     ready.pop();
     TensorList grads = std::move(buffers[node]);
     buffers.erase(node);
+    run_tensor_hooks(node, grads);
     bool run = true;
     for (size_t i = 0; i < input_edges.size(); ++i) {
       if (input_edges[i].fn.get() != node) continue;
@@ -229,6 +290,7 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     }
     TensorList out = node->apply(std::move(grads));
     if (!keep_graph) node->release_saved();
+    if (anomaly_enabled()) check_no_nan(node, out);
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;

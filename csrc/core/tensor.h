@@ -57,6 +57,11 @@ struct AutogradMeta {
   std::weak_ptr<autograd::Node> grad_accumulator;
   uint32_t output_nr = 0;
   bool retains_grad = false;
+  // A leaf's Tensor.register_hook hooks (id, fn; fn may return a replacement gradient or null) and
+  // register_post_accumulate_grad_hook hooks, both run by its AccumulateGrad in registration order.
+  // (A non-leaf's hooks live on its grad_fn: Node::pre_hooks.)
+  std::vector<std::pair<uint64_t, std::function<Tensor(const Tensor&)>>> leaf_hooks;
+  std::vector<std::pair<uint64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
 struct TensorImpl {

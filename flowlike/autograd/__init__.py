@@ -1,7 +1,6 @@
 """flowlike.autograd: backward, grad and the grad-mode switches (the engine is in C++)."""
-import functools
-
 from .. import _C
+from .grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 
 is_grad_enabled = _C.is_grad_enabled
 is_inference_mode_enabled = _C.is_inference_mode_enabled
@@ -44,80 +43,53 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-class _GradMode:
-    """Base of the grad-mode context managers; instances also work as decorators."""
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__(*self._args):
-                return fn(*args, **kwargs)
-        return wrapper
-
-    _args = ()
-
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(self._enabled)
-        return self
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
-
-
-class no_grad(_GradMode):
-    """Disables gradient recording inside the block (or the decorated function)."""
-    _enabled = False
-
-    def __init__(self, orig_func=None):
-        if orig_func is not None and callable(orig_func):
-            self._wrapped = orig_func
-
-
-class enable_grad(_GradMode):
-    """Enables gradient recording inside the block (or the decorated function)."""
-    _enabled = True
-
-
-class set_grad_enabled(_GradMode):
-    """Sets gradient recording on or off: immediately, and restores it when used as a context manager."""
-
-    def __init__(self, mode):
-        self._prev = _C.is_grad_enabled()
-        self._enabled = bool(mode)
-        self._args = (mode,)
-        _C._set_grad_enabled(self._enabled)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
-
-
-class inference_mode(_GradMode):
-    """Like no_grad; tensors made inside are meant for inference only."""
-
-    def __init__(self, mode=True):
-        self._mode = bool(mode)
-        self._args = (mode,)
-        self._enabled = not self._mode
-
-    def __enter__(self):
-        self._prev_inf = _C.is_inference_mode_enabled()
-        _C._set_inference_mode(self._mode)
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        _C._set_inference_mode(self._prev_inf)
-        return super().__exit__(*exc)
-
-
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph leaves."""
     backward(self, gradient, retain_graph, create_graph, inputs)
 
 
 _C.Tensor.backward = _tensor_backward
+
+
+# ---- tensor hooks --------------------------------------------------------------------------------------------
+
+class _TensorHookHandle:
+    """Returned by Tensor.register_hook and register_post_accumulate_grad_hook; remove() unregisters."""
+
+    def __init__(self, tensor, hook_id):
+        import weakref
+        self._tensor = weakref.ref(tensor)
+        self.id = hook_id
+
+    def remove(self):
+        t = self._tensor()
+        if t is not None:
+            t._remove_hook(self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _register_hook(self, hook):
+    """Registers hook(grad) -> Tensor or None, called with this tensor's gradient each time it is computed;
+    a returned tensor replaces the gradient."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return _TensorHookHandle(self, self._register_grad_hook(hook))
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Registers hook(tensor), called after a gradient was accumulated into this leaf's .grad."""
+    return _TensorHookHandle(self, self._register_post_accumulate_hook(hook))
+
+
+_C.Tensor.register_hook = _register_hook
+_C.Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+
+from .function import Function, FunctionCtx, once_differentiable  # noqa: E402,F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402,F401
+from . import function, graph, functional, grad_mode, anomaly_mode  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
