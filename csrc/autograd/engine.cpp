@@ -81,8 +81,14 @@ std::function<std::string()>& anomaly_capture_trace() {
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) : is_output_(is_output) {
   if (!t) return;
   if (!saved_tensor_pack_hooks().empty()) {  // see Note [Saved tensor hooks]
-    PackHook hook = saved_tensor_pack_hooks().back();
-    packed_ = hook(t);
+    // The hook runs with no hooks active: what it computes is not packed again (no recursion).
+    std::vector<PackHook> active;
+    active.swap(saved_tensor_pack_hooks());
+    struct Restore {
+      std::vector<PackHook>& a;
+      ~Restore() { a.swap(saved_tensor_pack_hooks()); }
+    } restore{active};
+    packed_ = active.back()(t);
     return;
   }
   version_ = t->version->version.load();

@@ -66,7 +66,12 @@ struct PyFunctionNode : Node {
       Tensor g = as_tensor(r);
       const IntList& want = input_sizes[e];
       if (g->sizes != want) {
-        FL_CHECK(broadcast_shapes(want, g->sizes) == g->sizes, Error, "Function ", node_name,
+        bool expandable = g->sizes.size() >= want.size();
+        for (size_t d = 0; expandable && d < want.size(); ++d) {
+          int64_t gs = g->sizes[g->sizes.size() - want.size() + d];
+          expandable = want[d] == gs || want[d] == 1;
+        }
+        FL_CHECK(expandable, Error, "Function ", node_name,
                  " returned an invalid gradient at index ", i, " - got ", shape_str(g->sizes),
                  " but expected shape compatible with ", shape_str(want));
         g = autograd::sum_to(g, want);

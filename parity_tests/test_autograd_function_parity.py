@@ -1,0 +1,124 @@
+"""Custom Functions, hooks, saved-tensor hooks, autograd.functional and gradcheck, run with the same body on
+torch and on flowlike (dual-run): the results and the exception types must agree."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+from helpers import outcome_type  # noqa: E402
+
+X = np.random.default_rng(3).standard_normal((3, 4))
+W = np.random.default_rng(4).standard_normal((4, 2))
+
+
+def leaf(lib, a):
+    return lib.tensor(a, dtype=lib.float64, requires_grad=True)
+
+
+def make_function(lib):
+    class MulSin(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, scale):
+            ctx.save_for_backward(x, w)
+            ctx.scale = scale
+            return (x @ w).sin() * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            inner = (x @ w).cos() * g * ctx.scale
+            return inner @ w.t(), x.t() @ inner, None
+    return MulSin
+
+
+def dual(body):
+    """Runs body(lib) for torch and flowlike and compares every returned array."""
+    want, got = body(torch), body(fl)
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        w = w.detach().numpy() if hasattr(w, "detach") else np.asarray(w)
+        g = g.detach().numpy() if hasattr(g, "detach") else np.asarray(g)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
+
+
+def test_custom_function_forward_backward_and_double_backward():
+    def body(lib):
+        x, w = leaf(lib, X), leaf(lib, W)
+        y = make_function(lib).apply(x, w, 0.5)
+        (gx,) = lib.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        gx.sum().backward()
+        return y, gx, w.grad
+    dual(body)
+
+
+def test_hooks():
+    def body(lib):
+        x = leaf(lib, X)
+        y = x * 3
+        y.register_hook(lambda g: g * 2)
+        x.register_hook(lambda g: g + 1)
+        seen = []
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+        (y * y).sum().backward()
+        return x.grad, seen[0]
+    dual(body)
+
+
+def test_saved_tensors_hooks_scale_saved_values():
+    def body(lib):
+        x, w = leaf(lib, X), leaf(lib, W)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+            y = make_function(lib).apply(x, w, 1.0)
+        y.sum().backward()
+        return x.grad, w.grad
+    dual(body)
+
+
+def test_functional():
+    def body(lib):
+        F = lib.autograd.functional
+        a = lib.tensor(X[0], dtype=lib.float64)
+        v = lib.tensor(X[1], dtype=lib.float64)
+
+        def f(x):
+            return (x.sin() * x).sum()
+        return (F.jacobian(lambda x: x.sin() * x, a), F.hessian(f, a), F.vjp(lambda x: x.exp(), a, v)[1],
+                F.jvp(lambda x: x.exp(), a, v)[1], F.hvp(f, a, v)[1], F.vhp(f, a, v)[1])
+    dual(body)
+
+
+def test_gradcheck_agrees():
+    for lib in (torch, fl):
+        x, w = leaf(lib, X), leaf(lib, W)
+        assert lib.autograd.gradcheck(lambda a, b: make_function(lib).apply(a, b, 2.0), (x, w))
+        assert lib.autograd.gradgradcheck(lambda a, b: (a @ b).tanh(), (x, w))
+
+
+@pytest.mark.parametrize("case", ["wrong_count", "saved_modified", "hook_on_constant", "twice"])
+def test_errors_match(case):
+    def body(lib):
+        x, w = leaf(lib, X), leaf(lib, W)
+        if case == "wrong_count":
+            class Bad(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    return a @ b
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+            return lambda: Bad.apply(x, w).sum().backward()
+        if case == "saved_modified":
+            y = make_function(lib).apply(x, w, 1.0)
+            with lib.no_grad():
+                x.mul_(2)
+            return lambda: y.sum().backward()
+        if case == "hook_on_constant":
+            return lambda: lib.ones(2).register_hook(lambda g: g)
+        y = make_function(lib).apply(x, w, 1.0).sum()
+        y.backward()
+        return lambda: y.backward()
+    want = outcome_type(body(torch))
+    assert want is not None
+    assert outcome_type(body(fl)) is want
