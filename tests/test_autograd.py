@@ -94,27 +94,33 @@ def test_integer_outputs_are_not_differentiable():
     assert (x.floor() * 1).requires_grad
 
 
-def test_untracked_inplace_writes_refuse_instead_of_corrupting_gradients():
+def test_inplace_writes_into_leaves_refuse_and_intermediates_are_recorded():
     x = fl.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         x.fill_(2)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         x[0] = 5.0
     y = x * 2
+    y.masked_fill_(y > 2.5, 0.0)  # nothing masked: the gradient passes
+    assert y.grad_fn.name() == "MaskedFillBackward0"
+    y.copy_(x * 3)
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
     with pytest.raises(NotImplementedError, match="in-place"):
-        y.masked_fill_(y > 0, 0.0)
-    with pytest.raises(NotImplementedError, match="in-place"):
-        y.copy_(fl.zeros(3))
+        (x * 2).scatter_add_(0, fl.tensor([0]), x)  # not recorded yet: refuses instead of a wrong gradient
     with fl.no_grad():
         x.fill_(2)
         x[1] = 7.0
     assert x.tolist() == [2.0, 7.0, 2.0]
 
 
-def test_inplace_on_a_view_of_a_grad_tensor_refuses():
-    y = fl.ones(4, requires_grad=True) * 2
-    with pytest.raises(NotImplementedError, match="views"):
-        y[:2].mul_(3)
+def test_inplace_on_a_view_rebases_the_base():
+    leaf = fl.ones(4, requires_grad=True)
+    y = leaf * 2
+    y[:2].mul_(3)
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    assert leaf.grad.tolist() == [6.0, 6.0, 2.0, 2.0]
     z = fl.ones(4, requires_grad=True) * 2
     z.mul_(3)  # in-place on a non-view intermediate is recorded
     assert z.grad_fn.name() == "MulBackward0"

@@ -111,6 +111,26 @@ Tensor sum_to(const Tensor& grad, const IntList& sizes);
 // elements overlap (stride 0) accumulate correctly.
 void accumulate_into(const Tensor& target, const Tensor& src);
 
+// Gradient of a view `out` of `in`, for any view geometry (in must not overlap itself).
+Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,
+                             const IntList& out_sizes, const IntList& out_strides, int64_t out_offset);
+
+// After an in-place op gave `self` its new history: when self is a view, its base's history is
+// rebased through a CopySlices node and self becomes a view of the new base (see Note [In-place
+// writes into views]). A no-op for non-views.
+void rebase_view_history(const Tensor& self);
+// Records that `self` was overwritten in place with `src` (copy_, setitem; null src for a constant
+// fill): self's new history is src's, then rebase_view_history.
+void record_overwrite(const char* name, const Tensor& self, const Tensor& src);
+// Before an in-place write into `self`: PyTorch's errors for a leaf that requires grad, or a view of one.
+void check_inplace(const Tensor& self, const Tensor& src);
+// `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
+// flows back converted to src's dtype. Returns result (src itself when no copy was made).
+Tensor record_copy(const char* name, const Tensor& src, const Tensor& result);
+// Whether an in-place write into `self` (with `src`) must be recorded: grad mode on and self,
+// src, or self's base requires grad.
+bool inplace_needs_grad(const Tensor& self, const Tensor& src);
+
 // In-place writes autograd cannot record yet: raises PyTorch's leaf error, or a clear
 // NotImplementedError, when grad mode is on and `self` (or `src`) requires grad.
 void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src = nullptr);

@@ -43,10 +43,7 @@ Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to
 bool check_out(const Tensor& out, const Tensor& self, const char* op) {
   if (!out) return false;
   FL_CHECK(out == self, Error, op, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-  check_not_leaf_requiring_grad(self);
-  FL_CHECK(!(self->is_view && self->requires_grad), NotImplementedError, op,
-           "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; "
-           "use the out-of-place form");
+  check_inplace(self, nullptr);
   return true;
 }
 
@@ -133,7 +130,9 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
     // the formula may need the value `a` had before the write
     Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? clone(a) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
-    return record_binary(op, a, a_before, b, alpha, a_edge);
+    record_binary(op, a, a_before, b, alpha, a_edge);
+    rebase_view_history(a);
+    return a;
   }
   Tensor r = redispatch_no_grad(opobj, ks, a, b, alpha, out);
   if (!is_floating(r->dtype)) return r;
@@ -155,6 +154,7 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
   node->x_dtype = a->dtype;
   node->next_edges = {edge};
   set_history(r, node);
+  if (in_place) rebase_view_history(r);
   return r;
 }
 

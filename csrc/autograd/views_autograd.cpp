@@ -6,9 +6,7 @@
 #include "autograd.h"
 
 namespace fl::autograd {
-namespace {
 
-// Gradient of a view `out` of `in`, for any view geometry (in must not overlap itself).
 Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,
                              const IntList& out_sizes, const IntList& out_strides, int64_t out_offset) {
   int64_t extent = 1;
@@ -21,6 +19,8 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   accumulate_into(make_view(buf, out_sizes, out_strides, out_offset - in_offset), g);
   return contiguous(make_view(buf, in_sizes, in_strides, 0));
 }
+
+namespace {
 
 // Registers an autograd kernel for a view op whose backward is the generic strided one.
 #define FL_STRIDED_VIEW_AUTOGRAD(opname, Name)                                                            \

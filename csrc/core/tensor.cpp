@@ -143,6 +143,8 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   t->dtype = base->dtype;
   t->version = base->version;
   t->is_view = true;
+  Tensor root = base->view_base.lock();
+  t->view_base = root ? root : base;
   t->refresh();
   return t;
 }

@@ -158,7 +158,7 @@ Tensor getitem(const Tensor& self, py::handle index) {
 }
 
 void setitem(const Tensor& self, py::handle index, py::handle value) {
-  autograd::check_untracked_inplace("__setitem__", self, is_tensor(value) ? as_tensor(value) : nullptr);
+  autograd::check_inplace(self, is_tensor(value) ? as_tensor(value) : nullptr);
   Tensor v;
   Scalar s;
   bool is_number = !is_tensor(value) && scalar_from_python(value, &s);
@@ -196,6 +196,7 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   if (is_number) fill(p.view, s);
   else copy_into(p.view, v->storage == self->storage ? clone(v) : v);
   self->bump_version();
+  autograd::record_overwrite(is_number ? "FillBackward0" : "CopyBackwards", p.view, is_number ? nullptr : v);
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------

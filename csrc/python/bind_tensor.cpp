@@ -178,14 +178,20 @@ void bind(py::module_& m, TensorClass& cls) {
         return to_numpy(t);
       }, py::arg("force") = false)
       .def("_numpy_unchecked", &to_numpy)
-      .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); }, py::arg("memory_format") = py::none())
-      .def("clone", [](const Tensor& t, py::object) { return clone(t); }, py::arg("memory_format") = py::none())
-      .def("_to_dtype", [](const Tensor& t, py::handle dtype, bool copy) { return to_dtype(t, dtype_from_object(dtype), copy); })
+      .def("contiguous", [](const Tensor& t, py::object) {
+        return autograd::record_copy("CloneBackward0", t, contiguous(t));
+      }, py::arg("memory_format") = py::none())
+      .def("clone", [](const Tensor& t, py::object) { return autograd::record_copy("CloneBackward0", t, clone(t)); },
+           py::arg("memory_format") = py::none())
+      .def("_to_dtype", [](const Tensor& t, py::handle dtype, bool copy) {
+        return autograd::record_copy("ToCopyBackward0", t, to_dtype(t, dtype_from_object(dtype), copy));
+      })
       .def("copy_", [](const Tensor& self, py::handle src, bool) {
         Tensor s = tensor_or_number(src, "copy_", "src");
-        autograd::check_untracked_inplace("copy_", self, s);
+        autograd::check_inplace(self, s);
         copy_into(self, s);
         self->bump_version();
+        autograd::record_overwrite("CopyBackwards", self, s);
         return self;
       }, py::arg("src"), py::arg("non_blocking") = false)
       .def("fill_", [](const Tensor& self, py::handle value) {
@@ -197,15 +203,17 @@ void bind(py::module_& m, TensorClass& cls) {
         } else {
           FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
         }
-        autograd::check_untracked_inplace("fill_", self);
+        autograd::check_inplace(self, nullptr);
         fill(self, s);
         self->bump_version();
+        autograd::record_overwrite("FillBackward0", self, nullptr);
         return self;
       }, py::arg("value"))
       .def("zero_", [](const Tensor& self) {
-        autograd::check_untracked_inplace("zero_", self);
+        autograd::check_inplace(self, nullptr);
         fill(self, Scalar(int64_t(0)));
         self->bump_version();
+        autograd::record_overwrite("ZeroBackward0", self, nullptr);
         return self;
       })
       .def("_detach_alias", [](const Tensor& t) { return make_view(t, t->sizes, t->strides, t->offset); });

@@ -1,0 +1,79 @@
+"""In-place writes under autograd, run with the same body on torch and flowlike: writes into views rebase the
+base's history (CopySlices), copy_/fill_/setitem/index_put_/masked_fill_ are differentiable, and clone,
+contiguous and dtype conversions pass gradients through."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+from helpers import outcome_type  # noqa: E402
+
+A = np.random.default_rng(5).standard_normal((4, 3))
+B = np.random.default_rng(6).standard_normal((3,))
+
+
+def leaf(lib, a):
+    return lib.tensor(a, dtype=lib.float64, requires_grad=True)
+
+
+BODIES = {
+    "view_mul_": lambda lib, a, b: (lambda y: (y[1].mul_(b), y)[1])(a * 2),
+    "slice_add_": lambda lib, a, b: (lambda y: (y[:, 1:].add_(a[:, :2]), y)[1])(a * 3 + 1),
+    "transpose_view_sub_": lambda lib, a, b: (lambda y: (y.t()[0].sub_(b.sum()), y)[1])(a + 1),
+    "setitem_tensor": lambda lib, a, b: (lambda y: (y.__setitem__((0, slice(None)), b * 3), y)[1])(a * 1.5),
+    "setitem_number": lambda lib, a, b: (lambda y: (y.__setitem__((slice(None), 2), 7.0), y)[1])(a.sin()),
+    "setitem_mask": lambda lib, a, b: (lambda y: (y.__setitem__(y > 0, 0.0), y)[1])(a * b),
+    "setitem_advanced": lambda lib, a, b: (lambda y: (y.__setitem__(lib.tensor([0, 2]), b * b), y)[1])(a * 2),
+    "buffer_filled_from_grad": lambda lib, a, b: (lambda buf: (buf.__setitem__(slice(1, 3), a[:2] * b), buf)[1])(
+        lib.zeros(5, 3, dtype=lib.float64)),
+    "copy_into_view": lambda lib, a, b: (lambda y: (y[2].copy_(b.exp()), y)[1])(a - 1),
+    "fill_view": lambda lib, a, b: (lambda y: (y[:, 0].fill_(2.0), y * y)[1])(a * a),
+    "zero_": lambda lib, a, b: (lambda y: (y[3].zero_(), y)[1])(a * 3),
+    "masked_fill_": lambda lib, a, b: (lambda y: y.masked_fill_(y < 0, 1.0))(a * b),
+    "index_put_accumulate": lambda lib, a, b: (lambda y: y.index_put_((lib.tensor([0, 0, 3]),), b.expand(3, 3),
+                                                                      accumulate=True))(a * 2),
+    "view_then_base_used": lambda lib, a, b: (lambda y: (y.view(-1)[:3].mul_(b), y.sum(0) * y[0])[1])(a + 0),
+    "clone": lambda lib, a, b: a.clone() * b,
+    "contiguous": lambda lib, a, b: a.t().contiguous() * 2,
+    "to_float32": lambda lib, a, b: a.float() * 2,
+    "to_dtype": lambda lib, a, b: a.to(lib.float32).to(lib.float64) ** 2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_values_and_grads_match(name):
+    results = []
+    for lib in (torch, fl):
+        a, b = leaf(lib, A), leaf(lib, B)
+        out = BODIES[name](lib, a, b)
+        w = lib.tensor(np.random.default_rng(9).standard_normal(tuple(out.shape)), dtype=out.dtype)
+        (out * w).sum().backward()
+        results.append([out.detach().double().numpy(), a.grad.numpy() if a.grad is not None else None,
+                        b.grad.numpy() if b.grad is not None else None])
+    for want, got in zip(*results):
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", ["leaf_mul_", "leaf_view_add_", "leaf_setitem", "leaf_copy_", "leaf_fill_"])
+def test_leaf_errors_match(case):
+    def run(lib):
+        a = leaf(lib, A)
+        return {"leaf_mul_": lambda: a.mul_(2), "leaf_view_add_": lambda: a[0].add_(1),
+                "leaf_setitem": lambda: a.__setitem__(0, 1.0), "leaf_copy_": lambda: a.copy_(a * 2),
+                "leaf_fill_": lambda: a.fill_(0)}[case]
+    want = outcome_type(run(torch))
+    assert want is RuntimeError
+    assert outcome_type(run(fl)) is want
+
+
+def test_no_grad_writes_into_leaf_are_allowed():
+    a = leaf(fl, A)
+    with fl.no_grad():
+        a[0] = 1.0
+        a.mul_(2)
+    assert a.is_leaf and a.requires_grad
+    assert a[0, 0].item() == 2.0
