@@ -107,7 +107,7 @@ def test_inplace_writes_into_leaves_refuse_and_intermediates_are_recorded():
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0, 3.0]
     with pytest.raises(NotImplementedError, match="in-place"):
-        (x * 2).scatter_add_(0, fl.tensor([0]), x)  # not recorded yet: refuses instead of a wrong gradient
+        (x * 2).scatter_reduce_(0, fl.tensor([0]), x, "amax")  # not recorded yet: refuses, no wrong gradient
     with fl.no_grad():
         x.fill_(2)
         x[1] = 7.0

@@ -14,6 +14,7 @@
 #include "../ops/pointwise.h"
 #include "../ops/random.h"
 #include "../ops/reduce.h"
+#include "../ops/views.h"
 #include "autograd.h"
 #include "formulas.h"
 
@@ -104,57 +105,141 @@ void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& s
                                     "flowlike yet; use the out-of-place form, or write under flowlike.no_grad()"));
 }
 
-#define FL_REFUSE_INPLACE(opname)                                                              \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet, const Tensor& self, auto...) -> Tensor { \
-    check_untracked_inplace(#opname, self, nullptr);                                           \
-    throw NotImplementedError(#opname ": in-place autograd is not supported by flowlike yet");  \
-  })
+namespace {
+// The gradient of a source operand read at `index` positions, zero-padded when the source is larger
+// than the index (scatter reads only index's extent of it).
+Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt) {
+  Tensor r = g->dtype != dt ? to_dtype(g, dt) : g;
+  if (r->sizes == sizes) return r;
+  Tensor out = empty(sizes, dt);
+  fill(out, Scalar(int64_t(0)));
+  copy_into(make_view(out, r->sizes, out->strides, 0), r);
+  return out;
+}
+// `g` with the positions `write` touches set to zero (they were overwritten).
+template <typename Write>
+Tensor zeroed(const Tensor& g, Write write) {
+  Tensor z = clone(g);
+  GradModeGuard off(false);
+  write(z);
+  return z;
+}
+Tensor zero_scalar(ScalarType dt) { return scalar_tensor(Scalar(int64_t(0)), dt); }
+
+// Registers the autograd kernel of an in-place write `self.op_(..., src)`; grads(g) returns
+// {grad of self's old value, grad of src}.
+template <typename OpT, typename... Args>
+Tensor record_inplace(const char* name, const OpT& op, DispatchKeySet ks, const Tensor& self, const Tensor& src,
+                      std::function<TensorList(const Tensor&)> grads, Args&&... args) {
+  check_inplace(self, src);
+  Edge self_old = gradient_edge(self);
+  redispatch_no_grad(op, ks, self, std::forward<Args>(args)...);
+  record_lambda(name, self, {self_old, gradient_edge(src)}, std::move(grads));
+  rebase_view_history(self);
+  return self;
+}
+}  // namespace
 
 // index_put_: the written positions take their gradient from `values` (gathered back with the same
 // indices); with accumulate, self keeps its whole gradient.
 FL_REGISTER_KERNEL(index_put_, Autograd, [](DispatchKeySet ks, const Tensor& self, const TensorList& indices,
                                             const Tensor& values, bool accumulate) {
-  check_inplace(self, values);
-  Edge self_old = gradient_edge(self);
-  redispatch_no_grad(ops::index_put_, ks, self, indices, values, accumulate);
-  record_lambda("IndexPutBackward0", self, {self_old, gradient_edge(values)},
-                [indices, accumulate, vs = values->sizes, vdt = values->dtype](const Tensor& g) {
-                  Tensor gv = sum_to(ops::index(g, indices), vs);
-                  Tensor gs = g;
-                  if (!accumulate) {
-                    gs = clone(g);
-                    GradModeGuard off(false);
-                    ops::index_put_(gs, indices, scalar_tensor(Scalar(int64_t(0)), g->dtype), false);
-                  }
-                  return TensorList{gs, gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
-                });
-  rebase_view_history(self);
-  return self;
+  return record_inplace("IndexPutBackward0", ops::index_put_, ks, self, values,
+                        [indices, accumulate, vs = values->sizes, vdt = values->dtype](const Tensor& g) {
+                          Tensor gv = sum_to(ops::index(g, indices), vs);
+                          Tensor gs = accumulate ? g : zeroed(g, [&](const Tensor& z) {
+                            ops::index_put_(z, indices, zero_scalar(z->dtype), false);
+                          });
+                          return TensorList{gs, gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                        }, indices, values, accumulate);
 })
 // masked_fill_: the filled positions take their gradient from `value` (a 0-dim tensor).
 FL_REGISTER_KERNEL(masked_fill_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask,
                                               const Tensor& value) {
-  check_inplace(self, value);
-  Edge self_old = gradient_edge(self);
-  redispatch_no_grad(ops::masked_fill_, ks, self, mask, value);
-  record_lambda("MaskedFillBackward0", self, {self_old, gradient_edge(value)}, [mask, vdt = value->dtype](const Tensor& g) {
-    using namespace fl::formulas;
-    Tensor gv = ops::sum(where(mask, g, num(0.0)), {}, false, ScalarType::NumTypes);
-    return TensorList{where(mask, num(0.0), g), gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
-  });
-  rebase_view_history(self);
-  return self;
+  return record_inplace("MaskedFillBackward0", ops::masked_fill_, ks, self, value,
+                        [mask, vdt = value->dtype](const Tensor& g) {
+                          using namespace fl::formulas;
+                          Tensor gv = ops::sum(where(mask, g, num(0.0)), {}, false, ScalarType::NumTypes);
+                          return TensorList{where(mask, num(0.0), g), gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                        }, mask, value);
 })
-FL_REFUSE_INPLACE(masked_scatter_)
-FL_REFUSE_INPLACE(scatter_)
-FL_REFUSE_INPLACE(scatter_add_)
+FL_REGISTER_KERNEL(scatter_add_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                              const Tensor& src) {
+  return record_inplace("ScatterAddBackward0", ops::scatter_add_, ks, self, src,
+                        [dim, index, ss = src->sizes, dt = src->dtype](const Tensor& g) {
+                          return TensorList{g, padded(ops::gather(g, dim, index), ss, dt)};
+                        }, dim, index, src);
+})
+FL_REGISTER_KERNEL(scatter_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                          const Tensor& src, const std::string& reduce) {
+  FL_CHECK(reduce.empty() || !inplace_needs_grad(self, src), NotImplementedError,
+           "scatter_(reduce='", reduce, "') is not differentiable in flowlike yet; use scatter_reduce");
+  return record_inplace("ScatterBackward0", ops::scatter_, ks, self, src,
+                        [dim, index, ss = src->sizes, dt = src->dtype](const Tensor& g) {
+                          Tensor gs = zeroed(g, [&](const Tensor& z) { ops::scatter_(z, dim, index, wrap_scalar(Scalar(0.0)), ""); });
+                          Tensor gsrc = ss.empty() ? ops::sum(ops::gather(g, dim, index), {}, false, ScalarType::NumTypes)
+                                                   : padded(ops::gather(g, dim, index), ss, dt);
+                          return TensorList{gs, gsrc};
+                        }, dim, index, src, reduce);
+})
+FL_REGISTER_KERNEL(index_add_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                            const Tensor& source, Scalar alpha) {
+  return record_inplace("IndexAddBackward0", ops::index_add_, ks, self, source,
+                        [dim, index, alpha, ss = source->sizes, dt = source->dtype](const Tensor& g) {
+                          using namespace fl::formulas;
+                          Tensor gsrc = ops::index_select(g, ss.empty() ? 0 : dim, index);
+                          if (alpha.to_double() != 1.0) gsrc = gsrc * alpha;
+                          return TensorList{g, padded(ops::reshape(gsrc, ss), ss, dt)};
+                        }, dim, index, source, alpha);
+})
+FL_REGISTER_KERNEL(index_copy_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                             const Tensor& source) {
+  return record_inplace("IndexCopyBackward0", ops::index_copy_, ks, self, source,
+                        [dim, index, ss = source->sizes, dt = source->dtype](const Tensor& g) {
+                          Tensor gs = zeroed(g, [&](const Tensor& z) { ops::index_fill_(z, dim, index, zero_scalar(z->dtype)); });
+                          return TensorList{gs, padded(ops::reshape(ops::index_select(g, ss.empty() ? 0 : dim, index), ss), ss, dt)};
+                        }, dim, index, source);
+})
+FL_REGISTER_KERNEL(index_fill_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                             const Tensor& value) {
+  return record_inplace("IndexFillBackward0", ops::index_fill_, ks, self, value,
+                        [dim, index, dt = value->dtype](const Tensor& g) {
+                          Tensor gs = zeroed(g, [&](const Tensor& z) { ops::index_fill_(z, dim, index, zero_scalar(z->dtype)); });
+                          Tensor gv = ops::sum(ops::index_select(g, g->dim() ? dim : 0, index), {}, false, ScalarType::NumTypes);
+                          return TensorList{gs, gv->dtype != dt ? to_dtype(gv, dt) : gv};
+                        }, dim, index, value);
+})
+FL_REGISTER_KERNEL(masked_scatter_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask,
+                                                 const Tensor& source) {
+  return record_inplace("MaskedScatterBackward0", ops::masked_scatter_, ks, self, source,
+                        [mask, ss = source->sizes, dt = source->dtype](const Tensor& g) {
+                          using namespace fl::formulas;
+                          Tensor picked = ops::masked_select(g, mask);  // the source's first elements, in order
+                          Tensor flat = padded(picked, {numel_of(ss)}, dt);
+                          return TensorList{where(mask, num(0.0), g), ops::reshape(flat, ss)};
+                        }, mask, source);
+})
+
+#define FL_REFUSE_INPLACE(opname)                                                              \
+  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet, const Tensor& self, auto...) -> Tensor { \
+    check_untracked_inplace(#opname, self, nullptr);                                           \
+    throw NotImplementedError(#opname ": in-place autograd is not supported by flowlike yet");  \
+  })
 FL_REFUSE_INPLACE(scatter_reduce_)
-FL_REFUSE_INPLACE(index_add_)
-FL_REFUSE_INPLACE(index_copy_)
-FL_REFUSE_INPLACE(index_fill_)
-FL_REFUSE_INPLACE(uniform_)
-FL_REFUSE_INPLACE(normal_)
-FL_REFUSE_INPLACE(random_)
-FL_REFUSE_INPLACE(bernoulli_)
+#undef FL_REFUSE_INPLACE
+
+// Random fills overwrite self with values that carry no gradient.
+#define FL_RANDOM_OVERWRITE(opname, Name)                                                        \
+  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& self, auto... args) {   \
+    check_inplace(self, nullptr);                                                                \
+    redispatch_no_grad(ops::opname, ks, self, args...);                                          \
+    record_overwrite(Name, self, nullptr);                                                       \
+    return self;                                                                                 \
+  })
+FL_RANDOM_OVERWRITE(uniform_, "UniformBackward0")
+FL_RANDOM_OVERWRITE(normal_, "NormalBackward0")
+FL_RANDOM_OVERWRITE(random_, "RandomBackward0")
+FL_RANDOM_OVERWRITE(bernoulli_, "BernoulliBackward0")
+#undef FL_RANDOM_OVERWRITE
 
 }  // namespace fl::autograd

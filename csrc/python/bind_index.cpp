@@ -200,6 +200,15 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------
+// The fresh copy an out-of-place form writes into: differentiable with respect to `self` (the
+// gradient summed back when self was broadcast to `copy_of`'s shape).
+Tensor out_of_place_copy(const Tensor& self, const Tensor& copy_of) {
+  Tensor r = clone(copy_of);
+  if (!self->requires_grad || !thread_state().grad_enabled) return r;
+  return autograd::record_lambda("CloneBackward0", r, {autograd::gradient_edge(self)},
+                                 [sizes = self->sizes](const Tensor& g) { return autograd::TensorList{autograd::sum_to(g, sizes)}; });
+}
+
 // The value of scatter/index_fill/masked_fill: a number (wrapped, converted by the op) or a tensor.
 Tensor value_arg(py::handle h, const char* op, const char* argname) {
   if (is_tensor(h)) return as_tensor(h);
@@ -254,7 +263,7 @@ py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
-  Tensor r = clone(index_detail::expand_to(self, shape, "masked_fill"));
+  Tensor r = out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_fill"));
   return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
 }
 
@@ -311,7 +320,7 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("scatter_", scatter_, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
           py::arg("reduce") = none);
   auto scatter = [scatter_](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value, py::handle reduce) {
-    return scatter_(clone(self), dim, index, src, value, reduce);
+    return scatter_(out_of_place_copy(self, self), dim, index, src, value, reduce);
   };
   m.def("scatter", scatter, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none,
         py::kw_only(), py::arg("reduce") = none, "Writes `src` (or `value`) into a copy of `input` at `index` along `dim`.");
@@ -322,7 +331,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::scatter_add_(self, dim, index, src);
   }, py::arg("dim"), py::arg("index"), py::arg("src"));
   auto scatter_add = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    return ops::scatter_add_(clone(self), dim, index, src);
+    return ops::scatter_add_(out_of_place_copy(self, self), dim, index, src);
   };
   m.def("scatter_add", scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"),
         "Adds `src` into a copy of `input` at `index` along `dim`.");
@@ -332,7 +341,7 @@ void bind(py::module_& m, TensorClass& cls) {
                                 bool include_self) { return ops::scatter_reduce_(self, dim, index, src, reduce, include_self); },
           py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(), py::arg("include_self") = true);
   auto scatter_reduce = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
-                           bool include_self) { return ops::scatter_reduce_(clone(self), dim, index, src, reduce, include_self); };
+                           bool include_self) { return ops::scatter_reduce_(out_of_place_copy(self, self), dim, index, src, reduce, include_self); };
   m.def("scatter_reduce", scatter_reduce, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"),
         py::kw_only(), py::arg("include_self") = true,
         "Reduces `src` into a copy of `input` at `index` along `dim` (sum, prod, mean, amax, amin).");
@@ -349,7 +358,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_add_(self, dim, index, source, alpha_arg(alpha));
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
   auto index_add = [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
-    return ops::index_add_(clone(self), dim, index, source, alpha_arg(alpha));
+    return ops::index_add_(out_of_place_copy(self, self), dim, index, source, alpha_arg(alpha));
   };
   m.def("index_add", index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(),
         py::arg("alpha") = 1, "Adds alpha * source into a copy of `input` at `index` along `dim`.");
@@ -359,7 +368,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_copy_(self, dim, index, source);
   }, py::arg("dim"), py::arg("index"), py::arg("source"));
   auto index_copy = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-    return ops::index_copy_(clone(self), dim, index, source);
+    return ops::index_copy_(out_of_place_copy(self, self), dim, index, source);
   };
   m.def("index_copy", index_copy, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
         "Copies `source` into a copy of `input` at `index` along `dim`.");
@@ -369,7 +378,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_fill_(self, dim, index, value_arg(value, "index_fill_", "value"));
   }, py::arg("dim"), py::arg("index"), py::arg("value"));
   auto index_fill = [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
-    return ops::index_fill_(clone(self), dim, index, value_arg(value, "index_fill", "value"));
+    return ops::index_fill_(out_of_place_copy(self, self), dim, index, value_arg(value, "index_fill", "value"));
   };
   m.def("index_fill", index_fill, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("value"),
         "Fills a copy of `input` with `value` at `index` along `dim`.");
@@ -380,7 +389,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_put_(self, index_list(indices), values, accumulate);
   }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
   auto index_put = [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-    return ops::index_put_(clone(self), index_list(indices), values, accumulate);
+    return ops::index_put_(out_of_place_copy(self, self), index_list(indices), values, accumulate);
   };
   m.def("index_put", index_put, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
         "A copy of `input` with `values` put (or added, with accumulate) at the tuple of index tensors.");
@@ -405,7 +414,7 @@ void bind(py::module_& m, TensorClass& cls) {
   }, py::arg("mask"), py::arg("source"));
   auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
     IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
-    return ops::masked_scatter_(clone(index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
+    return ops::masked_scatter_(out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
   };
   m.def("masked_scatter", masked_scatter, py::arg("input"), py::arg("mask"), py::arg("source"),
         "A copy of `input` with the elements of `source`, in order, where `mask` is true.");
