@@ -20,25 +20,22 @@ struct CtcTargets {
   int64_t max_target_length = 0;
 };
 
-const char* kWhile = " (while checking arguments for ctc_loss_cpu)";
+const char* kWhile = " (while checking arguments for ctc_loss_allocate_outputs)";
 
 CtcTargets ctc_targets(const Tensor& log_probs, const Tensor& targets, const IntList& input_lengths,
                        const IntList& target_lengths, int64_t blank) {
-  FL_CHECK(targets->dtype == ScalarType::Int64 || targets->dtype == ScalarType::Int32, Error,
-           "Expected tensor for argument #2 'targets' to have scalar type Int; but got ", c10_type_name(targets->dtype),
-           " instead", kWhile);
   FL_CHECK(is_floating(log_probs->dtype), NotImplementedError, "\"ctc_loss_cpu\" not implemented for '",
            c10_type_name(log_probs->dtype), "'");
   FL_CHECK(log_probs->dim() == 3, Error, "Expected 3-dimensional tensor, but got ", log_probs->dim(),
            "-dimensional tensor for argument #1 'log_probs'", kWhile);
-  FL_CHECK(targets->dim() >= 1 && targets->dim() <= 2, Error, "Expected 1 to 2 dimensions, but got ", targets->dim(),
-           "-dimensional tensor for argument #2 'targets'", kWhile);
   const int64_t T = log_probs->sizes[0], N = log_probs->sizes[1], C = log_probs->sizes[2];
   FL_CHECK(blank >= 0 && blank < C, Error, "blank must be in label range");
   FL_CHECK(static_cast<int64_t>(input_lengths.size()) == N, Error, "input_lengths must be of size batch_size");
   FL_CHECK(static_cast<int64_t>(target_lengths.size()) == N, Error, "target_lengths must be of size batch_size");
+  FL_CHECK(targets->dim() >= 1 && targets->dim() <= 2, Error, "Expected 1 to 2 dimensions, but got ", targets->dim(),
+           "-dimensional tensor for argument #2 'targets'", kWhile);
   CtcTargets r;
-  r.data = contiguous(to_dtype(targets, ScalarType::Int64));
+  r.data = contiguous(to_dtype(targets, ScalarType::Int64));  // PyTorch also takes (and truncates) float targets
   r.offsets.resize(N);
   int64_t pos = 0;
   for (int64_t b = 0; b < N; ++b) {

@@ -204,7 +204,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def _lengths(lengths, name):
     if isinstance(lengths, _C.Tensor):
         if lengths.dtype.is_floating_point or lengths.dtype == _fl.bool:
-            raise RuntimeError(f"{name} must be integral")
+            raise TypeError(f"ctc_loss(): argument '{name}' must be a tuple of ints or an integral tensor, not a "
+                            f"{lengths.dtype} tensor")
         return [int(v) for v in lengths.reshape(-1).tolist()]
     if isinstance(lengths, int):
         return [lengths]
@@ -281,7 +282,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if weight is None:
         enum = _get_enum(reduction)
         _require_floating(x, "huber_cpu")
-        return _apply_reduction(_huber(x, y, delta), enum)
+        # PyTorch's kernel writes into a tensor like `input`: mixed dtypes compute promoted, store as input's
+        return _apply_reduction(_huber(x, y, delta).to(input.dtype), enum)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
     loss = _huber(x, y, delta) * weight
