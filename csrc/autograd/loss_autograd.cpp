@@ -73,7 +73,9 @@ Tensor binary_cross_entropy_with_logits_autograd(DispatchKeySet ks, const Tensor
         const Tensor& y = s[1];
         const Tensor& pw = s[2];
         TensorList grads;
-        if (gx) {
+        if (gx && !pw && !thread_state().grad_enabled) {
+          grads.push_back(ops::binary_cross_entropy_with_logits_backward(g, x, y));  // no graph needed: one pass
+        } else if (gx) {
           Tensor sig = un(UnaryOp::sigmoid, x);
           Tensor d = pw ? (((pw - 1.0) * y + 1.0) * sig - pw * y) : sig - y;
           grads.push_back(cast_like(sum_to(g * d, x->sizes), x->dtype));

@@ -7,7 +7,6 @@
 #include <omp.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "../kernels/loops.h"
@@ -17,30 +16,8 @@
 namespace fl {
 namespace {
 
-// ---- vectorizable float exp ------------------------------------------------------------------
-// Cephes' expf polynomial with the exponent scaled through the float bits, written without
-// branches or libm calls so that GCC vectorizes the loops that use it. Error ~1 ulp; x below -87
-// (including -inf, e.g. masked logits) gives exactly 0; NaN propagates.
-inline float exp_f32(float x) {
-  const float xc = std::min(std::max(x, -87.0f), 88.0f);
-  const float k = xc * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) through the float mantissa
-  int32_t ki;
-  std::memcpy(&ki, &k, 4);
-  const float n = k - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const int32_t bits = (ki - 0x4B400000 + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return x < -87.0f ? 0.0f : p * scale;
-}
+using loss_math::exp_f32;
+using loss_math::vexp;
 
 // sum(exp(x[j] - m)) with 16 independent lanes so the loop vectorizes.
 __attribute__((target_clones("avx512f", "avx2", "default"))) float exp_sum_f32(const float* x, float m, int64_t n) {
@@ -85,10 +62,14 @@ void ce_grad_row(const T* x, T m, T logsum, T a, T b, const T* w, T* out, int64_
   }
 }
 
-// The row maximum; NaN when the row holds one (so the loss is NaN, as PyTorch's).
+// The row maximum; NaN when the row holds one (so the loss is NaN, as PyTorch's). Short rows take a
+// plain loop: the wide-lane reduction costs more to set up and combine than it saves there.
 template <typename T>
 T row_max(const T* x, int64_t n) {
-  return n ? extreme(x, n, true) : -std::numeric_limits<T>::infinity();
+  if (n >= 256) return extreme(x, n, true);
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = (x[j] > m || x[j] != x[j]) ? x[j] : m;
+  return m;
 }
 
 template <typename F>
@@ -307,6 +288,56 @@ Tensor nll_loss_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& s
 // sample is walked class by class with the positions innermost.
 constexpr int64_t kBlock = 64;
 
+// One block of `len` positions (stride 1) of a C x S slab: the per-position max and sum(exp(x - max)).
+template <typename T>
+inline void slab_stats(const T* __restrict base, int64_t C, int64_t S, int64_t len, T* __restrict m,
+                       T* __restrict sum) {
+  for (int64_t s = 0; s < len; ++s) { m[s] = -std::numeric_limits<T>::infinity(); sum[s] = 0; }
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t s = 0; s < len; ++s) {
+      const T v = base[c * S + s];
+      m[s] = (v > m[s] || v != v) ? v : m[s];  // NaN wins, as in the row maximum
+    }
+  for (int64_t s = 0; s < len; ++s) m[s] = m[s] == -std::numeric_limits<T>::infinity() ? T(0) : m[s];
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t s = 0; s < len; ++s) sum[s] += vexp(base[c * S + s] - m[s]);
+}
+
+// One block of the slab's gradient: out[c, s] = a[s] * softmax[c, s] - b[s] * w[c].
+template <typename T>
+inline void slab_grad(const T* __restrict xs, T* __restrict os, int64_t C, int64_t S, int64_t len, const T* a,
+                      const T* b, const T* m, const T* logsum, const T* w) {
+  for (int64_t j = 0; j < C; ++j) {
+    const T wj = w ? w[j] : T(1);
+    for (int64_t s = 0; s < len; ++s) os[j * S + s] = a[s] * vexp((xs[j * S + s] - m[s]) - logsum[s]) - b[s] * wj;
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void slab_stats_f32(const float* base, int64_t C,
+                                                                                  int64_t S, int64_t len, float* m,
+                                                                                  float* sum) {
+  slab_stats(base, C, S, len, m, sum);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void slab_grad_f32(
+    const float* xs, float* os, int64_t C, int64_t S, int64_t len, const float* a, const float* b, const float* m,
+    const float* logsum, const float* w) {
+  slab_grad(xs, os, C, S, len, a, b, m, logsum, w);
+}
+
+template <typename T>
+void slab_stats_any(const T* base, int64_t C, int64_t S, int64_t len, T* m, T* sum) {
+  if constexpr (std::is_same_v<T, float>) slab_stats_f32(base, C, S, len, m, sum);
+  else slab_stats(base, C, S, len, m, sum);
+}
+
+template <typename T>
+void slab_grad_any(const T* xs, T* os, int64_t C, int64_t S, int64_t len, const T* a, const T* b, const T* m,
+                   const T* logsum, const T* w) {
+  if constexpr (std::is_same_v<T, float>) slab_grad_f32(xs, os, C, S, len, a, b, m, logsum, w);
+  else slab_grad(xs, os, C, S, len, a, b, m, logsum, w);
+}
+
 template <typename T>
 void softmax_stats(const ClassGeometry& g, const T* x, T* stats) {
   const int64_t C = g.C, S = g.S;
@@ -324,27 +355,13 @@ void softmax_stats(const ClassGeometry& g, const T* x, T* stats) {
   parallel_for(g.N * blocks, C * kBlock, [&](int64_t task) {
     const int64_t n = task / blocks, s0 = (task % blocks) * kBlock, len = std::min(kBlock, S - s0);
     T m[kBlock], sum[kBlock];
-    for (int64_t s = 0; s < len; ++s) { m[s] = -std::numeric_limits<T>::infinity(); sum[s] = 0; }
-    const T* base = x + n * C * S + s0;
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < len; ++s) {
-        const T v = base[c * S + s];
-        m[s] = (v > m[s] || std::isnan(v)) ? v : m[s];
-      }
-    for (int64_t s = 0; s < len; ++s) if (m[s] == -std::numeric_limits<T>::infinity()) m[s] = 0;
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < len; ++s) sum[s] += std::exp(base[c * S + s] - m[s]);
+    slab_stats_any(x + n * C * S + s0, C, S, len, m, sum);
     for (int64_t s = 0; s < len; ++s) {
       stats[2 * (n * S + s0 + s)] = m[s];
       stats[2 * (n * S + s0 + s) + 1] = std::log(sum[s]);
     }
   });
 }
-
-struct SmoothingTerms {
-  double ls = 0;      // label_smoothing (0 when off)
-  double wsum = 0;    // sum of the class weights (C without weights)
-};
 
 template <typename T>
 std::tuple<Tensor, Tensor, Tensor> ce_forward(const ClassGeometry& g, const Tensor& x, const Tensor& weight,
@@ -413,20 +430,29 @@ Tensor ce_backward(const ClassGeometry& g, const Tensor& grad, const Tensor& x, 
     });
     return gi;
   }
-  parallel_for(g.N, C * S, [&](int64_t n) {
-    for (int64_t s = 0; s < S; ++s) {
-      const int64_t i = n * S + s, c = t[i];
-      T* os = o + n * C * S + s;
-      const T* xs = xp + n * C * S + s;
+  // S > 1: blocks of positions of one sample, class by class with the positions innermost.
+  const int64_t blocks = (S + kBlock - 1) / kBlock;
+  parallel_for(g.N * blocks, C * kBlock, [&](int64_t task) {
+    const int64_t n = task / blocks, s0 = (task % blocks) * kBlock, len = std::min(kBlock, S - s0);
+    T a[kBlock], b[kBlock], m[kBlock], logsum[kBlock];
+    for (int64_t s = 0; s < len; ++s) {
+      const int64_t i = n * S + s0 + s, c = t[i];
+      m[s] = st[2 * i];
+      logsum[s] = st[2 * i + 1];
+      const T k = c == ignore_index ? T(0) : coef(i), wt = (w && c != ignore_index) ? w[c] : T(1);
+      a[s] = k * (static_cast<T>(1 - ls) * wt + lsc * wsum);
+      b[s] = k * lsc;
+    }
+    const T* xs = xp + n * C * S + s0;
+    T* os = o + n * C * S + s0;
+    slab_grad_any(xs, os, C, S, len, a, b, m, logsum, w);
+    for (int64_t s = 0; s < len; ++s) {
+      const int64_t i = n * S + s0 + s, c = t[i];
       if (c == ignore_index) {
-        for (int64_t j = 0; j < C; ++j) os[j * S] = 0;
-        continue;
+        for (int64_t j = 0; j < C; ++j) os[j * S + s] = 0;  // exactly 0, as PyTorch (even next to inf logits)
+      } else {
+        os[c * S + s] -= coef(i) * static_cast<T>(1 - ls) * (w ? w[c] : T(1));
       }
-      const T k = coef(i), wt = w ? w[c] : T(1);
-      const T a = k * (static_cast<T>(1 - ls) * wt + lsc * wsum), b = k * lsc;
-      const T m = st[2 * i], logsum = st[2 * i + 1];
-      for (int64_t j = 0; j < C; ++j) os[j * S] = a * std::exp((xs[j * S] - m) - logsum) - b * (w ? w[j] : T(1));
-      os[c * S] -= k * static_cast<T>(1 - ls) * wt;
     }
   });
   return gi;
