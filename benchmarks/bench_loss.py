@@ -1,5 +1,6 @@
 """flowlike vs PyTorch on the losses, in one process: prints each time and the ratio torch / flowlike
-(> 1 means flowlike is faster). Target: cross_entropy on (4096, 1000) logits, forward + backward, >= 1."""
+(> 1 means flowlike is faster); an optional argument sets the thread count of both. Target: cross_entropy on (4096, 1000) logits, forward + backward, >= 1."""
+import sys
 import time
 
 import numpy as np
@@ -10,25 +11,28 @@ import flowlike.nn.functional as F
 import torch.nn.functional as TF
 
 
-def best_time(fn, repeat=20, warmup=3):
+def compare(name, fl_fn, torch_fn, repeat=20, warmup=3):
+    """Best-of-`repeat` times, the two libraries interleaved so that load changes hit both alike."""
     for _ in range(warmup):
-        fn()
-    best = float("inf")
+        fl_fn()
+        torch_fn()
+    tf = tt = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def compare(name, make_fl, make_torch, repeat=20):
-    tf, tt = best_time(make_fl, repeat), best_time(make_torch, repeat)
+        fl_fn()
+        t1 = time.perf_counter()
+        torch_fn()
+        t2 = time.perf_counter()
+        tf, tt = min(tf, t1 - t0), min(tt, t2 - t1)
     print(f"{name:55s} flowlike {tf * 1e3:8.3f} ms   torch {tt * 1e3:8.3f} ms   ratio {tt / tf:5.2f}")
     return tt / tf
 
 
 def main():
+    if len(sys.argv) > 1:  # bench_loss.py THREADS
+        flowlike.set_num_threads(int(sys.argv[1]))
     torch.set_num_threads(flowlike.get_num_threads())
+    print(f"threads: {flowlike.get_num_threads()}")
     rng = np.random.default_rng(0)
 
     def fwd_bwd(lib, fn, x_np, *args, **kw):

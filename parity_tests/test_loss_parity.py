@@ -183,6 +183,8 @@ CE_ERRORS = [
     ([np.ones((3, 5), dtype=np.int64), np.array([1, 0, 2])], {}),
     ([randn(5), np.array([1, 2, 3])], {}),
     ([randn(3, 0), np.zeros(3, dtype=np.int64)], {}),
+    ([np.array(1.0, np.float32), np.array(1.0, np.float32)], {}),
+    ([np.array(1.0, np.float32), np.array(0)], {}),
 ]
 
 

@@ -115,24 +115,27 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _cross_entropy_probabilities(input, target, weight, enum, ignore_index, label_smoothing):
     """cross_entropy with class probabilities: -sum(target * log_softmax(input)) over the class dim."""
-    class_dim = 0 if input.dim() <= 1 else 1
-    if not input.dtype.is_floating_point:
-        kernel = "log_softmax_lastdim_kernel_impl" if input.dim() <= 2 else "log_softmax_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10_name(input.dtype)}'")
+    # the checks in PyTorch's order: target, ignore_index, label_smoothing, weight, then log_softmax's
     if not target.dtype.is_floating_point:
         raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                            f"{_c10_name(target.dtype)}")
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim] if input.dim() else 1
-    if label_smoothing > 0.0:
-        if label_smoothing > 1.0:
-            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
-    logp = input - _fl.logsumexp(input, class_dim, keepdim=True) if input.dim() else input - input
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if not input.dtype.is_floating_point:
+        kernel = "log_softmax_lastdim_kernel_impl" if input.dim() <= 2 else "log_softmax_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10_name(input.dtype)}'")
+    if label_smoothing > 0.0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    logp = input - _fl.logsumexp(input, class_dim, keepdim=True)
     terms = logp * target
     if weight is not None:
         shape = [1] * input.dim()
@@ -144,7 +147,7 @@ def _cross_entropy_probabilities(input, target, weight, enum, ignore_index, labe
         return -terms.sum() / (input.numel() / n_classes)
     if enum == _SUM:
         return -terms.sum()
-    return -terms.sum(class_dim) if input.dim() else -terms
+    return -terms.sum(class_dim)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
