@@ -460,3 +460,29 @@ def test_ctc_loss_errors():
     check_error("ctc_loss", [lp, targets[:, :2], il, tl])
     check_error("ctc_loss", [lp, np.zeros(3, dtype=np.int64), il, tl])
     check_error("ctc_loss", [lp, targets, il, tl], dict(reduction="bad"))
+
+
+# ---- linear_cross_entropy ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_linear_cross_entropy(reduction):
+    x, w, b = randn(6, 4), randn(5, 4), randn(5)
+    t = rng.randint(0, 5, 6)
+    check("linear_cross_entropy", [x, w, t], dict(reduction=reduction, linear_bias=b, label_smoothing=0.1),
+          grad=(0, 1, "linear_bias"), rtol=1e-4, atol=1e-5)
+    check("linear_cross_entropy", [x[0], w, np.array(2)], dict(reduction=reduction), grad=(0, 1), rtol=1e-4, atol=1e-5)
+    wk = randn(5, 3, 4)
+    check("linear_cross_entropy", [x, wk, rng.randint(0, 5, (6, 3))], dict(reduction=reduction, ignore_index=1),
+          grad=(0, 1), rtol=1e-4, atol=1e-5)
+    check("linear_cross_entropy", [x, w, rand(6, 5)], dict(reduction=reduction), grad=(0, 1), rtol=1e-4, atol=1e-5)
+
+
+def test_linear_cross_entropy_errors():
+    x, w = randn(6, 4), randn(5, 4)
+    t = rng.randint(0, 5, 6)
+    check_error("linear_cross_entropy", [randn(2, 3, 4), w, t])
+    check_error("linear_cross_entropy", [x, randn(5), t])
+    check_error("linear_cross_entropy", [x, randn(5, 3), t])
+    check_error("linear_cross_entropy", [x, w, t], dict(linear_bias=randn(4)))
+    check_error("linear_cross_entropy", [x[0], randn(5, 3, 4), t])
+    check_error("linear_cross_entropy", [x, w, rand(6, 5)], dict(ignore_index=1))
