@@ -486,3 +486,29 @@ def test_linear_cross_entropy_errors():
     check_error("linear_cross_entropy", [x, w, t], dict(linear_bias=randn(4)))
     check_error("linear_cross_entropy", [x[0], randn(5, 3, 4), t])
     check_error("linear_cross_entropy", [x, w, rand(6, 5)], dict(ignore_index=1))
+
+
+# ---- double backward (create_graph=True) -------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(5,), (6, 5), (3, 5, 4)])
+@pytest.mark.parametrize("fname", ["cross_entropy", "nll_loss"])
+def test_class_losses_double_backward(fname, shape, reduction):
+    x = randn(*shape, dtype=np.float64)
+    t = rng.randint(0, 5, () if len(shape) == 1 else (shape[0],) + shape[2:])
+    if t.ndim:
+        t.reshape(-1)[0] = 2
+    kw = dict(weight=rand(5, dtype=np.float64), ignore_index=2, reduction=reduction)
+    if fname == "cross_entropy":
+        kw["label_smoothing"] = 0.2
+    results = []
+    for lib, mod in LIBS:
+        xt = lib.tensor(x).requires_grad_(True)
+        loss = getattr(mod, fname)(xt, lib.tensor(t), **{k: _convert(lib, v) for k, v in kw.items()})
+        gout = lib.tensor(np.random.RandomState(3).uniform(0.5, 1.5, tuple(loss.shape))).requires_grad_(True)
+        (gx,) = lib.autograd.grad(loss, xt, gout, create_graph=True)
+        v = lib.tensor(np.random.RandomState(4).standard_normal(shape))
+        (gx * v).sum().backward()
+        results.append([gx.detach().numpy()] + [np.zeros(a.shape) if a.grad is None else a.grad.numpy() for a in (xt, gout)])
+    for f, t_ in zip(results[1], results[0]):
+        np.testing.assert_allclose(f, t_, rtol=1e-9, atol=1e-12)

@@ -1,7 +1,11 @@
-// Autograd kernels of the losses in ops/loss.h. nll_loss, cross_entropy and ctc_loss have dedicated
-// backward ops (as PyTorch's *_backward: their own gradients are not differentiable again); the two
-// binary cross entropies write their gradients with dispatcher ops, so double backward works.
+// Autograd kernels of the losses in ops/loss.h. nll_loss, cross_entropy and the BCE with logits use
+// their fused backward kernels when the gradient needs no graph, and formulas of dispatcher ops under
+// create_graph=True, so double backward (e.g. second-order meta-learning) works; binary_cross_entropy
+// always uses formulas. ctc_loss's backward op is not differentiable again (as in PyTorch's CPU CTC).
+#include "../ops/index.h"
 #include "../ops/loss.h"
+#include "../ops/reduce.h"
+#include "../ops/views.h"
 #include "autograd.h"
 #include "formulas.h"
 
@@ -17,12 +21,50 @@ Tensor softplus_neg(const Tensor& x) {
   return bin(BinaryOp::maximum, -x, num(0.0)) + log1p(exp(-un(UnaryOp::abs, x)));
 }
 
+Tensor zeros_as(const Tensor& t) {
+  Tensor z = empty(t->sizes, t->dtype);
+  fill(z, Scalar(0.0));
+  return z;
+}
+
+// The gradient of nll_loss (ce = false) or cross_entropy (ce = true) over class indices, written with
+// dispatcher ops so that it is differentiable in `self` and in `g` (see Note [Class-dim geometry]):
+//   G = coef * ((1 - ls) * w_t * (softmax - onehot) + ls / C * (softmax * sum(w) - w))   (cross_entropy)
+//   G = -coef * w_t * onehot                                                              (nll_loss)
+// with coef the incoming gradient (per position, or / total_weight for mean), 0 where ignored.
+Tensor class_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight,
+                       int64_t reduction, int64_t ignore_index, double ls, const Tensor& total_weight, bool ce) {
+  const int64_t cd = self->dim() == 1 ? 0 : 1;
+  const int64_t C = self->sizes[cd];
+  Tensor tu = ops::unsqueeze(to_dtype(target, ScalarType::Int64), cd);
+  Tensor valid = bin(BinaryOp::ne, tu, wrap_scalar(Scalar(ignore_index)));
+  Tensor tc = ops::where(valid, tu, wrap_scalar(Scalar(int64_t(0))));
+  Tensor onehot = zeros_as(self);
+  ops::scatter_(onehot, cd, tc, num(1.0), "");
+  const auto red = static_cast<LossReduction>(reduction);
+  Tensor coef = red == LossReduction::None ? ops::unsqueeze(g, cd) : (red == LossReduction::Mean ? g / total_weight : g);
+  coef = coef * to_dtype(valid, self->dtype);
+  Tensor nll_coef = weight ? coef * ops::index(weight, {tc}) : coef;
+  if (!ce) return -(onehot * nll_coef);
+  Tensor p = exp(self - ops::logsumexp(self, {cd}, true, ScalarType::NumTypes));
+  Tensor G = (p - onehot) * nll_coef;
+  if (ls <= 0) return G;
+  G = G * (1.0 - ls);
+  IntList wshape(self->dim(), 1);
+  wshape[cd] = C;
+  Tensor wsum = weight ? ops::sum(weight, {}, false, ScalarType::NumTypes) : num(static_cast<double>(C));
+  Tensor smooth = weight ? p * wsum - ops::reshape(weight, wshape) : p * wsum - 1.0;
+  return G + coef * smooth * (ls / static_cast<double>(C));
+}
+
 std::tuple<Tensor, Tensor> nll_loss_autograd(DispatchKeySet ks, const Tensor& self, const Tensor& target, const Tensor& weight,
                                           int64_t reduction, int64_t ignore_index) {
   auto [loss, total_weight] = redispatch_no_grad(ops::nll_loss, ks, self, target, weight, reduction, ignore_index);
   if (requires_grad(self)) {
     record_saved("NllLossBackward0", loss, {gradient_edge(self)}, {self, target, weight, total_weight}, false,
                  [reduction, ignore_index](const Tensor& g, const TensorList& s) {
+                   if (thread_state().grad_enabled)  // create_graph: a differentiable gradient
+                     return TensorList{class_loss_grad(g, s[0], s[1], s[2], reduction, ignore_index, 0.0, s[3], false)};
                    return TensorList{ops::nll_loss_backward(g, s[0], s[1], s[2], reduction, ignore_index, s[3])};
                  });
   }
@@ -37,6 +79,9 @@ std::tuple<Tensor, Tensor, Tensor> cross_entropy_loss_autograd(DispatchKeySet ks
   if (requires_grad(self)) {
     record_saved("CrossEntropyLossBackward0", loss, {gradient_edge(self)}, {self, target, weight, stats, total_weight},
                  false, [reduction, ignore_index, label_smoothing](const Tensor& g, const TensorList& s) {
+                   if (thread_state().grad_enabled)  // create_graph: a differentiable gradient
+                     return TensorList{class_loss_grad(g, s[0], s[1], s[2], reduction, ignore_index, label_smoothing,
+                                                       s[4], true)};
                    return TensorList{ops::cross_entropy_loss_backward(g, s[0], s[1], s[2], reduction, ignore_index,
                                                                       label_smoothing, s[3], s[4])};
                  });
