@@ -494,11 +494,11 @@ def test_linear_cross_entropy_errors():
 @pytest.mark.parametrize("shape", [(5,), (6, 5), (3, 5, 4)])
 @pytest.mark.parametrize("fname", ["cross_entropy", "nll_loss"])
 def test_class_losses_double_backward(fname, shape, reduction):
-    x = randn(*shape, dtype=np.float64)
-    t = rng.randint(0, 5, () if len(shape) == 1 else (shape[0],) + shape[2:])
-    if t.ndim:
-        t.reshape(-1)[0] = 2
-    kw = dict(weight=rand(5, dtype=np.float64), ignore_index=2, reduction=reduction)
+    r = np.random.RandomState(11)
+    x = r.standard_normal(shape)
+    t = r.randint(0, 5, () if len(shape) == 1 else (shape[0],) + shape[2:])
+    t.reshape(-1)[0] = 2 if t.ndim else 3
+    kw = dict(weight=r.uniform(0.5, 2.0, 5), ignore_index=2, reduction=reduction)
     if fname == "cross_entropy":
         kw["label_smoothing"] = 0.2
     results = []

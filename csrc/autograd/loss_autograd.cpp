@@ -43,7 +43,7 @@ Tensor class_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target
   ops::scatter_(onehot, cd, tc, num(1.0), "");
   const auto red = static_cast<LossReduction>(reduction);
   Tensor coef = red == LossReduction::None ? ops::unsqueeze(g, cd) : (red == LossReduction::Mean ? g / total_weight : g);
-  coef = coef * to_dtype(valid, self->dtype);
+  coef = ops::where(valid, coef, num(0.0));  // not a product: mean over no target divides by 0
   Tensor nll_coef = weight ? coef * ops::index(weight, {tc}) : coef;
   if (!ce) return -(onehot * nll_coef);
   Tensor p = exp(self - ops::logsumexp(self, {cd}, true, ScalarType::NumTypes));
