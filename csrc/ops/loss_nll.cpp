@@ -107,7 +107,6 @@ ClassGeometry class_geometry(const Tensor& self, const Tensor& target, const Ten
   ClassGeometry g;
   const int64_t d = self->dim();
   FL_CHECK(d >= 1, ValueError, "Expected 1 or more dimensions (got ", d, ")");
-  Tensor tgt = target;
   if (d == 1 && target->dim() == 1) {
     FL_CHECK(target->sizes[0] == 1, ValueError, "For 1D input, 1D target must have size 1, but got target size: ",
              target->sizes[0]);
@@ -354,7 +353,7 @@ void softmax_stats(const ClassGeometry& g, const T* x, T* stats) {
   const int64_t blocks = (S + kBlock - 1) / kBlock;
   parallel_for(g.N * blocks, C * kBlock, [&](int64_t task) {
     const int64_t n = task / blocks, s0 = (task % blocks) * kBlock, len = std::min(kBlock, S - s0);
-    T m[kBlock], sum[kBlock];
+    T m[kBlock] = {}, sum[kBlock] = {};
     slab_stats_any(x + n * C * S + s0, C, S, len, m, sum);
     for (int64_t s = 0; s < len; ++s) {
       stats[2 * (n * S + s0 + s)] = m[s];
@@ -434,7 +433,7 @@ Tensor ce_backward(const ClassGeometry& g, const Tensor& grad, const Tensor& x, 
   const int64_t blocks = (S + kBlock - 1) / kBlock;
   parallel_for(g.N * blocks, C * kBlock, [&](int64_t task) {
     const int64_t n = task / blocks, s0 = (task % blocks) * kBlock, len = std::min(kBlock, S - s0);
-    T a[kBlock], b[kBlock], m[kBlock], logsum[kBlock];
+    T a[kBlock] = {}, b[kBlock] = {}, m[kBlock] = {}, logsum[kBlock] = {};
     for (int64_t s = 0; s < len; ++s) {
       const int64_t i = n * S + s0 + s, c = t[i];
       m[s] = st[2 * i];
