@@ -137,6 +137,20 @@ def test_cross_entropy_large_logits_stable():
     check("cross_entropy", [x, t], dict(reduction="none", label_smoothing=0.1), rtol=1e-4)
 
 
+def test_cross_entropy_non_contiguous():
+    x = randn(5, 6).T  # (6, 5) transposed view
+    t = rng.randint(0, 5, 12)[::2]
+    check("cross_entropy", [np.ascontiguousarray(x), t], dict(reduction="none"))
+    outs = []
+    for lib, mod in LIBS:
+        xt = lib.tensor(x.T.copy()).requires_grad_(True)
+        loss = mod.cross_entropy(xt.t(), lib.tensor(t), label_smoothing=0.1)
+        loss.backward()
+        outs.append((loss.item(), xt.grad.numpy()))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-7)
+
+
 def test_cross_entropy_masked_logits():
     x = randn(4, 6)
     x[:, :2] = -np.inf
