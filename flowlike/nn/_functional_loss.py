@@ -272,7 +272,7 @@ def _regression(name, input, target, size_average, reduce, reduction, weight, el
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error, optionally weighted per element."""
     return _regression("mse_cpu", input, target, size_average, reduce, reduction, weight,
-                       lambda x, y: (x - y) * (x - y))
+                       lambda x, y: _fl.square(x - y))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
