@@ -36,16 +36,15 @@ def _get_enum(reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _legacy_get_string(size_average, reduce, emit_warning=True):
+def _legacy_get_string(size_average, reduce):
     """Maps the deprecated size_average/reduce pair to a reduction string (with PyTorch's warning)."""
     if size_average is None:
         size_average = True
     if reduce is None:
         reduce = True
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    if emit_warning:
-        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                      stacklevel=3)
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=3)
     return ret
 
 
