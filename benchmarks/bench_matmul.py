@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 import flowlike as fl
-from common import best, report
+from common import compare
 
 
 def main():
@@ -18,21 +18,19 @@ def main():
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         fa, fb, ta, tb = fl.from_numpy(a), fl.from_numpy(b), torch.from_numpy(a), torch.from_numpy(b)
-        number = max(1, int(2e9 / (2 * n ** 3)))
-        t_fl, t_t = best(lambda: fa @ fb, number, 5), best(lambda: ta @ tb, number, 5)
-        report(f"matmul {n}x{n} f32 ({2 * n ** 3 / t_fl / 1e9:.0f} GFLOP/s)", t_fl, t_t, "<= 1.11x")
+        number = max(1, int(1e9 / (2 * n ** 3)))
+        compare(f"matmul {n}x{n} f32", lambda: fa @ fb, lambda: ta @ tb, "<= 1.11x", number, 7)
     a = rng.standard_normal((32, 128, 128), dtype=np.float32)
     b = rng.standard_normal((32, 128, 128), dtype=np.float32)
     fa, fb, ta, tb = fl.from_numpy(a), fl.from_numpy(b), torch.from_numpy(a), torch.from_numpy(b)
-    report("bmm (32,128,128) @ (32,128,128) f32", best(lambda: fl.bmm(fa, fb), 50), best(lambda: torch.bmm(ta, tb), 50),
-           "<= 1.11x")
+    compare("bmm (32,128,128) @ (32,128,128) f32", lambda: fl.bmm(fa, fb), lambda: torch.bmm(ta, tb), "<= 1.11x", 20)
     x = rng.standard_normal((128, 784), dtype=np.float32)
     w = rng.standard_normal((512, 784), dtype=np.float32)
     bias = rng.standard_normal(512, dtype=np.float32)
     fx, fw, fbias = fl.from_numpy(x), fl.from_numpy(w), fl.from_numpy(bias)
     tx, tw, tbias = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
-    report("addmm (linear 128x784 -> 512) f32", best(lambda: fl.addmm(fbias, fx, fw.t()), 200),
-           best(lambda: torch.addmm(tbias, tx, tw.t()), 200), "<= 1.0x")
+    compare("addmm (linear 128x784 -> 512) f32", lambda: fl.addmm(fbias, fx, fw.t()),
+            lambda: torch.addmm(tbias, tx, tw.t()), "<= 1.0x", 50)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""Timing helpers shared by the benchmarks: best-of-N wall time and one report line per workload."""
+"""Timing helpers shared by the benchmarks. Every ratio printed is flowlike time / torch time: below 1.0
+flowlike is faster. The two sides run interleaved, so a load change on the machine hits both alike."""
+import time
 import timeit
 
 
@@ -9,6 +11,25 @@ def best(fn, number, repeat=7):
 
 
 def report(name, t_fl, t_torch, target):
-    """Prints both times and flowlike/torch (below 1.0: flowlike is faster) with the target ratio."""
-    print(f"{name:<44} flowlike {t_fl * 1e6:10.2f} us   torch {t_torch * 1e6:10.2f} us   "
-          f"ratio {t_fl / t_torch:5.2f}x  (target {target})")
+    """Prints both times and flowlike/torch with the target ratio."""
+    print(f"{name:<48} flowlike {t_fl * 1e6:11.1f} us   torch {t_torch * 1e6:11.1f} us   "
+          f"ratio {t_fl / t_torch:5.2f}x  (target {target})", flush=True)
+
+
+def compare(name, fl_fn, torch_fn, target, number=1, repeat=15):
+    """Times fl_fn and torch_fn interleaved (best of `repeat` rounds of `number` calls each), reports, and returns
+    the ratio flowlike/torch."""
+    fl_fn()
+    torch_fn()
+    t_fl = t_torch = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fl_fn()
+        t1 = time.perf_counter()
+        for _ in range(number):
+            torch_fn()
+        t2 = time.perf_counter()
+        t_fl, t_torch = min(t_fl, (t1 - t0) / number), min(t_torch, (t2 - t1) / number)
+    report(name, t_fl, t_torch, target)
+    return t_fl / t_torch

@@ -92,3 +92,31 @@ def test_autograd_errors_match_torch(case):
 
     assert kind(torch) is not None
     assert kind(fl) is kind(torch)
+
+
+SCAN_X = np.random.default_rng(11).standard_normal((3, 5))
+SCAN_X[1, 2] = SCAN_X[2, 0] = SCAN_X[2, 3] = 0.0  # zeros: cumprod's exact rule
+SCAN_NAN = SCAN_X.copy()
+SCAN_NAN[0, 1] = np.nan
+
+
+@pytest.mark.parametrize("name,fn,data", [
+    ("cumprod_dim1", lambda m, t: m.cumprod(t, 1), SCAN_X), ("cumprod_dim0", lambda m, t: m.cumprod(t, 0), SCAN_X),
+    ("logcumsumexp", lambda m, t: m.logcumsumexp(t, 1), SCAN_X * 30),
+    ("cummax", lambda m, t: m.cummax(t, 1).values, SCAN_X), ("cummin", lambda m, t: m.cummin(t, 0).values, SCAN_X),
+    ("nanmean", lambda m, t: m.nanmean(t, 1), SCAN_NAN), ("nanmean_all", lambda m, t: m.nanmean(t), SCAN_NAN),
+])
+def test_scan_and_nan_reduction_gradients(name, fn, data):
+    grads = []
+    for m in (torch, fl):
+        t = m.tensor(data, requires_grad=True)
+        y = fn(m, t)
+        w = m.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
+        (y * w).sum().backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)
+
+
+def test_cumprod_double_backward_without_zeros():
+    x = fl.tensor(np.random.default_rng(2).standard_normal((2, 4)), requires_grad=True)
+    assert fl.autograd.gradgradcheck(lambda a: a.cumprod(1), (x,))

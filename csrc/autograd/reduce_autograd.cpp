@@ -144,6 +144,70 @@ FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int6
   });
 })
 
+FL_REGISTER_KERNEL(cummax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
+  return record_selected(ops::cummax, "CummaxBackward0", ks, x, dim, true, dim);
+})
+FL_REGISTER_KERNEL(cummin, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
+  return record_selected(ops::cummin, "CumminBackward0", ks, x, dim, true, dim);
+})
+
+namespace {
+// sum over j >= i along dim (a cumsum from the end)
+Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
+  IntList d{dim};
+  return ops::flip(ops::cumsum(ops::flip(t, d), dim, ScalarType::NumTypes), d);
+}
+}  // namespace
+
+// cumprod: grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, exact with zeros: before a row's first
+// zero it is reverse_cumsum(g * r) / x_i; at the first zero, the same sum with that zero replaced by
+// 1; after it, 0 (every product holds the zero).
+FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
+  Tensor r = redispatch_no_grad(ops::cumprod, ks, x, dim, dt);
+  if (!is_floating(r->dtype)) return r;
+  return record_saved("CumprodBackward0", r, {gradient_edge(x)}, {x}, true,
+                      [dim, xdt = x->dtype](const Tensor& g, const TensorList& s) {
+                        const Tensor &xv = s[0], &rv = s[1];
+                        Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
+                        Tensor zeros_so_far = ops::cumsum(zero, dim, ScalarType::Int64);
+                        Tensor before = bin(BinaryOp::eq, zeros_so_far, num(0.0));
+                        Tensor first_zero = bin(BinaryOp::logical_and, zero, bin(BinaryOp::eq, zeros_so_far, num(1.0)));
+                        Tensor safe_x = where(zero, num(1.0), xv);
+                        Tensor gx = where(before, reverse_cumsum(g * rv, dim) / safe_x, num(0.0));
+                        Tensor r1 = ops::cumprod(where(first_zero, num(1.0), xv), dim, ScalarType::NumTypes);
+                        gx = where(first_zero, reverse_cumsum(g * where(before, num(0.0), r1), dim), gx);
+                        return TensorList{gx->dtype != xdt ? to_dtype(gx, xdt) : gx};
+                      });
+})
+
+// logcumsumexp: grad_i = sum_{j>=i} g_j exp(x_i - r_j), in log space with the positive and negative
+// parts of g apart so nothing overflows (PyTorch's formulation).
+FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
+  Tensor r = redispatch_no_grad(ops::logcumsumexp, ks, x, dim);
+  return record_saved("LogcumsumexpBackward0", r, {gradient_edge(x)}, {x}, true,
+                      [dim](const Tensor& g, const TensorList& s) {
+                        const Tensor &xv = s[0], &rv = s[1];
+                        IntList d{dim};
+                        auto part = [&](const Tensor& gpart) {
+                          Tensor lg = log(gpart) - rv;  // -inf where gpart is 0
+                          Tensor acc = ops::flip(ops::logcumsumexp(ops::flip(lg, d), dim), d);
+                          return exp(acc + xv);
+                        };
+                        Tensor pos = where(bin(BinaryOp::gt, g, num(0.0)), g, num(0.0));
+                        Tensor neg = where(bin(BinaryOp::lt, g, num(0.0)), -g, num(0.0));
+                        return TensorList{part(pos) - part(neg)};
+                      });
+})
+
+FL_REGISTER_KERNEL(nanmean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
+  return reduce_autograd(ops::nanmean, "NanmeanBackward0", true, ks, x, d, k, dt,
+                         [d](const Tensor& g, const Tensor& x, const Tensor&, int64_t) {
+                           Tensor valid = to_dtype(un(UnaryOp::logical_not, isnan(x)), g->dtype);
+                           Tensor count = expand_reduced(ops::sum(valid, d, true, ScalarType::NumTypes), x->sizes, d, true);
+                           return where(isnan(x), num(0.0), g / count);
+                         });
+})
+
 FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double p, const IntList& d, bool k, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::norm, ks, x, p, d, k, dt);
   Tensor r_saved = make_view(r, r->sizes, r->strides, r->offset);
