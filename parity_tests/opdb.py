@@ -1,0 +1,243 @@
+"""The op database: one declarative entry per op, from which the parity suites are generated
+(test_opdb_parity.py, test_pointwise_parity.py) and the coverage table is printed (coverage.py).
+
+An entry names the op by its torch path ("sum", "nn.functional.softmax", "linalg.inv"), says how to call
+it (`call(lib, *inputs)`, the same body for torch and flowlike), gives sample inputs per dtype (torch tensors
+covering broadcasting, non-contiguous, zero-size and zero-dim cases; calls may transpose or slice them to get
+non-contiguous views on both sides), the dtypes it is checked on, its tolerance, whether gradients are
+compared, and inputs on which both libraries must raise the same exception type.
+"""
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int64", "int32", "int16", "int8", "uint8"]
+ALL = FLOATS + INTS + ["bool"]
+
+# ---- pointwise ops: name -> (dtypes, input domain, rtol) -------------------------------------------------------
+UNARY = {
+    "neg": (FLOATS + INTS, "any", 0), "abs": (ALL, "any", 0), "sign": (ALL, "any", 0), "square": (FLOATS + INTS, "any", 0),
+    "exp": (FLOATS + INTS, "small", 2e-6), "exp2": (FLOATS, "small", 2e-6), "expm1": (FLOATS, "small", 2e-6),
+    "log": (FLOATS + INTS, "positive", 2e-6), "log2": (FLOATS, "positive", 2e-6), "log10": (FLOATS, "positive", 2e-6),
+    "log1p": (FLOATS, "positive", 2e-6), "sqrt": (FLOATS + INTS, "positive", 2e-6), "rsqrt": (FLOATS, "positive", 2e-6),
+    "reciprocal": (FLOATS, "positive", 2e-6), "sin": (FLOATS, "any", 2e-6), "cos": (FLOATS, "any", 2e-6),
+    "tan": (FLOATS, "small", 2e-5), "asin": (FLOATS, "unit", 2e-6), "acos": (FLOATS, "unit", 2e-6),
+    "atan": (FLOATS, "any", 2e-6), "sinh": (FLOATS, "small", 2e-6), "cosh": (FLOATS, "small", 2e-6),
+    "tanh": (FLOATS, "any", 2e-6), "asinh": (FLOATS, "any", 2e-6), "acosh": (FLOATS, "above1", 2e-6),
+    "atanh": (FLOATS, "unit", 2e-6), "sigmoid": (FLOATS + INTS, "any", 2e-6), "erf": (FLOATS, "any", 2e-6),
+    "erfc": (FLOATS, "any", 2e-6), "erfinv": (["float32", "float64"], "unit", 2e-5), "lgamma": (FLOATS, "positive", 2e-5),
+    "digamma": (["float32", "float64"], "positive", 2e-5), "floor": (FLOATS + INTS, "any", 0),
+    "ceil": (FLOATS + INTS, "any", 0), "trunc": (FLOATS + INTS, "any", 0), "frac": (FLOATS, "any", 1e-6),
+    "bitwise_not": (INTS + ["bool"], "any", 0), "logical_not": (ALL, "any", 0), "isnan": (ALL, "any", 0),
+    "isinf": (ALL, "any", 0), "isfinite": (ALL, "any", 0), "isposinf": (FLOATS + INTS, "any", 0),
+    "isneginf": (FLOATS + INTS, "any", 0), "signbit": (FLOATS + INTS, "any", 0),
+}
+
+BINARY = {
+    "add": (ALL, "any"), "sub": (FLOATS + INTS, "any"), "mul": (ALL, "any"), "div": (FLOATS + INTS, "nonzero"),
+    "remainder": (FLOATS + INTS, "nonzero"), "fmod": (FLOATS + INTS, "nonzero"), "pow": (FLOATS, "positive"),
+    "maximum": (ALL, "any"), "minimum": (ALL, "any"), "fmax": (FLOATS, "any"), "fmin": (FLOATS, "any"),
+    "atan2": (FLOATS, "any"), "hypot": (["float32", "float64"], "any"), "logaddexp": (FLOATS, "any"),
+    "logaddexp2": (FLOATS, "any"), "xlogy": (FLOATS, "positive"), "copysign": (FLOATS, "any"),
+    "heaviside": (FLOATS + INTS, "any"), "bitwise_and": (INTS + ["bool"], "any"), "bitwise_or": (INTS + ["bool"], "any"),
+    "bitwise_xor": (INTS + ["bool"], "any"), "eq": (ALL, "any"), "ne": (ALL, "any"), "lt": (ALL, "any"),
+    "le": (ALL, "any"), "gt": (ALL, "any"), "ge": (ALL, "any"), "logical_and": (ALL, "any"),
+    "logical_or": (ALL, "any"), "logical_xor": (ALL, "any"),
+}
+
+_DOMAINS = {"any": (-4, 4), "small": (-3, 3), "positive": (0.5, 4), "unit": (-0.9, 0.9), "above1": (1.1, 4),
+            "nonzero": (1, 5), "prob": (0.05, 0.95)}
+
+
+def sample(torch, dtype, domain, shape, seed):
+    """A torch tensor of `dtype` with values in `domain`, reproducible from `seed`."""
+    g = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, dtype)
+    if dtype == "bool":
+        return torch.rand(shape, generator=g) > 0.5
+    lo, hi = _DOMAINS[domain]
+    if not dt.is_floating_point:
+        lo = 0 if dtype == "uint8" else lo
+        return torch.randint(int(lo), int(hi) + 1, shape, generator=g).to(dt)
+    return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
+
+
+def tolerance(dtype, rtol=1.3e-6):
+    if dtype in ("float16", "bfloat16"):
+        return dict(rtol=1e-2, atol=1e-2)
+    return dict(rtol=max(rtol, 1.3e-6), atol=1e-6 if dtype != "float64" else 1e-10)
+
+
+# ---- the other ops: OpInfo entries ----------------------------------------------------------------------------
+
+@dataclass
+class OpInfo:
+    """One op of the database. `samples(torch, dtype)` returns [(label, [inputs...])]; `call(lib, *inputs)` runs it;
+    `errors` are bodies `err(lib)` on which torch and flowlike must raise the same exception type."""
+    name: str
+    family: str
+    call: Callable
+    samples: Callable
+    dtypes: tuple = ("float32", "float64")
+    grad: bool = True
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    errors: tuple = field(default_factory=tuple)
+
+    def resolve(self, lib):
+        """The op's function in lib (flowlike or torch), or None when lib lacks it."""
+        obj = lib
+        path = self.name.split(".")
+        if path[0] == "Tensor":
+            return getattr(lib.Tensor, path[1], None)
+        for part in path:
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        return obj
+
+
+def _one(shape, domain="any", seed=0):
+    return lambda torch, dt: [("", [sample(torch, dt, domain, shape, seed)])]
+
+
+def _shapes(*shapes, domain="any"):
+    """Samples of one input per shape (labels: the shape)."""
+    return lambda torch, dt: [(str(s), [sample(torch, dt, domain, s, i)]) for i, s in enumerate(shapes)]
+
+
+def _pair(sa, sb, domain="any"):
+    return lambda torch, dt: [("", [sample(torch, dt, domain, sa, 1), sample(torch, dt, domain, sb, 2)])]
+
+
+def _f(name):
+    """Calls lib.nn.functional.<name>."""
+    return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **k)
+
+
+def _classes(torch, n, c, seed=3):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, c, n, generator=g)
+
+
+X3 = (3, 4, 5)
+IMG = (2, 3, 8, 8)
+
+DATABASE = [
+    # reductions and scans (the reduced dims are moved so the input is also read non-contiguously)
+    OpInfo("sum", "reduce", lambda m, x: m.sum(x, (0, 2)), _one(X3)),
+    OpInfo("sum_keepdim", "reduce", lambda m, x: x.transpose(0, 2).sum(1, keepdim=True), _one(X3)),
+    OpInfo("mean", "reduce", lambda m, x: m.mean(x, -1), _one(X3)),
+    OpInfo("prod", "reduce", lambda m, x: m.prod(x, 1), _one(X3, "unit")),
+    OpInfo("amax", "reduce", lambda m, x: m.amax(x, (1, 2)), _one(X3)),
+    OpInfo("max_dim", "reduce", lambda m, x: m.max(x, 1).values, _one(X3)),
+    OpInfo("std", "reduce", lambda m, x: m.std(x, 1), _one(X3)),
+    OpInfo("var_mean", "reduce", lambda m, x: m.var_mean(x, (0, 1), correction=0)[0], _one(X3)),
+    OpInfo("logsumexp", "reduce", lambda m, x: m.logsumexp(x * 40, 2), _one(X3)),
+    OpInfo("norm", "reduce", lambda m, x: m.norm(x, 3, 1), _one(X3)),
+    OpInfo("argmax", "reduce", lambda m, x: m.argmax(x, 1), _one(X3), grad=False),
+    OpInfo("cumsum", "reduce", lambda m, x: m.cumsum(x, 1), _one(X3)),
+    OpInfo("cumprod", "reduce", lambda m, x: m.cumprod(x, 2), _one(X3, "unit")),
+    OpInfo("logcumsumexp", "reduce", lambda m, x: m.logcumsumexp(x, 0), _one(X3)),
+    OpInfo("sort", "reduce", lambda m, x: m.sort(x, 1, descending=True).values, _one(X3)),
+    OpInfo("topk", "reduce", lambda m, x: m.topk(x, 2, -1).values, _one(X3)),
+    OpInfo("median", "reduce", lambda m, x: m.median(x, 2).values, _one(X3)),
+    OpInfo("all", "reduce", lambda m, x: m.all(x > 0, 1), _one(X3), grad=False),
+    OpInfo("sum_empty", "reduce", lambda m, x: m.sum(x, 0), _one((0, 3))),
+    # views and shape ops
+    OpInfo("reshape", "shape", lambda m, x: m.reshape(x.t(), (2, -1)), _one((4, 6))),
+    OpInfo("permute", "shape", lambda m, x: m.permute(x, (2, 0, 1)) * 1, _one(X3)),
+    OpInfo("flatten", "shape", lambda m, x: m.flatten(x, 1), _one(X3)),
+    OpInfo("cat", "shape", lambda m, x, y: m.cat([x, y.t()], 0), _pair((3, 4), (4, 2))),
+    OpInfo("stack", "shape", lambda m, x, y: m.stack([x, y], 1), _pair((3, 4), (3, 4))),
+    OpInfo("split", "shape", lambda m, x: m.split(x, 2, 1)[1], _one((3, 5))),
+    OpInfo("flip", "shape", lambda m, x: m.flip(x, (0, 2)), _one(X3)),
+    OpInfo("roll", "shape", lambda m, x: m.roll(x, (1, -2), (0, 2)), _one(X3)),
+    OpInfo("tril", "shape", lambda m, x: m.tril(x, -1), _one((4, 5))),
+    OpInfo("diagonal", "shape", lambda m, x: m.diagonal(x, 1, 0, 2), _one(X3)),
+    OpInfo("expand", "shape", lambda m, x: x.unsqueeze(0).expand(2, 4, 5) * 1, _one((4, 5))),
+    OpInfo("repeat", "shape", lambda m, x: x.repeat(2, 1, 3), _one((4, 5))),
+    OpInfo("gather", "index", lambda m, x: m.gather(x, 1, m.tensor([[0, 2], [1, 1], [3, 0]])), _one((3, 4))),
+    OpInfo("index_select", "index", lambda m, x: m.index_select(x, 0, m.tensor([2, 0, 2])), _one((3, 4))),
+    OpInfo("getitem_advanced", "index", lambda m, x: x[m.tensor([0, 2]), 1:], _one((3, 4))),
+    OpInfo("where", "index", lambda m, x, y: m.where(x > 0, x, y), _pair((3, 4), (4,))),
+    OpInfo("masked_fill", "index", lambda m, x: x.masked_fill(x < 0, 0.5), _one((3, 4))),
+    # products
+    OpInfo("matmul", "linalg", lambda m, x, y: m.matmul(x, y), _pair((2, 3, 4), (4, 5))),
+    OpInfo("matmul_broadcast", "linalg", lambda m, x, y: m.matmul(x, y.transpose(-1, -2)), _pair((2, 1, 3, 4), (5, 6, 4))),
+    OpInfo("bmm", "linalg", lambda m, x, y: m.bmm(x, y), _pair((2, 3, 4), (2, 4, 5))),
+    OpInfo("einsum", "linalg", lambda m, x, y: m.einsum("bij,bkj->bik", x, y), _pair((2, 3, 4), (2, 5, 4))),
+    OpInfo("tensordot", "linalg", lambda m, x, y: m.tensordot(x, y, 2), _pair((3, 4, 5), (4, 5, 2))),
+    OpInfo("addmm", "linalg", lambda m, x, y: m.addmm(y[0], x, y, beta=0.5), _pair((3, 4), (4, 4))),
+    OpInfo("linalg.inv", "linalg", lambda m, x: m.linalg.inv(x + 4 * m.eye(4, dtype=x.dtype)), _one((2, 4, 4))),
+    OpInfo("linalg.det", "linalg", lambda m, x: m.linalg.det(x), _one((2, 3, 3))),
+    OpInfo("linalg.solve", "linalg", lambda m, x, y: m.linalg.solve(x + 4 * m.eye(3, dtype=x.dtype), y),
+           _pair((3, 3), (3, 2))),
+    OpInfo("linalg.cholesky", "linalg", lambda m, x: m.linalg.cholesky(x @ x.mT + m.eye(3, dtype=x.dtype)), _one((2, 3, 3))),
+    OpInfo("linalg.vector_norm", "linalg", lambda m, x: m.linalg.vector_norm(x, 3, dim=1), _one(X3)),
+    OpInfo("linalg.matrix_norm", "linalg", lambda m, x: m.linalg.matrix_norm(x), _one(X3)),
+    OpInfo("linalg.eigvalsh", "linalg", lambda m, x: m.linalg.eigvalsh(x + x.mT), _one((3, 3))),
+    OpInfo("linalg.svdvals", "linalg", lambda m, x: m.linalg.svdvals(x), _one((4, 3)), rtol=1e-4),
+    # nn.functional: activations
+    OpInfo("nn.functional.relu", "nn", _f("relu"), _shapes((3, 4), (), (0, 2))),
+    OpInfo("nn.functional.leaky_relu", "nn", lambda m, x: m.nn.functional.leaky_relu(x, 0.2), _one((3, 4))),
+    OpInfo("nn.functional.gelu", "nn", _f("gelu"), _one((3, 4))),
+    OpInfo("nn.functional.gelu_tanh", "nn", lambda m, x: m.nn.functional.gelu(x, approximate="tanh"), _one((3, 4))),
+    OpInfo("nn.functional.silu", "nn", _f("silu"), _one((3, 4))),
+    OpInfo("nn.functional.elu", "nn", _f("elu"), _one((3, 4))),
+    OpInfo("nn.functional.softplus", "nn", lambda m, x: m.nn.functional.softplus(x, beta=2), _one((3, 4))),
+    OpInfo("nn.functional.hardswish", "nn", _f("hardswish"), _one((3, 4))),
+    OpInfo("nn.functional.mish", "nn", _f("mish"), _one((3, 4))),
+    OpInfo("nn.functional.glu", "nn", _f("glu"), _one((3, 4))),
+    OpInfo("nn.functional.softmax", "nn", lambda m, x: m.nn.functional.softmax(x * 30, dim=-1), _shapes((3, 5), (2, 3, 4))),
+    OpInfo("nn.functional.log_softmax", "nn", lambda m, x: m.nn.functional.log_softmax(x.t(), dim=0), _one((3, 5))),
+    # nn.functional: normalization, linear, attention
+    OpInfo("nn.functional.layer_norm", "nn", lambda m, x, w: m.nn.functional.layer_norm(x, (5,), w[0], w[1]),
+           _pair((3, 4, 5), (2, 5))),
+    OpInfo("nn.functional.group_norm", "nn", lambda m, x: m.nn.functional.group_norm(x, 2), _one((2, 4, 3, 3))),
+    OpInfo("nn.functional.batch_norm", "nn", lambda m, x: m.nn.functional.batch_norm(x, None, None, training=True),
+           _one((4, 3, 5))),
+    OpInfo("nn.functional.normalize", "nn", lambda m, x: m.nn.functional.normalize(x, dim=1), _one((3, 4))),
+    OpInfo("nn.functional.linear", "nn", lambda m, x, w: m.nn.functional.linear(x, w, w[:, 0]), _pair((2, 3, 4), (5, 4))),
+    OpInfo("nn.functional.scaled_dot_product_attention", "nn",
+           lambda m, q, k: m.nn.functional.scaled_dot_product_attention(q, k, k * 2, is_causal=True), _pair((2, 2, 5, 4), (2, 2, 5, 4)),
+           rtol=1e-4),
+    OpInfo("nn.functional.embedding", "nn", lambda m, w: m.nn.functional.embedding(m.tensor([[0, 2], [3, 3]]), w),
+           _one((4, 3))),
+    OpInfo("nn.functional.dropout_eval", "nn", lambda m, x: m.nn.functional.dropout(x, 0.5, training=False), _one((3, 4))),
+    # nn.functional: convolution, pooling, resampling
+    OpInfo("nn.functional.conv1d", "nn", lambda m, x, w: m.nn.functional.conv1d(x, w, padding=1), _pair((2, 3, 7), (4, 3, 3)),
+           rtol=1e-4),
+    OpInfo("nn.functional.conv2d", "nn", lambda m, x, w: m.nn.functional.conv2d(x, w, stride=2, padding=1),
+           _pair(IMG, (4, 3, 3, 3)), rtol=1e-4),
+    OpInfo("nn.functional.conv2d_groups", "nn", lambda m, x, w: m.nn.functional.conv2d(x, w, groups=3, dilation=2),
+           _pair(IMG, (6, 1, 3, 3)), rtol=1e-4),
+    OpInfo("nn.functional.conv_transpose2d", "nn", lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, stride=2),
+           _pair(IMG, (3, 2, 3, 3)), rtol=1e-4),
+    OpInfo("nn.functional.max_pool2d", "nn", lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1), _one(IMG)),
+    OpInfo("nn.functional.avg_pool2d", "nn", lambda m, x: m.nn.functional.avg_pool2d(x, 2, ceil_mode=True), _one(IMG)),
+    OpInfo("nn.functional.adaptive_avg_pool2d", "nn", lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (3, 5)), _one(IMG)),
+    OpInfo("nn.functional.pad_reflect", "nn", lambda m, x: m.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"), _one(IMG)),
+    OpInfo("nn.functional.interpolate_bilinear", "nn",
+           lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False), _one(IMG)),
+    OpInfo("nn.functional.unfold", "nn", lambda m, x: m.nn.functional.unfold(x, 3, padding=1), _one(IMG)),
+    # nn.functional: losses
+    OpInfo("nn.functional.cross_entropy", "loss",
+           lambda m, x: m.nn.functional.cross_entropy(x, m.tensor([1, 0, 4]), label_smoothing=0.1), _one((3, 5))),
+    OpInfo("nn.functional.nll_loss", "loss", lambda m, x: m.nn.functional.nll_loss(x, m.tensor([1, 0, 4])), _one((3, 5))),
+    OpInfo("nn.functional.mse_loss", "loss", lambda m, x, y: m.nn.functional.mse_loss(x, y), _pair((3, 4), (3, 4))),
+    OpInfo("nn.functional.l1_loss", "loss", lambda m, x, y: m.nn.functional.l1_loss(x, y, reduction="sum"), _pair((3, 4), (3, 4))),
+    OpInfo("nn.functional.smooth_l1_loss", "loss", lambda m, x, y: m.nn.functional.smooth_l1_loss(x, y, beta=0.5),
+           _pair((3, 4), (3, 4))),
+    OpInfo("nn.functional.binary_cross_entropy_with_logits", "loss",
+           lambda m, x, y: m.nn.functional.binary_cross_entropy_with_logits(x, y.sigmoid()), _pair((3, 4), (3, 4))),
+    OpInfo("nn.functional.kl_div", "loss", lambda m, x, y: m.nn.functional.kl_div(x.log_softmax(-1), y.softmax(-1),
+                                                                                  reduction="batchmean"),
+           _pair((3, 4), (3, 4))),
+]
+
+
+def by_name():
+    return {op.name: op for op in DATABASE}
