@@ -384,3 +384,25 @@ def test_pdist_cosine_pairwise():
 ])
 def test_distance_errors(bad):
     same_error(bad, arr((4, 3)), arr((5, 3), seed=1))
+
+
+@pytest.mark.parametrize("mode,shape,size", [("nearest", (2, 3, 5, 6), (7, 9)), ("nearest-exact", (2, 3, 5), (8,)),
+                                             ("bilinear", (2, 3, 5, 6), (7, 9)), ("bicubic", (2, 3, 5, 6), (9, 4))])
+def test_interpolate_uint8(mode, shape, size):
+    x = np.random.default_rng(0).integers(0, 256, shape).astype(np.uint8)
+    exact = mode.startswith("nearest")
+    dual(lambda lib, F, x: F.interpolate(x, size=size, mode=mode), x, rtol=0, atol=0 if exact else 1)
+
+
+def test_double_backward_through_pad_and_interpolate():
+    for op in (lambda lib, F, x: F.pad(x, (1, 2, 2, 1), mode="reflect"),
+               lambda lib, F, x: F.pad(x, (1, -1, 2, 0)),
+               lambda lib, F, x: F.interpolate(x, scale_factor=2, mode="bilinear")):
+        res = []
+        for lib, F in ((torch, TF), (fl, flF)):
+            x = lib.tensor(arr((1, 2, 3, 4), dtype=np.float64), requires_grad=True)
+            g = lib.tensor(np.ones(tuple(op(lib, F, x.detach()).shape)), requires_grad=True)
+            (gx,) = lib.autograd.grad(op(lib, F, x), x, g, create_graph=True)
+            (gg,) = lib.autograd.grad((gx * gx).sum(), g)
+            res.append(gg)
+        assert_same(res[1], res[0], rtol=1e-10, atol=1e-10)

@@ -204,7 +204,7 @@ Plan make_plan(const char* op, const IntList& in_sizes, const IntList& output_si
 double scale_of(const Plan& p, int64_t d) { return p.scales.empty() ? -1.0 : p.scales[d - 2]; }
 
 template <typename T>
-Tensor upsample_impl(const Tensor& x, const Plan& p) {
+Tensor upsample_impl(const Tensor& x, const Plan& p, bool saturate_uint8 = false) {
   Tensor cur = x;
   IntList sizes = p.in_sizes;
   const int64_t ndim = static_cast<int64_t>(sizes.size());
@@ -218,6 +218,10 @@ Tensor upsample_impl(const Tensor& x, const Plan& p) {
     sizes[d] = p.out_sizes[d];
     Tensor next = empty(sizes, x->dtype);
     resample_forward<T>(cur->data<const T>(), next->data<T>(), outer, lin, sizes[d], inner, tp);
+    if (saturate_uint8) {
+      T* v = next->data<T>();
+      for (int64_t i = 0; i < next->numel; ++i) v[i] = std::min(std::max(std::nearbyint(v[i]), T(0)), T(255));
+    }
     cur = next;
   }
   return cur == x ? clone(x) : cur;
@@ -268,6 +272,12 @@ Tensor upsample_cpu(DispatchKeySet, const Tensor& self, const IntList& output_si
                     const std::vector<double>& scales) {
   Plan p = make_plan("upsample", self->sizes, output_size, mode, align_corners, scales);
   if (numel_of(p.out_sizes) == 0) return empty(p.out_sizes, self->dtype);
+  const bool nearest = p.mode == UpsampleMode::Nearest || p.mode == UpsampleMode::NearestExact;
+  if (self->dtype == ScalarType::UInt8 && (nearest || (p.mode != UpsampleMode::Area && output_size.size() == 2))) {
+    // uint8 images (as PyTorch: nearest, bilinear, bicubic): float32 passes, each rounded and
+    // saturated to uint8 as PyTorch's separable uint8 kernel stores its intermediate
+    return to_dtype(upsample_impl<float>(contiguous(to_dtype(self, ScalarType::Float32)), p, true), ScalarType::UInt8);
+  }
   return run_floating(self, kernel_name(p.mode, output_size.size()), [&](const Tensor& x, auto tag) {
     return upsample_impl<decltype(tag)>(x, p);
   });
