@@ -406,3 +406,28 @@ def test_double_backward_through_pad_and_interpolate():
             (gg,) = lib.autograd.grad((gx * gx).sum(), g)
             res.append(gg)
         assert_same(res[1], res[0], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib, F, x: F.pdist(x, float("inf")),
+    lambda lib, F, x: F.pdist(x, 0.5),
+    lambda lib, F, x: F.pdist(x[:1]),
+    lambda lib, F, x: lib.cdist(x, x.detach(), p=0),
+    lambda lib, F, x: lib.cdist(x, x.detach(), p=0.5),
+    lambda lib, F, x: lib.cdist(x, x.detach(), p=3),
+    lambda lib, F, x: lib.cdist(x, x.detach()),
+    lambda lib, F, x: F.cosine_similarity(x, x * 0),
+])
+def test_distance_gradients_at_zero_distance_and_ties(case):
+    x = np.array([[1.0, 2.0, 0.5], [1.0, 2.0, 0.5], [3.0, 4.0, 3.5], [0.0, 1.0, 2.0]], np.float32)
+    dual(case, x, grad=(0,))
+
+
+@pytest.mark.parametrize("pads", [(-1, 1), (1, -1), (2, -1), (-2, 0), (3, 3), (4, 4)])
+def test_pad_circular_negative(pads):
+    dual(lambda lib, F, x: F.pad(x, pads, mode="circular"), arr((1, 2, 4)), grad=(0,))
+
+
+def test_embedding_bag_all_empty():
+    dual(lambda lib, F, w, i, o: F.embedding_bag(i, w, o, mode="max"), arr((4, 3)), np.zeros((0,), np.int64),
+         np.array([0, 0]), grad=(0,))

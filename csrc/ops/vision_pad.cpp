@@ -28,7 +28,6 @@ int64_t source_index(int64_t p, int64_t n, PadMode m) {
   switch (m) {
     case PadMode::Reflect: return p < 0 ? -p : 2 * (n - 1) - p;
     case PadMode::Replicate: return p < 0 ? 0 : n - 1;
-    case PadMode::Circular: return ((p % n) + n) % n;
     default: return -1;
   }
 }
@@ -72,7 +71,15 @@ struct PadPlan {
       FL_CHECK(mode == PadMode::Constant || o > 0, Error, "pad: ", mode_name(mode), " padding of input ",
                shape_str(sizes), " gives an empty output");
       std::vector<int64_t> m(o);
-      for (int64_t i = 0; i < o; ++i) m[i] = source_index(i - l, n, mode);
+      if (mode == PadMode::Circular) {
+        // PyTorch wraps within the part of the input that survives negative padding (the center)
+        const int64_t start = std::max<int64_t>(-l, 0), len = n - start - std::max<int64_t>(-r, 0);
+        FL_CHECK(len > 0, Error, "pad: circular padding ", l, ", ", r, " leaves nothing of dimension ", d, " of input ",
+                 shape_str(sizes));
+        for (int64_t i = 0; i < o; ++i) m[i] = start + (((i - std::max<int64_t>(l, 0)) % len) + len) % len;
+      } else {
+        for (int64_t i = 0; i < o; ++i) m[i] = source_index(i - l, n, mode);
+      }
       maps.push_back(std::move(m));
       in_sizes.push_back(n);
       out_sizes.push_back(o);

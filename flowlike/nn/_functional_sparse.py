@@ -109,8 +109,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     lengths = np.maximum(ends - starts, 0)
     nbags, width = len(starts), builtins.int(lengths.max()) if len(starts) else 0
     dim = weight.shape[1]
-    if width == 0:
-        return fl.zeros(nbags, dim, dtype=weight.dtype)
+    if width == 0:  # every bag empty: zeros that still take part in autograd, as PyTorch's
+        return fl.zeros(nbags, dim, dtype=weight.dtype) + weight.reshape(-1)[:1].sum() * 0
     # positions (bags, width) into input; slots past a bag's end point at 0 and are masked out
     pos = starts[:, None] + np.arange(width)[None, :]
     valid = np.arange(width)[None, :] < lengths[:, None]

@@ -317,7 +317,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 # ---- distances ------------------------------------------------------------------------------
 
-def _check_float_common(x1, x2, op):
+def _check_float_common(x1, x2):
     dt = _C.result_type(x1, x2)
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_c10_name(dt)}")
@@ -339,7 +339,7 @@ def _norm_with_eps_floor(x, dim, eps):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, inputs broadcast."""
     fl = _fl()
-    dt = _check_float_common(x1, x2, "cosine_similarity")
+    dt = _check_float_common(x1, x2)
     x1 = x1 if x1.dtype.is_floating_point else x1.to(dt)
     x2 = x2 if x2.dtype.is_floating_point else x2.to(dt)
     x1, x2 = fl.broadcast_tensors(x1, x2)
@@ -364,29 +364,32 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    if n <= 1:
-        return fl.empty(0, dtype=input.dtype)
     ij = fl.triu_indices(n, n, 1)
     return _lp_rows(input.index_select(0, ij[0]) - input.index_select(0, ij[1]), p)
 
 
 def _lp_rows(diff, p):
-    # norm over the last dim with a zero gradient at zero distance (PyTorch's _cdist_backward)
+    # The p-norm over the last dim, with PyTorch's _cdist_backward gradients: zero where a
+    # difference (or the whole distance) is zero, and for p = inf the full gradient to every tied max.
     fl = _fl()
-    if p == 0:
-        return (diff != 0).to(diff.dtype).sum(-1)
-    if p == math.inf:
-        return diff.abs().amax(-1)
-    if p == 1:
-        return diff.abs().sum(-1)
     a = diff.abs()
+    zero = fl.zeros((), dtype=diff.dtype)
+    if p == 0:
+        return (diff != 0).to(diff.dtype).sum(-1) + (diff * 0).sum(-1)
+    if p == math.inf:
+        m = a.amax(-1, keepdim=True).detach()
+        ties = (a == m).to(a.dtype)
+        return (a * ties).sum(-1) - (ties.sum(-1) - 1) * m.squeeze(-1)
+    if p == 1:
+        return a.sum(-1)
+    one = fl.ones((), dtype=diff.dtype)
     if p == 2:
         s = (a * a).sum(-1)
     else:
-        s = (a ** p).sum(-1)
-    safe = fl.where(s > 0, s, fl.ones((), dtype=s.dtype))
-    r = safe.sqrt() if p == 2 else safe ** (1.0 / p)
-    return fl.where(s > 0, r, fl.zeros((), dtype=s.dtype))
+        pos = a > 0
+        s = fl.where(pos, fl.where(pos, a, one) ** p, zero).sum(-1)
+    safe = fl.where(s > 0, s, one)
+    return fl.where(s > 0, safe.sqrt() if p == 2 else safe ** (1.0 / p), zero)
 
 
 _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
