@@ -2,6 +2,8 @@
 // position, -1 for the constant border), so one loop serves all modes and any number of dims.
 #include <omp.h>
 
+#include <algorithm>
+
 #include "../core/dispatch.h"
 #include "../kernels/loops.h"
 #include "vision.h"
@@ -39,6 +41,8 @@ struct PadPlan {
   IntList in_sizes, out_sizes, out_full;  // padded dims only; the full output shape
   std::vector<std::vector<int64_t>> maps;
   int64_t rows_per_outer = 1;  // output rows (all padded dims but the last) per outer index
+  // The longest run of the last dim's map reading consecutive input elements: copied as a block.
+  int64_t run_begin = 0, run_len = 0, run_src = 0;
 
   PadPlan(const IntList& sizes, const IntList& pad, PadMode mode) {
     const int64_t ndim = static_cast<int64_t>(sizes.size());
@@ -86,6 +90,15 @@ struct PadPlan {
       out_full[d] = o;
     }
     for (size_t i = 0; i + 1 < out_sizes.size(); ++i) rows_per_outer *= out_sizes[i];
+    if (maps.empty()) return;
+    const std::vector<int64_t>& last = maps.back();
+    for (int64_t j = 0, n = static_cast<int64_t>(last.size()); j < n;) {
+      int64_t e = j + 1;
+      if (last[j] >= 0)
+        while (e < n && last[e] == last[e - 1] + 1) ++e;
+      if (last[j] >= 0 && e - j > run_len) { run_begin = j; run_len = e - j; run_src = last[j]; }
+      j = e;
+    }
   }
 
   int64_t in_inner() const { int64_t s = 1; for (int64_t v : in_sizes) s *= v; return s; }
@@ -125,7 +138,9 @@ void pad_forward_impl(const Tensor& out, const Tensor& x, const PadPlan& p, doub
       continue;
     }
     const T* s = in + b * ni + src;
-    for (int64_t j = 0; j < w; ++j) dst[j] = last[j] < 0 ? fillv : s[last[j]];
+    for (int64_t j = 0; j < p.run_begin; ++j) dst[j] = last[j] < 0 ? fillv : s[last[j]];
+    std::copy(s + p.run_src, s + p.run_src + p.run_len, dst + p.run_begin);
+    for (int64_t j = p.run_begin + p.run_len; j < w; ++j) dst[j] = last[j] < 0 ? fillv : s[last[j]];
   }
 }
 

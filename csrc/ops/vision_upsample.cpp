@@ -122,8 +122,37 @@ Taps<T> make_taps(int64_t in, int64_t out, UpsampleMode mode, bool align_corners
 constexpr int64_t kInnerBlock = 1024;
 
 // dst[b, o, k] = sum_t w[o, t] * src[b, idx[o, t], k] over [outer, L, inner] lines.
+// Lines along the innermost dim (inner == 1): one gather per output, the width fixed at compile
+// time for the common cases.
+template <typename T, int W>
+void resample_last_dim(const T* src, T* dst, int64_t outer, int64_t lin, int64_t lout, const Taps<T>& tp) {
+  const int64_t width = W > 0 ? W : tp.width;
+  const int64_t* ix = tp.idx.data();
+  const T* wt = tp.w.data();
+#pragma omp parallel for if (outer * lout * width >= kParallelGrain) schedule(static)
+  for (int64_t b = 0; b < outer; ++b) {
+    const T* s = src + b * lin;
+    T* d = dst + b * lout;
+    for (int64_t o = 0; o < lout; ++o) {
+      const int64_t* io = ix + o * width;
+      const T* wo = wt + o * width;
+      T acc = wo[0] * s[io[0]];
+      for (int64_t j = 1; j < width; ++j) acc += wo[j] * s[io[j]];
+      d[o] = acc;
+    }
+  }
+}
+
 template <typename T>
 void resample_forward(const T* src, T* dst, int64_t outer, int64_t lin, int64_t lout, int64_t inner, const Taps<T>& tp) {
+  if (inner == 1) {
+    switch (tp.width) {
+      case 1: return resample_last_dim<T, 1>(src, dst, outer, lin, lout, tp);
+      case 2: return resample_last_dim<T, 2>(src, dst, outer, lin, lout, tp);
+      case 4: return resample_last_dim<T, 4>(src, dst, outer, lin, lout, tp);
+      default: return resample_last_dim<T, 0>(src, dst, outer, lin, lout, tp);
+    }
+  }
   const int64_t W = tp.width, items = outer * lout;
 #pragma omp parallel for if (items * inner * W >= kParallelGrain) schedule(static)
   for (int64_t it = 0; it < items; ++it) {
@@ -132,12 +161,6 @@ void resample_forward(const T* src, T* dst, int64_t outer, int64_t lin, int64_t 
     const T* wt = &tp.w[o * W];
     const T* s = src + b * lin * inner;
     T* d = dst + it * inner;
-    if (inner == 1) {
-      T acc = wt[0] * s[ix[0]];
-      for (int64_t j = 1; j < W; ++j) acc += wt[j] * s[ix[j]];
-      *d = acc;
-      continue;
-    }
     const T* s0 = s + ix[0] * inner;
     for (int64_t k = 0; k < inner; ++k) d[k] = wt[0] * s0[k];
     for (int64_t j = 1; j < W; ++j) {
