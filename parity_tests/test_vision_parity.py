@@ -77,6 +77,8 @@ def test_pad_constant_dtypes_and_negative(dtype):
     lambda lib, F, x: F.pad(x, (1, 1), mode="reflect", value=2.0),
     lambda lib, F, x: F.pad(x, (1, 1), mode="wrap"),
     lambda lib, F, x: F.pad(x, (-3, -3)),
+    lambda lib, F, x: F.pad(x > 0, (1, 1), mode="reflect"),
+    lambda lib, F, x: F.pad(x > 0, (1, 1, 1, 1), mode="replicate"),
 ])
 def test_pad_errors(bad):
     same_error(bad, arr((1, 2, 5)))

@@ -167,6 +167,11 @@ void pad_backward_impl(const Tensor& gin, const Tensor& g, const PadPlan& p) {
 
 Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t mode, double value) {
   PadPlan p(self->sizes, pad, static_cast<PadMode>(mode));
+  if (self->dtype == ScalarType::Bool && (mode == int64_t(PadMode::Reflect) || mode == int64_t(PadMode::Replicate))) {
+    const std::string kernel = str_cat(mode == int64_t(PadMode::Reflect) ? "reflection" : "replication", "_pad",
+                                       pad.size() / 2, "d");
+    throw_unsupported_dtype(kernel.c_str(), self->dtype);
+  }
   Tensor out = empty(p.out_full, self->dtype);
   if (out->numel == 0) return out;
   if (p.maps.empty()) { copy_into(out, self); return out; }
