@@ -163,7 +163,7 @@ struct Corners {
 };
 
 template <typename T, int D>
-void linear_corners(const GridGeom& g, const T* gp, bool nearest, Corners<T, D>& cr) {
+void linear_corners(const GridGeom& g, const T* gp, bool nearest, bool with_grad, Corners<T, D>& cr) {
   T c[D], f[D];
   for (int s = 0; s < D; ++s) {
     c[s] = source_index(gp[D - 1 - s], g.isz[s], g.pad, g.align, &cr.cgrad[s]);
@@ -187,6 +187,7 @@ void linear_corners(const GridGeom& g, const T* gp, bool nearest, Corners<T, D>&
     T w = part[D - 1];  // x * y (* z), PyTorch's product order
     for (int s = D - 2; s >= 0; --s) w *= part[s];
     cr.w[k] = w;
+    if (!with_grad) continue;
     for (int s = 0; s < D; ++s) {
       T d = ((k >> (D - 1 - s)) & 1) ? T(1) : T(-1);
       for (int t = D - 1; t >= 0; --t) if (t != s) d *= part[t];
@@ -249,7 +250,7 @@ void forward_impl(const GridGeom& g, const T* in, const T* grid, T* out) {
     }
     const bool nearest = g.interp == GridInterp::Nearest;
     Corners<T, D> cr;
-    linear_corners<T, D>(g, gp, nearest, cr);
+    linear_corners<T, D>(g, gp, nearest, false, cr);
     const int nk = nearest ? 1 : Corners<T, D>::K;
     for (int64_t c = 0; c < g.C; ++c) {
       const T* ic = inn + c * g.in_spatial;
@@ -298,7 +299,7 @@ void backward_impl(const GridGeom& g, const T* go, const T* in, const T* grid, T
       }
       const bool nearest = g.interp == GridInterp::Nearest;
       Corners<T, D> cr;
-      linear_corners<T, D>(g, gp, nearest, cr);
+      linear_corners<T, D>(g, gp, nearest, true, cr);
       T gc[D] = {};
       const int nk = nearest ? 1 : Corners<T, D>::K;
       for (int64_t c = 0; c < g.C; ++c) {

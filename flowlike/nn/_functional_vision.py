@@ -6,11 +6,9 @@ composites of differentiable flowlike ops, written once here.
 """
 import builtins
 import math
-import numbers
 import warnings
 
 from .. import _C
-from .. import _dtype as D
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "grid_sample", "affine_grid", "dropout", "dropout1d", "dropout2d", "dropout3d",
