@@ -4,3 +4,5 @@ Each area lives in its own private module (flowlike/nn/_functional_<area>.py) an
 here with one import line, so this module is the single public path, as in PyTorch.
 """
 from ._functional_loss import *  # noqa: F401,F403  (loss functions)
+from ._functional_vision import *  # noqa: F401,F403
+from ._functional_sparse import *  # noqa: F401,F403

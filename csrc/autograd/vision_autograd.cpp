@@ -1,0 +1,86 @@
+// Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
+// backward ops are linear too and each one's derivative is the forward op again (double
+// backward). grid_sampler_backward and embedding_dense_backward have no derivative of their own,
+// as in PyTorch's CPU kernels.
+#include "../ops/vision.h"
+#include "autograd.h"
+
+namespace fl::autograd {
+namespace {
+
+const char* pad_node_name(int64_t mode) {
+  switch (static_cast<PadMode>(mode)) {
+    case PadMode::Reflect: return "ReflectionPadBackward0";
+    case PadMode::Replicate: return "ReplicationPadBackward0";
+    case PadMode::Circular: return "CircularPadBackward0";
+    default: return "ConstantPadNdBackward0";
+  }
+}
+
+const char* upsample_node_name(int64_t mode, size_t nd) {
+  switch (static_cast<UpsampleMode>(mode)) {
+    case UpsampleMode::Linear:
+      return nd == 1 ? "UpsampleLinear1DBackward0" : nd == 2 ? "UpsampleBilinear2DBackward0" : "UpsampleTrilinear3DBackward0";
+    case UpsampleMode::Cubic: return "UpsampleBicubic2DBackward0";
+    case UpsampleMode::Area: return "AdaptiveAvgPoolBackward0";
+    case UpsampleMode::NearestExact: return "UpsampleNearestExactBackward0";
+    default: return "UpsampleNearestBackward0";
+  }
+}
+
+}  // namespace
+
+FL_REGISTER_KERNEL(pad, Autograd, [](DispatchKeySet ks, const Tensor& self, const IntList& pad, int64_t mode, double value) {
+  Tensor r = redispatch_no_grad(ops::pad, ks, self, pad, mode, value);
+  return record_lambda(pad_node_name(mode), r, {gradient_edge(self)}, [in = self->sizes, pad, mode](const Tensor& g) {
+    if (static_cast<PadMode>(mode) != PadMode::Constant) return TensorList{ops::pad_backward(g, in, pad, mode)};
+    IntList crop(pad.size());  // the constant pad's adjoint is the crop: a pad by the negated widths
+    for (size_t i = 0; i < pad.size(); ++i) crop[i] = -pad[i];
+    return TensorList{ops::pad(g, crop, mode, 0.0)};
+  });
+})
+FL_REGISTER_KERNEL(pad_backward, Autograd, [](DispatchKeySet ks, const Tensor& grad, const IntList& in, const IntList& pad,
+                                              int64_t mode) {
+  Tensor r = redispatch_no_grad(ops::pad_backward, ks, grad, in, pad, mode);
+  return record_lambda("PadBackwardBackward0", r, {gradient_edge(grad)}, [pad, mode](const Tensor& gg) {
+    return TensorList{ops::pad(gg, pad, mode, 0.0)};
+  });
+})
+
+FL_REGISTER_KERNEL(upsample, Autograd, [](DispatchKeySet ks, const Tensor& self, const IntList& out, int64_t mode, bool align,
+                                          const std::vector<double>& scales) {
+  Tensor r = redispatch_no_grad(ops::upsample, ks, self, out, mode, align, scales);
+  return record_lambda(upsample_node_name(mode, out.size()), r, {gradient_edge(self)},
+                       [in = self->sizes, out, mode, align, scales](const Tensor& g) {
+                         return TensorList{ops::upsample_backward(g, in, out, mode, align, scales)};
+                       });
+})
+FL_REGISTER_KERNEL(upsample_backward, Autograd, [](DispatchKeySet ks, const Tensor& grad, const IntList& in, const IntList& out,
+                                                   int64_t mode, bool align, const std::vector<double>& scales) {
+  Tensor r = redispatch_no_grad(ops::upsample_backward, ks, grad, in, out, mode, align, scales);
+  return record_lambda("UpsampleBackwardBackward0", r, {gradient_edge(grad)}, [out, mode, align, scales](const Tensor& gg) {
+    return TensorList{ops::upsample(gg, out, mode, align, scales)};
+  });
+})
+
+FL_REGISTER_KERNEL(grid_sampler, Autograd, [](DispatchKeySet ks, const Tensor& input, const Tensor& grid, int64_t interp,
+                                              int64_t padding, bool align) {
+  Tensor r = redispatch_no_grad(ops::grid_sampler, ks, input, grid, interp, padding, align);
+  const bool input_grad = requires_grad(input);
+  return record_saved(input->dim() == 4 ? "GridSampler2DBackward0" : "GridSampler3DBackward0", r,
+                      {gradient_edge(input), gradient_edge(grid)}, {input, grid}, false,
+                      [interp, padding, align, input_grad](const Tensor& g, const TensorList& s) {
+                        return ops::grid_sampler_backward(g, s[0], s[1], interp, padding, align, input_grad);
+                      });
+})
+
+FL_REGISTER_KERNEL(embedding, Autograd, [](DispatchKeySet ks, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
+                                           bool scale_grad_by_freq) {
+  Tensor r = redispatch_no_grad(ops::embedding, ks, weight, indices, padding_idx, scale_grad_by_freq);
+  return record_lambda("EmbeddingBackward0", r, {gradient_edge(weight)},
+                       [indices, n = weight->sizes[0], padding_idx, scale_grad_by_freq](const Tensor& g) {
+                         return TensorList{ops::embedding_dense_backward(g, indices, n, padding_idx, scale_grad_by_freq)};
+                       });
+})
+
+}  // namespace fl::autograd

@@ -1,0 +1,38 @@
+// Vision and embedding ops of torch.nn.functional: padding, interpolation, grid sampling and the
+// embedding lookup, each with a dedicated backward op (the heavy kernels, as PyTorch's
+// *_backward ops). Kernels compute float16/bfloat16 in float32. Autograd kernels are in
+// autograd/vision_autograd.cpp, bindings in python/bind_vision.cpp; the Python surface
+// (argument parsing, PyTorch's checks and messages) is flowlike/nn/_functional_vision.py.
+#pragma once
+#include "../core/dispatch.h"
+
+namespace fl {
+
+using TensorList = std::vector<Tensor>;
+
+enum class PadMode : int8_t { Constant = 0, Reflect = 1, Replicate = 2, Circular = 3 };
+// Interpolation modes of interpolate: Linear covers linear/bilinear/trilinear (separable), Cubic
+// is bicubic, Area is adaptive average pooling.
+enum class UpsampleMode : int8_t { Nearest = 0, NearestExact = 1, Linear = 2, Cubic = 3, Area = 4 };
+enum class GridInterp : int8_t { Bilinear = 0, Nearest = 1, Bicubic = 2 };
+enum class GridPadding : int8_t { Zeros = 0, Border = 1, Reflection = 2 };
+
+}  // namespace fl
+
+// pad(input, pad, mode, value): `pad` as F.pad (last dim first, (left, right) pairs).
+FL_DECLARE_OP(pad, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, double))
+FL_DECLARE_OP(pad_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t))
+// upsample(input, output_size (spatial), mode, align_corners, scales (one per spatial dim, <= 0: none))
+FL_DECLARE_OP(upsample, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool, const std::vector<double>&))
+// upsample_backward(grad, input_sizes (full), output_size, mode, align_corners, scales)
+FL_DECLARE_OP(upsample_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t,
+                                             bool, const std::vector<double>&))
+// grid_sampler(input, grid, interpolation, padding, align_corners): 4-D or 5-D input.
+FL_DECLARE_OP(grid_sampler, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
+// -> {grad_input (null unless input_grad), grad_grid}
+FL_DECLARE_OP(grid_sampler_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
+                                                      int64_t, int64_t, bool, bool))
+// embedding(weight, indices, padding_idx, scale_grad_by_freq): rows of weight; the last two only
+// shape the gradient.
+FL_DECLARE_OP(embedding, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))
+FL_DECLARE_OP(embedding_dense_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
