@@ -85,6 +85,11 @@ class OpInfo:
     rtol: float = 1e-5
     atol: float = 1e-6
     errors: tuple = field(default_factory=tuple)
+    variant: str = ""  # tells apart several entries of one op (other arguments, layouts)
+
+    @property
+    def id(self):
+        return self.name + (f"-{self.variant}" if self.variant else "")
 
     def resolve(self, lib):
         """The op's function in lib (flowlike or torch), or None when lib lacks it."""
@@ -128,11 +133,11 @@ IMG = (2, 3, 8, 8)
 DATABASE = [
     # reductions and scans (the reduced dims are moved so the input is also read non-contiguously)
     OpInfo("sum", "reduce", lambda m, x: m.sum(x, (0, 2)), _one(X3)),
-    OpInfo("sum_keepdim", "reduce", lambda m, x: x.transpose(0, 2).sum(1, keepdim=True), _one(X3)),
+    OpInfo("sum", "reduce", lambda m, x: x.transpose(0, 2).sum(1, keepdim=True), _one(X3), variant="keepdim"),
     OpInfo("mean", "reduce", lambda m, x: m.mean(x, -1), _one(X3)),
     OpInfo("prod", "reduce", lambda m, x: m.prod(x, 1), _one(X3, "unit")),
     OpInfo("amax", "reduce", lambda m, x: m.amax(x, (1, 2)), _one(X3)),
-    OpInfo("max_dim", "reduce", lambda m, x: m.max(x, 1).values, _one(X3)),
+    OpInfo("max", "reduce", lambda m, x: m.max(x, 1).values, _one(X3), variant="dim"),
     OpInfo("std", "reduce", lambda m, x: m.std(x, 1), _one(X3)),
     OpInfo("var_mean", "reduce", lambda m, x: m.var_mean(x, (0, 1), correction=0)[0], _one(X3)),
     OpInfo("logsumexp", "reduce", lambda m, x: m.logsumexp(x * 40, 2), _one(X3)),
@@ -145,7 +150,7 @@ DATABASE = [
     OpInfo("topk", "reduce", lambda m, x: m.topk(x, 2, -1).values, _one(X3)),
     OpInfo("median", "reduce", lambda m, x: m.median(x, 2).values, _one(X3)),
     OpInfo("all", "reduce", lambda m, x: m.all(x > 0, 1), _one(X3), grad=False),
-    OpInfo("sum_empty", "reduce", lambda m, x: m.sum(x, 0), _one((0, 3))),
+    OpInfo("sum", "reduce", lambda m, x: m.sum(x, 0), _one((0, 3)), variant="empty"),
     # views and shape ops
     OpInfo("reshape", "shape", lambda m, x: m.reshape(x.t(), (2, -1)), _one((4, 6))),
     OpInfo("permute", "shape", lambda m, x: m.permute(x, (2, 0, 1)) * 1, _one(X3)),
@@ -157,16 +162,16 @@ DATABASE = [
     OpInfo("roll", "shape", lambda m, x: m.roll(x, (1, -2), (0, 2)), _one(X3)),
     OpInfo("tril", "shape", lambda m, x: m.tril(x, -1), _one((4, 5))),
     OpInfo("diagonal", "shape", lambda m, x: m.diagonal(x, 1, 0, 2), _one(X3)),
-    OpInfo("expand", "shape", lambda m, x: x.unsqueeze(0).expand(2, 4, 5) * 1, _one((4, 5))),
-    OpInfo("repeat", "shape", lambda m, x: x.repeat(2, 1, 3), _one((4, 5))),
+    OpInfo("Tensor.expand", "shape", lambda m, x: x.unsqueeze(0).expand(2, 4, 5) * 1, _one((4, 5))),
+    OpInfo("Tensor.repeat", "shape", lambda m, x: x.repeat(2, 1, 3), _one((4, 5))),
     OpInfo("gather", "index", lambda m, x: m.gather(x, 1, m.tensor([[0, 2], [1, 1], [3, 0]])), _one((3, 4))),
     OpInfo("index_select", "index", lambda m, x: m.index_select(x, 0, m.tensor([2, 0, 2])), _one((3, 4))),
-    OpInfo("getitem_advanced", "index", lambda m, x: x[m.tensor([0, 2]), 1:], _one((3, 4))),
+    OpInfo("Tensor.__getitem__", "index", lambda m, x: x[m.tensor([0, 2]), 1:], _one((3, 4)), variant="advanced"),
     OpInfo("where", "index", lambda m, x, y: m.where(x > 0, x, y), _pair((3, 4), (4,))),
     OpInfo("masked_fill", "index", lambda m, x: x.masked_fill(x < 0, 0.5), _one((3, 4))),
     # products
     OpInfo("matmul", "linalg", lambda m, x, y: m.matmul(x, y), _pair((2, 3, 4), (4, 5))),
-    OpInfo("matmul_broadcast", "linalg", lambda m, x, y: m.matmul(x, y.transpose(-1, -2)), _pair((2, 1, 3, 4), (5, 6, 4))),
+    OpInfo("matmul", "linalg", lambda m, x, y: m.matmul(x, y.transpose(-1, -2)), _pair((2, 1, 3, 4), (5, 6, 4)), variant="broadcast"),
     OpInfo("bmm", "linalg", lambda m, x, y: m.bmm(x, y), _pair((2, 3, 4), (2, 4, 5))),
     OpInfo("einsum", "linalg", lambda m, x, y: m.einsum("bij,bkj->bik", x, y), _pair((2, 3, 4), (2, 5, 4))),
     OpInfo("tensordot", "linalg", lambda m, x, y: m.tensordot(x, y, 2), _pair((3, 4, 5), (4, 5, 2))),
@@ -184,7 +189,7 @@ DATABASE = [
     OpInfo("nn.functional.relu", "nn", _f("relu"), _shapes((3, 4), (), (0, 2))),
     OpInfo("nn.functional.leaky_relu", "nn", lambda m, x: m.nn.functional.leaky_relu(x, 0.2), _one((3, 4))),
     OpInfo("nn.functional.gelu", "nn", _f("gelu"), _one((3, 4))),
-    OpInfo("nn.functional.gelu_tanh", "nn", lambda m, x: m.nn.functional.gelu(x, approximate="tanh"), _one((3, 4))),
+    OpInfo("nn.functional.gelu", "nn", lambda m, x: m.nn.functional.gelu(x, approximate="tanh"), _one((3, 4)), variant="tanh"),
     OpInfo("nn.functional.silu", "nn", _f("silu"), _one((3, 4))),
     OpInfo("nn.functional.elu", "nn", _f("elu"), _one((3, 4))),
     OpInfo("nn.functional.softplus", "nn", lambda m, x: m.nn.functional.softplus(x, beta=2), _one((3, 4))),
@@ -206,22 +211,22 @@ DATABASE = [
            rtol=1e-4),
     OpInfo("nn.functional.embedding", "nn", lambda m, w: m.nn.functional.embedding(m.tensor([[0, 2], [3, 3]]), w),
            _one((4, 3))),
-    OpInfo("nn.functional.dropout_eval", "nn", lambda m, x: m.nn.functional.dropout(x, 0.5, training=False), _one((3, 4))),
+    OpInfo("nn.functional.dropout", "nn", lambda m, x: m.nn.functional.dropout(x, 0.5, training=False), _one((3, 4)), variant="eval"),
     # nn.functional: convolution, pooling, resampling
     OpInfo("nn.functional.conv1d", "nn", lambda m, x, w: m.nn.functional.conv1d(x, w, padding=1), _pair((2, 3, 7), (4, 3, 3)),
            rtol=1e-4),
     OpInfo("nn.functional.conv2d", "nn", lambda m, x, w: m.nn.functional.conv2d(x, w, stride=2, padding=1),
            _pair(IMG, (4, 3, 3, 3)), rtol=1e-4),
-    OpInfo("nn.functional.conv2d_groups", "nn", lambda m, x, w: m.nn.functional.conv2d(x, w, groups=3, dilation=2),
-           _pair(IMG, (6, 1, 3, 3)), rtol=1e-4),
+    OpInfo("nn.functional.conv2d", "nn", lambda m, x, w: m.nn.functional.conv2d(x, w, groups=3, dilation=2),
+           _pair(IMG, (6, 1, 3, 3)), rtol=1e-4, variant="groups"),
     OpInfo("nn.functional.conv_transpose2d", "nn", lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, stride=2),
            _pair(IMG, (3, 2, 3, 3)), rtol=1e-4),
     OpInfo("nn.functional.max_pool2d", "nn", lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1), _one(IMG)),
     OpInfo("nn.functional.avg_pool2d", "nn", lambda m, x: m.nn.functional.avg_pool2d(x, 2, ceil_mode=True), _one(IMG)),
     OpInfo("nn.functional.adaptive_avg_pool2d", "nn", lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (3, 5)), _one(IMG)),
-    OpInfo("nn.functional.pad_reflect", "nn", lambda m, x: m.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"), _one(IMG)),
-    OpInfo("nn.functional.interpolate_bilinear", "nn",
-           lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False), _one(IMG)),
+    OpInfo("nn.functional.pad", "nn", lambda m, x: m.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"), _one(IMG), variant="reflect"),
+    OpInfo("nn.functional.interpolate", "nn",
+           lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False), _one(IMG), variant="bilinear"),
     OpInfo("nn.functional.unfold", "nn", lambda m, x: m.nn.functional.unfold(x, 3, padding=1), _one(IMG)),
     # nn.functional: losses
     OpInfo("nn.functional.cross_entropy", "loss",
@@ -241,3 +246,93 @@ DATABASE = [
 
 def by_name():
     return {op.name: op for op in DATABASE}
+
+
+# ---- the checks, shared by the pytest suite and the coverage command -------------------------------------------
+
+def _to_flowlike(fl, t):
+    if t.dtype.is_floating_point and t.dtype.itemsize == 2 and str(t.dtype).endswith("bfloat16"):
+        return fl.from_numpy(t.float().numpy().copy()).to(fl.bfloat16)
+    return fl.from_numpy(t.detach().numpy().copy())
+
+
+def _numpy(x):
+    x = x.detach()
+    if str(x.dtype).split(".")[-1] in ("bfloat16", "float16"):
+        x = x.float()
+    return np.asarray(x.numpy(), dtype=np.float64) if str(x.dtype).split(".")[-1] != "bool" else x.numpy()
+
+
+def _outputs(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e)
+    return None
+
+
+def check(op, torch, fl, dtype):
+    """Compares flowlike with torch on every sample of `op` in `dtype`: output dtype, shape and values, the
+    gradients of every floating input (float32/float64, when op.grad), and the exception type of op.errors.
+    Returns the list of failure descriptions (empty: the op passes)."""
+    failures = []
+    tol = dict(rtol=max(op.rtol, 1e-2 if dtype in ("float16", "bfloat16") else op.rtol),
+               atol=max(op.atol, 1e-2 if dtype in ("float16", "bfloat16") else op.atol))
+    for label, inputs in op.samples(torch, dtype):
+        grad = op.grad and dtype in ("float32", "float64")
+        t_in = [t.clone().requires_grad_(grad) for t in inputs]
+        f_in = [_to_flowlike(fl, t).requires_grad_(grad) for t in inputs]
+        where = f"{op.id} [{dtype}{', ' + label if label else ''}]"
+        t_err = _outcome(lambda: op.call(torch, *t_in))
+        if t_err is not None:
+            f_err = _outcome(lambda: op.call(fl, *f_in))
+            if f_err is not t_err:
+                failures.append(f"{where}: torch raises {t_err.__name__}, flowlike {getattr(f_err, '__name__', None)}")
+            continue
+        want = _outputs(op.call(torch, *t_in))
+        try:
+            got = _outputs(op.call(fl, *f_in))
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{where}: flowlike raised {type(e).__name__}: {e}")
+            continue
+        ok = len(got) == len(want)
+        for g, w in zip(got, want):
+            if str(g.dtype).split(".")[-1] != str(w.dtype).split(".")[-1] or tuple(g.shape) != tuple(w.shape):
+                failures.append(f"{where}: dtype/shape {g.dtype} {tuple(g.shape)} != torch {w.dtype} {tuple(w.shape)}")
+                ok = False
+            elif not np.allclose(_numpy(g), _numpy(w), equal_nan=True, **tol):
+                failures.append(f"{where}: values differ (max {np.nanmax(np.abs(_numpy(g) - _numpy(w))):.3g})")
+                ok = False
+        if not (ok and grad):
+            continue
+        weights = [torch.randn(w.shape, dtype=w.dtype, generator=torch.Generator().manual_seed(9)) for w in want
+                   if w.dtype.is_floating_point and w.requires_grad]
+        if not weights:
+            continue
+        sum(((w * c).sum() for w, c in zip([w for w in want if w.dtype.is_floating_point and w.requires_grad], weights)))\
+            .backward()
+        f_outs = [g for g, w in zip(got, want) if w.dtype.is_floating_point and w.requires_grad]
+        try:
+            sum(((g * _to_flowlike(fl, c)).sum() for g, c in zip(f_outs, weights))).backward()
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{where}: flowlike backward raised {type(e).__name__}: {e}")
+            continue
+        for i, (ti, fi) in enumerate(zip(t_in, f_in)):
+            if ti.grad is None:
+                continue
+            if fi.grad is None:
+                failures.append(f"{where}: no gradient for input {i}")
+            elif not np.allclose(_numpy(fi.grad), _numpy(ti.grad), equal_nan=True, rtol=op.rtol * 10, atol=op.atol * 10):
+                failures.append(f"{where}: gradient of input {i} differs "
+                                f"(max {np.nanmax(np.abs(_numpy(fi.grad) - _numpy(ti.grad))):.3g})")
+    for err in op.errors:
+        t_err = _outcome(lambda: err(torch))
+        f_err = _outcome(lambda: err(fl))
+        if t_err is not f_err:
+            failures.append(f"{op.id} error case: torch raises {getattr(t_err, '__name__', None)}, flowlike "
+                            f"{getattr(f_err, '__name__', None)}")
+    return failures

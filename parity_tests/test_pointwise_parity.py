@@ -1,7 +1,7 @@
 """Pointwise ops: flowlike against torch 2.13 on values, dtypes, shapes and exception types.
 
-The op database below lists each op with the dtypes it is checked on and its tolerance; the
-sample generator covers broadcasting, non-contiguous, zero-size, zero-dim and scalar operands.
+The pointwise entries of the op database (opdb.py) list each op with the dtypes it is checked on and its
+tolerance; the samples here cover broadcasting, non-contiguous, zero-size, zero-dim and scalar operands.
 """
 import pytest
 
@@ -11,54 +11,12 @@ import flowlike as fl  # noqa: E402
 
 from helpers import assert_same, outcome_type, to_flowlike  # noqa: E402
 
-FLOATS = ["float32", "float64", "float16", "bfloat16"]
-INTS = ["int64", "int32", "int16", "int8", "uint8"]
-ALL = FLOATS + INTS + ["bool"]
-
-# name -> (dtypes, input domain, rtol)
-UNARY = {
-    "neg": (FLOATS + INTS, "any", 0), "abs": (ALL, "any", 0), "sign": (ALL, "any", 0), "square": (FLOATS + INTS, "any", 0),
-    "exp": (FLOATS + INTS, "small", 2e-6), "exp2": (FLOATS, "small", 2e-6), "expm1": (FLOATS, "small", 2e-6),
-    "log": (FLOATS + INTS, "positive", 2e-6), "log2": (FLOATS, "positive", 2e-6), "log10": (FLOATS, "positive", 2e-6),
-    "log1p": (FLOATS, "positive", 2e-6), "sqrt": (FLOATS + INTS, "positive", 2e-6), "rsqrt": (FLOATS, "positive", 2e-6),
-    "reciprocal": (FLOATS, "positive", 2e-6), "sin": (FLOATS, "any", 2e-6), "cos": (FLOATS, "any", 2e-6),
-    "tan": (FLOATS, "small", 2e-5), "asin": (FLOATS, "unit", 2e-6), "acos": (FLOATS, "unit", 2e-6),
-    "atan": (FLOATS, "any", 2e-6), "sinh": (FLOATS, "small", 2e-6), "cosh": (FLOATS, "small", 2e-6),
-    "tanh": (FLOATS, "any", 2e-6), "asinh": (FLOATS, "any", 2e-6), "acosh": (FLOATS, "above1", 2e-6),
-    "atanh": (FLOATS, "unit", 2e-6), "sigmoid": (FLOATS + INTS, "any", 2e-6), "erf": (FLOATS, "any", 2e-6),
-    "erfc": (FLOATS, "any", 2e-6), "erfinv": (["float32", "float64"], "unit", 2e-5), "lgamma": (FLOATS, "positive", 2e-5),
-    "digamma": (["float32", "float64"], "positive", 2e-5), "floor": (FLOATS + INTS, "any", 0),
-    "ceil": (FLOATS + INTS, "any", 0), "trunc": (FLOATS + INTS, "any", 0), "frac": (FLOATS, "any", 1e-6),
-    "bitwise_not": (INTS + ["bool"], "any", 0), "logical_not": (ALL, "any", 0), "isnan": (ALL, "any", 0),
-    "isinf": (ALL, "any", 0), "isfinite": (ALL, "any", 0), "isposinf": (FLOATS + INTS, "any", 0),
-    "isneginf": (FLOATS + INTS, "any", 0), "signbit": (FLOATS + INTS, "any", 0),
-}
-
-BINARY = {
-    "add": (ALL, "any"), "sub": (FLOATS + INTS, "any"), "mul": (ALL, "any"), "div": (FLOATS + INTS, "nonzero"),
-    "remainder": (FLOATS + INTS, "nonzero"), "fmod": (FLOATS + INTS, "nonzero"), "pow": (FLOATS, "positive"),
-    "maximum": (ALL, "any"), "minimum": (ALL, "any"), "fmax": (FLOATS, "any"), "fmin": (FLOATS, "any"),
-    "atan2": (FLOATS, "any"), "hypot": (["float32", "float64"], "any"), "logaddexp": (FLOATS, "any"),
-    "logaddexp2": (FLOATS, "any"), "xlogy": (FLOATS, "positive"), "copysign": (FLOATS, "any"),
-    "heaviside": (FLOATS + INTS, "any"), "bitwise_and": (INTS + ["bool"], "any"), "bitwise_or": (INTS + ["bool"], "any"),
-    "bitwise_xor": (INTS + ["bool"], "any"), "eq": (ALL, "any"), "ne": (ALL, "any"), "lt": (ALL, "any"),
-    "le": (ALL, "any"), "gt": (ALL, "any"), "ge": (ALL, "any"), "logical_and": (ALL, "any"),
-    "logical_or": (ALL, "any"), "logical_xor": (ALL, "any"),
-}
+from opdb import BINARY, UNARY, tolerance  # noqa: E402
+from opdb import sample as _sample  # noqa: E402
 
 
 def sample(dtype, domain, shape, seed):
-    g = torch.Generator().manual_seed(seed)
-    dt = getattr(torch, dtype)
-    if dtype == "bool":
-        return torch.rand(shape, generator=g) > 0.5
-    lo, hi = {"any": (-4, 4), "small": (-3, 3), "positive": (0.5, 4), "unit": (-0.9, 0.9), "above1": (1.1, 4),
-              "nonzero": (1, 5)}[domain]
-    if not dt.is_floating_point:
-        lo = 0 if dtype == "uint8" else lo
-        x = torch.randint(int(lo), int(hi) + 1, shape, generator=g).to(dt)
-        return x
-    return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
+    return _sample(torch, dtype, domain, shape, seed)
 
 
 def layouts(dtype, domain):
@@ -69,12 +27,6 @@ def layouts(dtype, domain):
     yield "strided", base[::2, 1:]
     yield "empty", sample(dtype, domain, (0, 3), 1)
     yield "zero_dim", sample(dtype, domain, (), 2)
-
-
-def tol(dtype, rtol):
-    if dtype in ("float16", "bfloat16"):
-        return dict(rtol=1e-2, atol=1e-2)
-    return dict(rtol=max(rtol, 1.3e-6), atol=1e-6 if dtype != "float64" else 1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -88,7 +40,7 @@ def test_unary(name):
                 assert outcome_type(lambda: getattr(fl, name)(ft)) is t_err, f"{name} {dtype} {layout}"
                 continue
             try:
-                assert_same(getattr(fl, name)(ft), getattr(torch, name)(t), **tol(dtype, rtol))
+                assert_same(getattr(fl, name)(ft), getattr(torch, name)(t), **tolerance(dtype, rtol))
             except AssertionError as e:
                 raise AssertionError(f"{name} {dtype} {layout}: {e}") from None
 
@@ -112,7 +64,7 @@ def test_binary(name):
                 assert outcome_type(lambda: getattr(fl, name)(fx, fy)) is t_err, f"{name} {dtype} {case}"
                 continue
             try:
-                assert_same(getattr(fl, name)(fx, fy), getattr(torch, name)(x, y), **tol(dtype, 2e-6))
+                assert_same(getattr(fl, name)(fx, fy), getattr(torch, name)(x, y), **tolerance(dtype, 2e-6))
             except AssertionError as e:
                 raise AssertionError(f"{name} {dtype} {case}: {e}") from None
 

