@@ -24,6 +24,27 @@ half = float16
 float = float32
 double = float64
 
+
+
+class _UnsupportedDType:
+    """A torch dtype flowlike names but cannot hold yet (complex): code that only refers to it (dtype tables in
+    libraries such as safetensors) works; making a tensor of it raises."""
+
+    def __init__(self, name, itemsize):
+        self._name, self.itemsize = name, itemsize
+        self.is_floating_point, self.is_complex, self.is_signed = False, True, True
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+complex32 = chalf = _UnsupportedDType("complex32", 4)
+complex64 = cfloat = _UnsupportedDType("complex64", 8)
+complex128 = cdouble = _UnsupportedDType("complex128", 16)
+
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 
 _NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool: "bool", uint8: "uint8",
