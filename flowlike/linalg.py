@@ -1,1 +1,337 @@
-"""flowlike.linalg: linear algebra (`torch.linalg`)."""
+"""flowlike.linalg (`torch.linalg`) on the LAPACK primitives of csrc/ops/linalg.h (`_C._linalg_*`).
+
+The primitives take matrices with equal batch dims; broadcasting, the vector right-hand sides and the
+left=False forms are done here with views, so autograd sees them. pinv, matrix_rank, matrix_power and the
+norms are composites written once here.
+"""
+import builtins
+import math
+
+from . import _C
+from . import _dtype as D
+from ._reduce import _dims, _return_type, return_types
+from ._creation import eye as _eye_factory
+from ._tensor import Tensor
+from ._views import broadcast_shapes, cross as _cross
+
+__all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",
+           "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank", "matrix_power",
+           "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal"]
+
+LinAlgError = _C._LinAlgError
+LinAlgError.__module__ = "flowlike.linalg"
+LinAlgError.__qualname__ = LinAlgError.__name__ = "LinAlgError"
+
+for _name, _fields in [("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
+                       ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")),
+                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
+                       ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
+                       ("svd", ("U", "S", "V")), ("triangular_solve", ("solution", "cloned_coefficient")),
+                       ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))]:
+    setattr(return_types, _name, _return_type(_name, _fields))
+
+
+def _needs_grad(*ts):
+    return _C.is_grad_enabled() and builtins.any(t.requires_grad for t in ts)
+
+
+def _matmul(a, b):
+    return _C._matmul(a, b)
+
+
+def _check_matrix(op, A):
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+
+
+def _check_square(op, A):
+    _check_matrix(op, A)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           "matrices")
+
+
+def _check_float(op, A):
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_type_name(A.dtype)}")
+
+
+def _type_name(dtype):
+    return {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
+            D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}[dtype]
+
+
+def _broadcast_batch(A, B):
+    """A (..., m, n) and B (..., p, q) expanded to their common batch shape."""
+    batch = tuple(broadcast_shapes(A.shape[:-2], B.shape[:-2]))
+    return A.expand(batch + tuple(A.shape[-2:])), B.expand(batch + tuple(B.shape[-2:]))
+
+
+def _eps(dtype):
+    return D.finfo(dtype).eps
+
+
+# ---- inverse and solvers ------------------------------------------------------------------------
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """(inverse, info) of square matrices; info > 0 marks a singular matrix (no error unless check_errors)."""
+    return return_types.linalg_inv_ex(*_C._linalg_inv_ex(A, check_errors))
+
+
+def inv(A, *, out=None):
+    """The inverse of square matrices (batched); LinAlgError for a singular one."""
+    return _C._linalg_inv_ex(A, True)[0]
+
+
+def _solve(A, B, left, check_errors):
+    _check_square("linalg.solve", A)
+    # B is a batch of vectors when it is 1-D or has A's shape without the last dim (torch's rule).
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if not left:
+        A = A.mT
+    B = B.unsqueeze(-1) if vector else (B if left else B.mT)
+    A, B = _broadcast_batch(A, B)
+    X, info = _C._linalg_solve_ex(A, B, check_errors)
+    X = X.squeeze(-1) if vector else (X if left else X.mT)
+    return X, info
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """(result, info) of A X = B (left) or X A = B; info > 0 marks a singular A."""
+    return return_types.linalg_solve_ex(*_solve(A, B, left, check_errors))
+
+
+def solve(A, B, *, left=True, out=None):
+    """Solves A X = B (left=True) or X A = B for square A; B may be a (batch of) vector(s). Batch dims broadcast."""
+    return _solve(A, B, left, True)[0]
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solves the triangular system A X = B (left) or X A = B; batch dims broadcast."""
+    A, B = _broadcast_batch(A, B)
+    return _C._linalg_solve_triangular(A, B, upper, left, unitriangular)
+
+
+# ---- determinants ---------------------------------------------------------------------------------
+
+def det(A, *, out=None):
+    """Determinant of square matrices (batched), through an LU factorization."""
+    return _C._linalg_det(A)
+
+
+def slogdet(A, *, out=None):
+    """(sign, logabsdet): the sign and the log of the absolute value of the determinant."""
+    return return_types.linalg_slogdet(*_C._linalg_slogdet(A))
+
+
+# ---- factorizations -------------------------------------------------------------------------------
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """(L, info) of the Cholesky factorization; info > 0 marks a matrix that is not positive-definite."""
+    return return_types.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, upper, check_errors))
+
+
+def cholesky(A, *, upper=False, out=None):
+    """L with A = L L^T (or U with A = U^T U when upper); LinAlgError when A is not positive-definite."""
+    return _C._linalg_cholesky_ex(A, upper, True)[0]
+
+
+def qr(A, mode="reduced", *, out=None):
+    """(Q, R) with A = Q R; mode 'reduced' (k = min(m, n) columns of Q), 'complete' or 'r' (Q empty)."""
+    return return_types.linalg_qr(*_C._linalg_qr(A, mode))
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """(eigenvalues ascending, eigenvectors) of symmetric matrices, reading the UPLO triangle."""
+    return return_types.linalg_eigh(*_C._linalg_eigh(A, UPLO, True))
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return _C._linalg_eigh(A, UPLO, _needs_grad(A))[0]
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
+    return return_types.linalg_svd(*_C._linalg_svd(A, full_matrices, True))
+
+
+def svdvals(A, *, driver=None, out=None):
+    """Singular values (descending)."""
+    return _C._linalg_svd(A, False, _needs_grad(A))[1]
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B: (solution, residuals, rank, singular_values), driver 'gelsy' by default.
+
+    residuals are filled when m > n and every matrix has full rank (not with gelsy); rank with gelsy, gelsd and
+    gelss; singular_values with gelsd and gelss. With autograd the solution is pinv(A) @ B, as in torch's derivative.
+    """
+    if driver is None:
+        driver = "gelsy"
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if A.dim() >= 2 and Bm.dim() >= 2:
+        A2, Bm = _broadcast_batch(A, Bm)
+    else:
+        A2 = A
+    sol, res, rank, sv = _C._linalg_lstsq(A2, Bm, -1.0 if rcond is None else builtins.float(rcond), driver)
+    if _needs_grad(A, B):
+        sol = _matmul(pinv(A2), Bm)
+    if vector:
+        sol = sol.squeeze(-1)
+        if res.numel():
+            res = res.squeeze(-1)
+    return return_types.linalg_lstsq(sol, res, rank, sv)
+
+
+# ---- composites -----------------------------------------------------------------------------------
+
+def _tolerances(A, atol, rtol, rcond_default):
+    """torch's (atol, rtol) rule: rtol defaults to eps * max(m, n) unless only atol > 0 is given."""
+    if rtol is None:
+        rtol = rcond_default if (atol is None or (not isinstance(atol, Tensor) and atol <= 0)) else 0.0
+    if atol is None:
+        atol = 0.0
+    return atol, rtol
+
+
+def _tol(S, big, atol, rtol):
+    """max(atol, rtol * big) per matrix, atol and rtol numbers or tensors over the batch dims."""
+    col = lambda t: t.unsqueeze(-1) if isinstance(t, Tensor) else t  # noqa: E731
+    tol = big * col(rtol)
+    return _C.maximum(tol, col(atol).to(S.dtype)) if isinstance(atol, Tensor) else tol.clamp(min=atol)
+
+
+def _eye(n, dtype):
+    return _eye_factory(n, dtype=dtype)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian); singular values at or below
+    max(atol, rtol * largest) count as 0."""
+    _check_matrix("linalg.pinv", A)
+    if rcond is not None:
+        rtol = rcond
+    atol, rtol = _tolerances(A, atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    if hermitian:
+        L, V = _C._linalg_eigh(A, "L", True)
+        absL = L.abs()
+        big = absL.amax(-1, keepdim=True) if L.shape[-1] else absL
+        keep = absL > _tol(absL, big, atol, rtol)
+        Linv = _C.where(keep, 1 / _C.where(keep, L, 1.0), 0.0)
+        return _matmul(V * Linv.unsqueeze(-2), V.mT)
+    U, S, Vh = _C._linalg_svd(A, False, True)
+    big = S[..., :1] if S.shape[-1] else S
+    keep = S > _tol(S, big, atol, rtol)
+    Sinv = _C.where(keep, 1 / _C.where(keep, S, 1.0), 0.0)
+    return _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
+    _check_matrix("linalg.matrix_rank", A)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol, rtol = _tolerances(A, atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    S = _C._linalg_eigh(A, "L", False)[0].abs() if hermitian else _C._linalg_svd(A, False, False)[1]
+    big = S.amax(-1, keepdim=True) if S.shape[-1] else S
+    keep = S > _tol(S, big, atol, rtol)
+    return keep.sum(-1)
+
+
+def matrix_power(A, n, *, out=None):
+    """A @ A @ ... (n times) by repeated squaring; n < 0 uses inv(A), n == 0 the identity."""
+    _check_square("linalg.matrix_power", A)
+    n = builtins.int(n)
+    if n == 0:
+        return _eye(A.shape[-1], A.dtype).expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else _matmul(result, base)
+        n >>= 1
+        if n:
+            base = _matmul(base, base)
+    return result.clone() if result is A else result
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """The 3-D cross product along dim (default the last dim); batch dims broadcast."""
+    return _cross(input, other, dim)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """sum(|x|^ord)^(1/ord) over dim (all dims when None); ord may be inf, -inf, 0 or fractional."""
+    if isinstance(ord, str):
+        raise TypeError(f"linalg.vector_norm(): argument 'ord' must be Number, not str")
+    return _C._norm(x, builtins.float(ord), _dims(dim), keepdim, dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norms over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
+    _check_matrix("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {tuple(dim)}")
+    d0, d1 = (builtins.int(d) % A.dim() if -A.dim() <= d < A.dim() else _raise_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _C._norm(A, 2.0, [d0, d1], keepdim, None)
+    if ord in ("nuc", 2, -2):
+        S = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = S.sum(-1) if ord == "nuc" else (S.amax(-1) if ord == 2 else S.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        s = A.abs().sum(d0, keepdim=True)
+        r = s.amax(d1, keepdim=True) if ord > 0 else s.amin(d1, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _raise_dim(d, ndim):
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """torch.linalg.norm: a vector norm, or a matrix norm when ord is given and dim has 2 entries (or A is 2-D
+    and dim is None); with ord and dim both None, the 2-norm of A flattened."""
+    if isinstance(dim, builtins.int):
+        dim = (dim,)
+    if dim is not None:
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str) or (ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2))):
+        return matrix_norm(A, "fro" if ord is None else ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def vander(x, *, N=None):
+    """(..., n) -> (..., n, N) with columns x^0, x^1, ..., x^(N-1)."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x.shape[-1] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    ones = x.unsqueeze(-1).expand(tuple(x.shape) + (1,)) * 0 + 1 if n else x.unsqueeze(-1)[..., :0]
+    if n <= 1:
+        return ones[..., :n]
+    powers = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1, dtype=x.dtype)
+    return _C.cat([ones.to(powers.dtype), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of the matrices over dims (dim1, dim2) (a view)."""
+    return A.diagonal(offset, dim1, dim2)

@@ -1,0 +1,460 @@
+// CPU kernels of the torch.linalg primitives (linalg.h) on LAPACK. Each matrix of the batch is copied
+// once into a column-major buffer (LAPACK's layout, which the results keep) and factored by one
+// LAPACK call; small matrices run in parallel over the batch with single-threaded OpenBLAS.
+#include "linalg.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace fl {
+namespace {
+
+// LAPACKE's NaN scan of every input doubles the cost of small problems; NaNs propagate as in torch.
+[[maybe_unused]] const bool g_nancheck_off = (scipy_LAPACKE_set_nancheck(0), true);
+
+// FL_LAPACK(T, getrf, args...) calls scipy_LAPACKE_sgetrf or _dgetrf (column-major) by T.
+#define FL_LAPACK(T, fn, ...)                                                                     \
+  [&]() {                                                                                         \
+    if constexpr (std::is_same_v<T, float>) return scipy_LAPACKE_s##fn(LAPACK_COL_MAJOR, __VA_ARGS__); \
+    else return scipy_LAPACKE_d##fn(LAPACK_COL_MAJOR, __VA_ARGS__);                               \
+  }()
+
+template <typename F>
+void dispatch_lapack(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float32) f(float());
+  else f(double());
+}
+
+// Runs fn(i) for every matrix of the batch: in parallel with single-threaded LAPACK when the
+// matrices are small (OpenBLAS cannot split small factorizations usefully), else in order with
+// OpenBLAS's own threads.
+template <typename F>
+void for_each_matrix(int64_t batch, int64_t n, F&& fn) {
+  if (batch > 1 && n <= 256 && omp_get_max_threads() > 1) {
+    int prev = scipy_openblas_get_num_threads();
+    scipy_openblas_set_num_threads(1);
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t i = 0; i < batch; ++i) fn(i);
+    scipy_openblas_set_num_threads(prev);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) fn(i);
+  }
+}
+
+IntList batch_of(const Tensor& t) { return IntList(t->sizes.begin(), t->sizes.end() - 2); }
+IntList with(IntList s, std::initializer_list<int64_t> tail) {
+  s.insert(s.end(), tail);
+  return s;
+}
+int64_t count(const IntList& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+int64_t rows(const Tensor& t) { return t->sizes[t->dim() - 2]; }
+int64_t cols(const Tensor& t) { return t->sizes[t->dim() - 1]; }
+int ld(int64_t r) { return static_cast<int>(std::max<int64_t>(1, r)); }
+
+// (batch..., r, c) with every matrix column-major and the matrices one after another.
+Tensor empty_fortran(const IntList& batch, int64_t r, int64_t c, ScalarType dt) {
+  IntList sizes = with(batch, {r, c});
+  IntList strides(sizes.size());
+  strides[sizes.size() - 2] = 1;
+  strides[sizes.size() - 1] = std::max<int64_t>(1, r);
+  int64_t s = r * c;
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    strides[d] = std::max<int64_t>(1, s);
+    s *= batch[d];
+  }
+  return empty_strided(sizes, strides, dt);
+}
+Tensor fortran_copy(const Tensor& t) {
+  Tensor out = empty_fortran(batch_of(t), rows(t), cols(t), t->dtype);
+  copy_into(out, t);
+  return out;
+}
+Tensor zeros(const IntList& sizes, ScalarType dt) {
+  Tensor z = empty(sizes, dt);
+  fill(z, Scalar(int64_t(0)));
+  return z;
+}
+
+void check_dtype(const char* op, ScalarType dt) {
+  FL_CHECK(dt != ScalarType::Float16 && dt != ScalarType::BFloat16, Error, op, ": Low precision dtypes not supported. Got ",
+           c10_type_name(dt));
+  FL_CHECK(is_floating(dt), Error, op, ": Expected a floating point or complex tensor as input. Got ", c10_type_name(dt));
+}
+void check_input(const char* op, const Tensor& A, bool square) {
+  FL_CHECK(A->dim() >= 2, Error, op, ": The input tensor A must have at least 2 dimensions.");
+  check_dtype(op, A->dtype);
+  FL_CHECK(!square || rows(A) == cols(A), Error, op, ": A must be batches of square matrices, but they are ", rows(A),
+           " by ", cols(A), " matrices");
+}
+void check_pair(const char* op, const Tensor& A, const Tensor& B) {
+  FL_CHECK(B->dim() >= 2, Error, op, ": The input tensor B must have at least 2 dimensions.");
+  FL_CHECK(A->dtype == B->dtype, Error, op, ": Expected A and B to have the same dtype, but found A of type ",
+           c10_type_name(A->dtype), " and B of type ", c10_type_name(B->dtype), " instead");
+  FL_CHECK(batch_of(A) == batch_of(B), Error, op, ": A and B must have the same batch dimensions, got ",
+           shape_str(A->sizes), " and ", shape_str(B->sizes));
+}
+
+// Raises LinAlgError for the first matrix whose LAPACK info is not 0; `what(info)` is the message.
+template <typename F>
+void raise_for_info(const char* op, const Tensor& info, bool batched, F what) {
+  const int32_t* p = info->data<int32_t>();
+  for (int64_t i = 0; i < info->numel; ++i) {
+    if (p[i] == 0) continue;
+    throw LinAlgError(str_cat(op, ": ", batched ? str_cat("(Batch element ", i, "): ") : std::string(), what(p[i])));
+  }
+}
+std::string not_converged(int info, const char* what) {
+  return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated ",
+                 what, " (error code: ", info, ").");
+}
+
+// ---- LU: inv, solve, det, slogdet -----------------------------------------------------------------
+
+Tensor2 inv_ex_cpu(DispatchKeySet, const Tensor& A, bool check_errors) {
+  check_input("linalg.inv", A, true);
+  const int64_t n = cols(A), nb = count(batch_of(A));
+  Tensor out = fortran_copy(A), info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t* inf = info->data<int32_t>();
+  if (n > 0) dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* a = out->data<T>();
+    for_each_matrix(nb, n, [&](int64_t i) {
+      std::vector<lapack_int> piv(n);
+      T* m = a + i * n * n;
+      lapack_int r = FL_LAPACK(T, getrf, n, n, m, n, piv.data());
+      if (r == 0) r = FL_LAPACK(T, getri, n, m, n, piv.data());
+      inf[i] = r;
+    });
+  });
+  if (check_errors)
+    raise_for_info("linalg.inv", info, A->dim() > 2, [](int i) {
+      return str_cat("The diagonal element ", i, " is zero, the inversion could not be completed because the input matrix is singular.");
+    });
+  return {out, info};
+}
+
+Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool check_errors) {
+  check_input("linalg.solve", A, true);
+  check_pair("linalg.solve", A, B);
+  const int64_t n = cols(A), k = cols(B), nb = count(batch_of(A));
+  FL_CHECK(rows(B) == n, Error, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", n, "x", n, " and ",
+           rows(B), "x", k, ")");
+  Tensor lu = fortran_copy(A), X = fortran_copy(B), info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t* inf = info->data<int32_t>();
+  if (n > 0 && k > 0) dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *a = lu->data<T>(), *x = X->data<T>();
+    for_each_matrix(nb, n, [&](int64_t i) {
+      std::vector<lapack_int> piv(n);
+      inf[i] = FL_LAPACK(T, gesv, n, k, a + i * n * n, n, piv.data(), x + i * n * k, n);
+    });
+  });
+  if (check_errors) {
+    for (int64_t i = 0; i < info->numel; ++i)
+      if (inf[i] != 0) throw LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.");
+  }
+  return {X, info};
+}
+
+// LU-factors every matrix of A (of type T) and passes (i, factor, pivots, n) to fn, which reads its diagonal.
+template <typename T, typename F>
+void lu_each(const Tensor& A, F fn) {
+  const int64_t n = cols(A), nb = count(batch_of(A));
+  Tensor lu = fortran_copy(A);
+  T* a = lu->data<T>();
+  for_each_matrix(nb, n, [&](int64_t i) {
+    std::vector<lapack_int> piv(n);
+    T* m = a + i * n * n;
+    if (n > 0) FL_LAPACK(T, getrf, n, n, m, n, piv.data());
+    fn(i, m, piv.data(), n);
+  });
+}
+
+Tensor det_cpu(DispatchKeySet, const Tensor& A) {
+  check_input("linalg.det", A, true);
+  Tensor out = empty(batch_of(A), A->dtype);
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out->data<T>();
+    lu_each<T>(A, [o](int64_t i, const T* m, const lapack_int* piv, int64_t n) {
+      T d = 1;
+      for (int64_t j = 0; j < n; ++j) d *= piv[j] != j + 1 ? -m[j * n + j] : m[j * n + j];
+      o[i] = d;
+    });
+  });
+  return out;
+}
+
+Tensor2 slogdet_cpu(DispatchKeySet, const Tensor& A) {
+  check_input("linalg.slogdet", A, true);
+  Tensor sign = empty(batch_of(A), A->dtype), logabs = empty(batch_of(A), A->dtype);
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *s = sign->data<T>(), *l = logabs->data<T>();
+    lu_each<T>(A, [s, l](int64_t i, const T* m, const lapack_int* piv, int64_t n) {
+      T sg = 1, acc = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        T u = m[j * n + j];
+        if (piv[j] != j + 1) sg = -sg;
+        sg = u < 0 ? -sg : u == 0 ? T(0) : sg;
+        acc += std::log(std::abs(u));
+      }
+      s[i] = sg;
+      l[i] = acc;
+    });
+  });
+  return {sign, logabs};
+}
+
+// ---- triangular: cholesky, solve_triangular ------------------------------------------------------
+
+Tensor2 cholesky_ex_cpu(DispatchKeySet, const Tensor& A, bool upper, bool check_errors) {
+  check_input("linalg.cholesky", A, true);
+  const int64_t n = cols(A), nb = count(batch_of(A));
+  Tensor L = fortran_copy(A), info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t* inf = info->data<int32_t>();
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* a = L->data<T>();
+    for_each_matrix(nb, n, [&](int64_t i) {
+      T* m = a + i * n * n;
+      if (n > 0) inf[i] = FL_LAPACK(T, potrf, upper ? 'U' : 'L', n, m, n);
+      for (int64_t c = 0; c < n; ++c)  // clear the other triangle, which LAPACK leaves as it was
+        for (int64_t r = 0; r < n; ++r)
+          if (upper ? r > c : r < c) m[c * n + r] = T(0);
+    });
+  });
+  if (check_errors)
+    raise_for_info("linalg.cholesky", info, A->dim() > 2, [](int i) {
+      return str_cat("The factorization could not be completed because the input is not positive-definite (the leading minor of order ",
+                     i, " is not positive-definite).");
+    });
+  return {L, info};
+}
+
+Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
+  check_input("linalg.solve_triangular", A, true);
+  check_pair("linalg.solve_triangular", A, B);
+  const int64_t n = cols(A), r = rows(B), c = cols(B), nb = count(batch_of(A));
+  FL_CHECK((left ? r : c) == n, Error, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
+           left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", r, "x", c, ")");
+  Tensor Af = fortran_copy(A), X = fortran_copy(B);
+  if (r == 0 || c == 0) return X;
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = Af->data<T>();
+    T* x = X->data<T>();
+    for_each_matrix(nb, n, [&](int64_t i) {
+      auto side = left ? CblasLeft : CblasRight;
+      auto uplo = upper ? CblasUpper : CblasLower;
+      auto diag = unit ? CblasUnit : CblasNonUnit;
+      if constexpr (std::is_same_v<T, float>)
+        scipy_cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0f, a + i * n * n, ld(n), x + i * r * c, ld(r));
+      else
+        scipy_cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0, a + i * n * n, ld(n), x + i * r * c, ld(r));
+    });
+  });
+  return X;
+}
+
+// ---- orthogonal factorizations: qr, eigh, svd, lstsq --------------------------------------------
+
+Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
+  FL_CHECK(mode == "reduced" || mode == "complete" || mode == "r", Error, "qr received unrecognized mode '", mode,
+           "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  check_input("linalg.qr", A, false);
+  const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
+  const bool complete = mode == "complete", want_q = mode != "r";
+  const int64_t qc = complete ? m : k, rr = complete ? m : k, wc = std::max(n, qc);
+  Tensor Af = fortran_copy(A);
+  Tensor Q = want_q ? empty_fortran(batch_of(A), m, qc, A->dtype) : empty({0}, A->dtype);
+  Tensor R = empty_fortran(batch_of(A), rr, n, A->dtype);
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = Af->data<T>();
+    T *q = want_q ? Q->data<T>() : nullptr, *rp = R->data<T>();
+    for_each_matrix(nb, std::max(m, n), [&](int64_t i) {
+      std::vector<T> w(static_cast<size_t>(m * wc)), tau(static_cast<size_t>(std::max<int64_t>(1, k)));
+      std::copy(a + i * m * n, a + (i + 1) * m * n, w.begin());
+      if (k > 0) FL_LAPACK(T, geqrf, m, n, w.data(), ld(m), tau.data());
+      T* ri = rp + i * rr * n;
+      for (int64_t c = 0; c < n; ++c)
+        for (int64_t r = 0; r < rr; ++r) ri[c * rr + r] = r <= c && r < k ? w[c * m + r] : T(0);
+      if (want_q && m > 0 && qc > 0) {
+        FL_LAPACK(T, orgqr, m, qc, k, w.data(), ld(m), tau.data());
+        std::copy(w.begin(), w.begin() + m * qc, q + i * m * qc);
+      }
+    });
+  });
+  return {Q, R};
+}
+
+Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool compute_v) {
+  FL_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u", Error,
+           "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  check_input("linalg.eigh", A, true);
+  const int64_t n = cols(A), nb = count(batch_of(A));
+  Tensor V = fortran_copy(A), L = empty(with(batch_of(A), {n}), A->dtype), info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t* inf = info->data<int32_t>();
+  const char up = static_cast<char>(std::toupper(uplo[0]));
+  if (n > 0) dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *v = V->data<T>(), *l = L->data<T>();
+    for_each_matrix(nb, n, [&](int64_t i) {
+      inf[i] = FL_LAPACK(T, syevd, compute_v ? 'V' : 'N', up, n, v + i * n * n, n, l + i * n);
+    });
+  });
+  raise_for_info("linalg.eigh", info, A->dim() > 2, [](int i) { return not_converged(i, "eigenvalues"); });
+  return {L, compute_v ? V : empty({0}, A->dtype)};
+}
+
+// Fills every matrix of a Fortran-layout (batch, r, c) tensor with the identity's first columns.
+void set_identity(const Tensor& t) {
+  fill(t, Scalar(int64_t(0)));
+  const int64_t r = rows(t), c = cols(t), nb = count(batch_of(t));
+  dispatch_lapack(t->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t->data<T>();
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t j = 0; j < std::min(r, c); ++j) p[i * r * c + j * r + j] = T(1);
+  });
+}
+
+Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
+  check_input("linalg.svd", A, false);
+  const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
+  const int64_t uc = full ? m : k, vr = full ? n : k;
+  const char jobz = compute_uv ? (full ? 'A' : 'S') : 'N';
+  Tensor Af = fortran_copy(A), S = empty(with(batch_of(A), {k}), A->dtype), info = zeros(batch_of(A), ScalarType::Int32);
+  Tensor U = compute_uv ? empty_fortran(batch_of(A), m, uc, A->dtype) : empty({0}, A->dtype);
+  Tensor Vh = compute_uv ? empty_fortran(batch_of(A), vr, n, A->dtype) : empty({0}, A->dtype);
+  if (k == 0) {  // nothing to factor; the full bases are identities
+    if (compute_uv) { set_identity(U); set_identity(Vh); }
+    return {U, S, Vh};
+  }
+  int32_t* inf = info->data<int32_t>();
+  dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *a = Af->data<T>(), *s = S->data<T>();
+    T *u = compute_uv ? U->data<T>() : nullptr, *vt = compute_uv ? Vh->data<T>() : nullptr;
+    for_each_matrix(nb, std::max(m, n), [&](int64_t i) {
+      T dummy[1];
+      inf[i] = FL_LAPACK(T, gesdd, jobz, m, n, a + i * m * n, ld(m), s + i * k, u ? u + i * m * uc : dummy, ld(m),
+                         vt ? vt + i * vr * n : dummy, ld(vr));
+    });
+  });
+  raise_for_info("linalg.svd", info, A->dim() > 2, [](int i) { return not_converged(i, "singular values"); });
+  return {U, S, Vh};
+}
+
+Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
+  FL_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss", Error,
+           "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  check_input("torch.linalg.lstsq", A, false);
+  check_pair("torch.linalg.lstsq", A, B);
+  const int64_t m = rows(A), n = cols(A), k = cols(B), mn = std::max(m, n), nb = count(batch_of(A));
+  FL_CHECK(rows(B) == m, Error, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  const ScalarType dt = A->dtype;
+  const bool has_rank = driver != "gels", has_sv = driver == "gelsd" || driver == "gelss";
+  if (rcond < 0) rcond = (dt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon()) * double(mn);
+  Tensor Af = fortran_copy(A), Bf = empty_fortran(batch_of(A), mn, k, dt);
+  fill(Bf, Scalar(int64_t(0)));
+  copy_into(make_view(Bf, B->sizes, Bf->strides, Bf->offset), B);
+  Tensor rank = has_rank ? zeros(batch_of(A), ScalarType::Int64) : empty({0}, ScalarType::Int64);
+  Tensor sv = has_sv ? empty(with(batch_of(A), {std::min(m, n)}), dt) : empty({0}, dt);
+  Tensor info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t* inf = info->data<int32_t>();
+  if (std::min(m, n) > 0 && k > 0) dispatch_lapack(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T *a = Af->data<T>(), *b = Bf->data<T>(), *s = has_sv ? sv->data<T>() : nullptr;
+    int64_t* rk = has_rank ? rank->data<int64_t>() : nullptr;
+    const T rc = static_cast<T>(rcond);
+    for_each_matrix(nb, mn, [&](int64_t i) {
+      T *ai = a + i * m * n, *bi = b + i * mn * k;
+      lapack_int r = 0;
+      if (driver == "gels") {
+        inf[i] = FL_LAPACK(T, gels, 'N', m, n, k, ai, ld(m), bi, ld(mn));
+      } else if (driver == "gelsy") {
+        std::vector<lapack_int> jpvt(n, 0);
+        inf[i] = FL_LAPACK(T, gelsy, m, n, k, ai, ld(m), bi, ld(mn), jpvt.data(), rc, &r);
+      } else if (driver == "gelsd") {
+        inf[i] = FL_LAPACK(T, gelsd, m, n, k, ai, ld(m), bi, ld(mn), s + i * std::min(m, n), rc, &r);
+      } else {
+        inf[i] = FL_LAPACK(T, gelss, m, n, k, ai, ld(m), bi, ld(mn), s + i * std::min(m, n), rc, &r);
+      }
+      if (rk) rk[i] = r;
+    });
+  });
+  raise_for_info("torch.linalg.lstsq", info, A->dim() > 2, [&](int i) {
+    return driver == "gels" ? str_cat("The least squares solution could not be computed because the input matrix does not have full rank (error code: ", i, ").")
+                            : not_converged(i, "singular values");
+  });
+  Tensor solution = empty_fortran(batch_of(A), n, k, dt);
+  copy_into(solution, make_view(Bf, solution->sizes, Bf->strides, Bf->offset));
+  // Residuals: the squared norm of the rows past n, when they mean that (full rank, m > n).
+  bool residuals = m > n && driver != "gelsy";
+  if (residuals && has_rank) {
+    const int64_t* rk = rank->data<int64_t>();
+    for (int64_t i = 0; i < nb; ++i) residuals = residuals && rk[i] == n;
+  }
+  Tensor res = residuals ? empty(with(batch_of(A), {k}), dt) : empty({0}, dt);
+  if (residuals) dispatch_lapack(dt, [&](auto tag) {
+    using T = decltype(tag);
+    const T* b = Bf->data<T>();
+    T* o = res->data<T>();
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t c = 0; c < k; ++c) {
+        T acc = 0;
+        for (int64_t r = n; r < m; ++r) acc += b[i * mn * k + c * mn + r] * b[i * mn * k + c * mn + r];
+        o[i * k + c] = acc;
+      }
+  });
+  return {solution, res, rank, sv};
+}
+
+}  // namespace
+}  // namespace fl
+
+using fl::Tensor;
+FL_DEFINE_OP(linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+             ::fl::Tensor2(const Tensor&, bool))
+FL_DEFINE_OP(linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool check_errors=False) -> (Tensor result, Tensor info)",
+             ::fl::Tensor2(const Tensor&, const Tensor&, bool))
+FL_DEFINE_OP(linalg_det, "linalg_det(Tensor A) -> Tensor", Tensor(const Tensor&))
+FL_DEFINE_OP(linalg_slogdet, "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", ::fl::Tensor2(const Tensor&))
+FL_DEFINE_OP(linalg_cholesky_ex, "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+             ::fl::Tensor2(const Tensor&, bool, bool))
+FL_DEFINE_OP(linalg_solve_triangular,
+             "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+             Tensor(const Tensor&, const Tensor&, bool, bool, bool))
+FL_DEFINE_OP(linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", ::fl::Tensor2(const Tensor&, const std::string&))
+FL_DEFINE_OP(linalg_eigh, "_linalg_eigh(Tensor A, str UPLO='L', bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
+             ::fl::Tensor2(const Tensor&, const std::string&, bool))
+FL_DEFINE_OP(linalg_svd, "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor Vh)",
+             ::fl::Tensor3(const Tensor&, bool, bool))
+FL_DEFINE_OP(linalg_lstsq,
+             "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+             ::fl::Tensor4(const Tensor&, const Tensor&, double, const std::string&))
+
+FL_REGISTER_KERNEL(linalg_inv_ex, CPU, ::fl::inv_ex_cpu)
+FL_REGISTER_KERNEL(linalg_solve_ex, CPU, ::fl::solve_ex_cpu)
+FL_REGISTER_KERNEL(linalg_det, CPU, ::fl::det_cpu)
+FL_REGISTER_KERNEL(linalg_slogdet, CPU, ::fl::slogdet_cpu)
+FL_REGISTER_KERNEL(linalg_cholesky_ex, CPU, ::fl::cholesky_ex_cpu)
+FL_REGISTER_KERNEL(linalg_solve_triangular, CPU, ::fl::solve_triangular_cpu)
+FL_REGISTER_KERNEL(linalg_qr, CPU, ::fl::qr_cpu)
+FL_REGISTER_KERNEL(linalg_eigh, CPU, ::fl::eigh_cpu)
+FL_REGISTER_KERNEL(linalg_svd, CPU, ::fl::svd_cpu)
+FL_REGISTER_KERNEL(linalg_lstsq, CPU, ::fl::lstsq_cpu)
