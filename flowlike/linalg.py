@@ -169,6 +169,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """
     if driver is None:
         driver = "gelsy"
+    if not 0 <= A.dim() - B.dim() <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     if A.dim() >= 2 and Bm.dim() >= 2:
@@ -180,8 +183,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
         sol = _matmul(pinv(A2), Bm)
     if vector:
         sol = sol.squeeze(-1)
-        if res.numel():
-            res = res.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)
 
 
@@ -260,6 +261,10 @@ def matrix_power(A, n, *, out=None):
 
 def cross(input, other, *, dim=-1, out=None):
     """The 3-D cross product along dim (default the last dim); batch dims broadcast."""
+    if input.dim() == other.dim() and input.dim() > 0:
+        n1, n2 = input.shape[dim], other.shape[dim]
+        if n1 != 3 or n2 != 3:
+            raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {n1} and {n2}")
     return _cross(input, other, dim)
 
 

@@ -302,6 +302,9 @@ def test_det_singular_grad():
     # gradient of det = cofactor matrix, well defined for singular matrices
     cof = np.array([[np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) * (-1) ** (i + j) for j in range(3)] for i in range(3)])
     np.testing.assert_allclose(N(A.grad), cof, atol=1e-8)
+    A = T(np.diag([2.0, 3.0, 0.0]), requires_grad=True)
+    torch.linalg.det(A).backward()
+    np.testing.assert_allclose(N(A.grad), np.diag([0.0, 0.0, 6.0]), atol=1e-12)
 
 
 def test_tensor_methods():
