@@ -10,13 +10,14 @@ import math
 from . import _C
 from . import _dtype as D
 from ._reduce import _dims, _return_type, return_types
-from ._creation import eye as _eye_factory
+from ._creation import eye as _eye_factory, ones_like as _ones_like
 from ._tensor import Tensor
 from ._views import broadcast_shapes, cross as _cross
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",
            "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank", "matrix_power",
-           "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal"]
+           "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor", "lu_factor_ex", "lu",
+           "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp"]
 
 LinAlgError = _C._LinAlgError
 LinAlgError.__module__ = "flowlike.linalg"
@@ -27,7 +28,9 @@ for _name, _fields in [("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex
                        ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
                        ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
                        ("svd", ("U", "S", "V")), ("triangular_solve", ("solution", "cloned_coefficient")),
-                       ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))]:
+                       ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+                       ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),
+                       ("linalg_lu", ("P", "L", "U")), ("lu_unpack", ("P", "L", "U"))]:
     setattr(return_types, _name, _return_type(_name, _fields))
 
 
@@ -73,12 +76,12 @@ def _eps(dtype):
 
 # ---- inverse and solvers ------------------------------------------------------------------------
 
-def inv_ex(A, *, check_errors=False, out=None):
+def inv_ex(A, *, check_errors=False):
     """(inverse, info) of square matrices; info > 0 marks a singular matrix (no error unless check_errors)."""
     return return_types.linalg_inv_ex(*_C._linalg_inv_ex(A, check_errors))
 
 
-def inv(A, *, out=None):
+def inv(A):
     """The inverse of square matrices (batched); LinAlgError for a singular one."""
     return _C._linalg_inv_ex(A, True)[0]
 
@@ -96,17 +99,17 @@ def _solve(A, B, left, check_errors):
     return X, info
 
 
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info) of A X = B (left) or X A = B; info > 0 marks a singular A."""
     return return_types.linalg_solve_ex(*_solve(A, B, left, check_errors))
 
 
-def solve(A, B, *, left=True, out=None):
+def solve(A, B, *, left=True):
     """Solves A X = B (left=True) or X A = B for square A; B may be a (batch of) vector(s). Batch dims broadcast."""
     return _solve(A, B, left, True)[0]
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """Solves the triangular system A X = B (left) or X A = B; batch dims broadcast."""
     A, B = _broadcast_batch(A, B)
     return _C._linalg_solve_triangular(A, B, upper, left, unitriangular)
@@ -114,49 +117,49 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 
 # ---- determinants ---------------------------------------------------------------------------------
 
-def det(A, *, out=None):
+def det(A):
     """Determinant of square matrices (batched), through an LU factorization."""
     return _C._linalg_det(A)
 
 
-def slogdet(A, *, out=None):
+def slogdet(A):
     """(sign, logabsdet): the sign and the log of the absolute value of the determinant."""
     return return_types.linalg_slogdet(*_C._linalg_slogdet(A))
 
 
 # ---- factorizations -------------------------------------------------------------------------------
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info) of the Cholesky factorization; info > 0 marks a matrix that is not positive-definite."""
     return return_types.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, upper, check_errors))
 
 
-def cholesky(A, *, upper=False, out=None):
+def cholesky(A, *, upper=False):
     """L with A = L L^T (or U with A = U^T U when upper); LinAlgError when A is not positive-definite."""
     return _C._linalg_cholesky_ex(A, upper, True)[0]
 
 
-def qr(A, mode="reduced", *, out=None):
+def qr(A, mode="reduced"):
     """(Q, R) with A = Q R; mode 'reduced' (k = min(m, n) columns of Q), 'complete' or 'r' (Q empty)."""
     return return_types.linalg_qr(*_C._linalg_qr(A, mode))
 
 
-def eigh(A, UPLO="L", *, out=None):
+def eigh(A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors) of symmetric matrices, reading the UPLO triangle."""
     return return_types.linalg_eigh(*_C._linalg_eigh(A, UPLO, True))
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(A, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices."""
     return _C._linalg_eigh(A, UPLO, _needs_grad(A))[0]
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def svd(A, full_matrices=True, *, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
     return return_types.linalg_svd(*_C._linalg_svd(A, full_matrices, True))
 
 
-def svdvals(A, *, driver=None, out=None):
+def svdvals(A, *, driver=None):
     """Singular values (descending)."""
     return _C._linalg_svd(A, False, _needs_grad(A))[1]
 
@@ -186,6 +189,51 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return return_types.linalg_lstsq(sol, res, rank, sv)
 
 
+# ---- LU ----------------------------------------------------------------------------------------------
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info): A = P L U packed as LAPACK's getrf does (pivots 1-based int32)."""
+    return return_types.linalg_lu_factor_ex(*_C._linalg_lu_factor_ex(A, pivot, check_errors))
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots) of A = P L U; an error when some U[i, i] is exactly 0."""
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, True)
+    return return_types.linalg_lu_factor(LU, pivots)
+
+
+def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = builtins.min(m, n)
+    empty = LU.new_empty(0)
+    P = _C._lu_pivots_to_permutation(pivots, m, LU.dtype) if unpack_pivots else empty
+    if not unpack_data:
+        return P, empty, empty
+    L = LU[..., :, :k].tril(-1) + _eye_factory(m, k, dtype=LU.dtype)
+    return P, L, LU[..., :k, :].triu()
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U, L unit lower triangular (m x k), U upper triangular (k x n)."""
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, False)
+    return return_types.linalg_lu(*_lu_unpack(LU, pivots))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """Solves A X = B (A^T X = B when adjoint; X A = B when not left) from lu_factor's (LU, pivots)."""
+    _check_square("linalg.lu_solve", LU)
+    if not left:
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    P = _C._lu_pivots_to_permutation(pivots, LU.shape[-1], LU.dtype)
+    if not adjoint:  # X = U^-1 L^-1 P^T B
+        LU_, Y = _broadcast_batch(LU, _matmul(P.mT, B))
+        Y = _C._linalg_solve_triangular(LU_, Y, False, True, True)
+        return _C._linalg_solve_triangular(LU_, Y, True, True, False)
+    LU_, Y = _broadcast_batch(LU, B)  # X = P L^-T U^-T B
+    Y = _C._linalg_solve_triangular(LU_.mT, Y, False, True, False)
+    return _matmul(P, _C._linalg_solve_triangular(LU_.mT, Y, True, True, True))
+
+
 # ---- composites -----------------------------------------------------------------------------------
 
 def _tolerances(A, atol, rtol, rcond_default):
@@ -208,7 +256,7 @@ def _eye(n, dtype):
     return _eye_factory(n, dtype=dtype)
 
 
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian); singular values at or below
     max(atol, rtol * largest) count as 0."""
     _check_matrix("linalg.pinv", A)
@@ -229,7 +277,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     return _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
     _check_matrix("linalg.matrix_rank", A)
     if tol is not None:
@@ -241,7 +289,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return keep.sum(-1)
 
 
-def matrix_power(A, n, *, out=None):
+def matrix_power(A, n):
     """A @ A @ ... (n times) by repeated squaring; n < 0 uses inv(A), n == 0 the identity."""
     _check_square("linalg.matrix_power", A)
     n = builtins.int(n)
@@ -259,7 +307,7 @@ def matrix_power(A, n, *, out=None):
     return result.clone() if result is A else result
 
 
-def cross(input, other, *, dim=-1, out=None):
+def cross(input, other, *, dim=-1):
     """The 3-D cross product along dim (default the last dim); batch dims broadcast."""
     if input.dim() == other.dim() and input.dim() > 0:
         n1, n2 = input.shape[dim], other.shape[dim]
@@ -268,14 +316,14 @@ def cross(input, other, *, dim=-1, out=None):
     return _cross(input, other, dim)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """sum(|x|^ord)^(1/ord) over dim (all dims when None); ord may be inf, -inf, 0 or fractional."""
     if isinstance(ord, str):
         raise TypeError(f"linalg.vector_norm(): argument 'ord' must be Number, not str")
     return _C._norm(x, builtins.float(ord), _dims(dim), keepdim, dtype)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norms over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
     _check_matrix("linalg.matrix_norm", A)
     _check_float("linalg.matrix_norm", A)
@@ -308,7 +356,7 @@ def _raise_dim(d, ndim):
     raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.norm: a vector norm, or a matrix norm when ord is given and dim has 2 entries (or A is 2-D
     and dim is None); with ord and dim both None, the 2-norm of A flattened."""
     if isinstance(dim, builtins.int):
@@ -330,7 +378,7 @@ def vander(x, *, N=None):
     n = x.shape[-1] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    ones = x.unsqueeze(-1).expand(tuple(x.shape) + (1,)) * 0 + 1 if n else x.unsqueeze(-1)[..., :0]
+    ones = _ones_like(x.unsqueeze(-1))
     if n <= 1:
         return ones[..., :n]
     powers = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1, dtype=x.dtype)
@@ -340,3 +388,55 @@ def vander(x, *, N=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal of the matrices over dims (dim1, dim2) (a view)."""
     return A.diagonal(offset, dim1, dim2)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A seen as a linear map from its first `ind` dims to the rest."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+                           f"but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(in_shape + out_shape)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    x_shape = tuple(A.shape[B.dim():])
+    return solve(A.reshape(B.numel(), -1), B.reshape(-1)).reshape(x_shape)
+
+
+def cond(A, p=None):
+    """Condition number: sigma_max / sigma_min for p None, 2 (-2: the inverse ratio); else
+    norm(A, p) * norm(inv(A), p), inf for a singular matrix."""
+    _check_matrix("linalg.cond", A)
+    if p in (None, 2, -2):
+        S = svdvals(A)
+        return S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
+    _check_square("linalg.cond", A)
+    Ainv, info = _C._linalg_inv_ex(A, False)
+    r = matrix_norm(A, p) * matrix_norm(Ainv, p)
+    return _C.where(info > 0, math.inf, r)
+
+
+def matrix_exp(A):
+    """exp(A) = sum A^k / k! by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
+    _check_square("linalg.matrix_exp", A)
+    _check_float("linalg.matrix_exp", A)
+    if A.numel() == 0:
+        return A.clone()
+    norm1 = A.detach().abs().sum(-2).amax().item()
+    s = builtins.max(0, math.ceil(math.log2(norm1)) + 1) if norm1 > 0.5 else 0
+    X = A / (2.0 ** s) if s else A
+    eye = _eye(A.shape[-1], A.dtype)
+    result = eye + X / 18.0
+    for k in range(17, 0, -1):  # Horner: I + X/1 (I + X/2 (I + ... ))
+        result = eye + _matmul(X, result) / builtins.float(k)
+    for _ in range(s):
+        result = _matmul(result, result)
+    return result

@@ -251,6 +251,52 @@ def test_requires_grad_flags():
         fl.linalg.qr(fa, mode="r").R.sum().backward()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 3)])
+def test_lu_family(dtype, shape):
+    a = rng.standard_normal(shape)
+    fa, ta = pair(a, dtype)
+    tol = 1e-4 if dtype == "float32" else 1e-9
+    for f, t in zip(fl.linalg.lu_factor_ex(fa), torch.linalg.lu_factor_ex(ta)):
+        same(f, t, tol)
+    for f, t in zip(fl.linalg.lu(fa), torch.linalg.lu(ta)):
+        same(f, t, tol)
+    LU, piv = torch.linalg.lu_factor(ta)
+    for f, t in zip(fl.lu_unpack(*fl.linalg.lu_factor(fa)), torch.lu_unpack(LU, piv)):
+        same(f, t, tol)
+    grads(lambda A: fl.linalg.lu_factor(A).LU, lambda A: torch.linalg.lu_factor(A).LU, a, dtype)
+    grads(lambda A: fl.linalg.lu(A).L, lambda A: torch.linalg.lu(A).L, a, dtype)
+    grads(lambda A: fl.linalg.lu(A).U, lambda A: torch.linalg.lu(A).U, a, dtype)
+    if shape[-1] == shape[-2]:
+        b = rng.standard_normal(shape[:-1] + (2,))
+        fb, tb = pair(b, dtype)
+        fLU, fpiv = fl.linalg.lu_factor(fa)
+        for left in [True, False]:
+            for adjoint in [False, True]:
+                bb = (fb, tb) if left else (fb.mT, tb.mT)
+                same(fl.linalg.lu_solve(fLU, fpiv, bb[0], left=left, adjoint=adjoint),
+                     torch.linalg.lu_solve(LU, piv, bb[1], left=left, adjoint=adjoint), tol * 10)
+        grads(lambda B: fl.linalg.lu_solve(fLU, fpiv, B), lambda B: torch.linalg.lu_solve(LU, piv, B), b, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cond_tensorinv_matrix_exp(dtype):
+    a = rng.standard_normal((2, 4, 4))
+    fa, ta = pair(a, dtype)
+    tol = 1e-3 if dtype == "float32" else 1e-8
+    for p in [None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]:
+        same(fl.linalg.cond(fa, p), torch.linalg.cond(ta, p), tol)
+    same(fl.linalg.matrix_exp(fa), torch.linalg.matrix_exp(ta), tol)
+    same(fl.matrix_exp(fa * 5), torch.matrix_exp(ta * 5), tol * 10)
+    grads(lambda A: fl.linalg.matrix_exp(A), lambda A: torch.linalg.matrix_exp(A), a, dtype)
+    t = rng.standard_normal((4, 6, 8, 3))
+    ft, tt = pair(t, dtype)
+    same(fl.linalg.tensorinv(ft), torch.linalg.tensorinv(tt), tol * 10)
+    b = rng.standard_normal((4, 6))
+    fb, tb = pair(b, dtype)
+    same(fl.linalg.tensorsolve(ft, fb), torch.linalg.tensorsolve(tt, tb), tol * 10)
+
+
 # ---- errors ------------------------------------------------------------------------------------------
 
 def _raises_like(fl_call, t_call):
@@ -299,6 +345,10 @@ def _raises_like(fl_call, t_call):
     lambda m: m.linalg.norm(m.ones(3), ord="fro"),
     lambda m: m.linalg.solve_triangular(m.eye(3), m.ones(3, 2), upper=True, left=False),
     lambda m: m.linalg.cross(m.ones(3), m.ones(2)),
+    lambda m: m.linalg.lu_factor(m.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    lambda m: m.linalg.lu_factor(m.eye(2), pivot=False),
+    lambda m: m.linalg.lu_factor(m.ones(3)),
+    lambda m: m.linalg.tensorinv(m.ones(2, 3, 4), ind=1),
 ])
 def test_errors(case):
     f_msg, t_msg = _raises_like(lambda: case(fl), lambda: case(torch))

@@ -320,3 +320,52 @@ def test_tensor_methods():
     close(torch._C._matmul(Q, R), a)
     U, S, V = A.svd()
     close(S, np.linalg.svd(a, compute_uv=False))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 4)])
+def test_lu(shape):
+    a = randn(*shape)
+    P, L, U = torch.linalg.lu(T(a))
+    close(torch._C._matmul(P, torch._C._matmul(L, U)), a)
+    assert np.allclose(np.triu(N(L), 1), 0) and np.allclose(np.diagonal(N(L), axis1=-2, axis2=-1), 1)
+    assert np.allclose(np.tril(N(U), -1), 0) and np.all(np.abs(N(L)) <= 1 + 1e-12)  # partial pivoting
+    LU, piv = torch.linalg.lu_factor(T(a))
+    assert piv.dtype == torch.int32 and tuple(piv.shape) == shape[:-2] + (min(shape[-2:]),)
+    if shape[-1] == shape[-2]:
+        b = randn(*shape[:-1], 2)
+        close(torch.linalg.lu_solve(LU, piv, T(b)), np.linalg.solve(a, b))
+        close(torch.linalg.lu_solve(LU, piv, T(b), adjoint=True), np.linalg.solve(np.swapaxes(a, -1, -2), b))
+
+
+def test_lu_grad_numeric():
+    a = randn(3, 3) + 2 * np.eye(3)
+    w = randn(3, 3)
+    _check_grad(lambda A: (torch.linalg.lu_factor(A).LU * T(w)).sum(),
+                lambda x: (_np_lu_packed(x) * w).sum(), a)
+
+
+def _np_lu_packed(a):
+    """Doolittle LU with partial pivoting (same pivots as LAPACK for distinct pivot magnitudes)."""
+    a = a.copy()
+    n = a.shape[0]
+    for k in range(n):
+        p = k + np.argmax(np.abs(a[k:, k]))
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a
+
+
+def test_tensorinv_tensorsolve_cond_matrix_exp():
+    a = randn(4, 6, 8, 3)
+    close(torch.linalg.tensorinv(T(a), ind=2), np.linalg.tensorinv(a, ind=2))
+    b = randn(4, 6)
+    close(torch.linalg.tensorsolve(T(a), T(b)), np.linalg.tensorsolve(a, b))
+    m = randn(3, 3)
+    for p in [None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]:
+        close(torch.linalg.cond(T(m), p), np.linalg.cond(m, p))
+    s = randn(4, 4)
+    s = s + s.T
+    w, v = np.linalg.eigh(s)
+    close(torch.linalg.matrix_exp(T(s)), (v * np.exp(w)) @ v.T)
+    close(torch.linalg.matrix_exp(T(np.zeros((2, 2)))), np.eye(2))

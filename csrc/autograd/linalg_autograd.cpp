@@ -3,6 +3,7 @@
 // dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are differentiable again.
 // The factorizations have several differentiable outputs, so they record a LinalgBackward node
 // that receives one gradient per output.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -70,12 +71,13 @@ Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
 Tensor mm(const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }
 Tensor col(const Tensor& v) { return ops::unsqueeze(v, -1); }  // v[..., i] -> [..., i, 1]
 Tensor row(const Tensor& v) { return ops::unsqueeze(v, -2); }  // v[..., j] -> [..., 1, j]
-Tensor eye(int64_t n, ScalarType dt) {
-  Tensor e = empty({n, n}, ScalarType::Float64);
+Tensor eye(int64_t r, int64_t c, ScalarType dt) {
+  Tensor e = empty({r, c}, ScalarType::Float64);
   fill(e, Scalar(int64_t(0)));
-  for (int64_t i = 0; i < n; ++i) e->data<double>()[i * n + i] = 1.0;
+  for (int64_t i = 0; i < std::min(r, c); ++i) e->data<double>()[i * c + i] = 1.0;
   return to_dtype(e, dt);
 }
+Tensor eye(int64_t n, ScalarType dt) { return eye(n, n, dt); }
 Tensor diag_embed(const Tensor& v) { return col(v) * eye(v->sizes.back(), v->dtype); }
 Tensor inv(const Tensor& A) { return std::get<0>(ops::linalg_inv_ex(A, false)); }
 Tensor solve(const Tensor& A, const Tensor& B) { return std::get<0>(ops::linalg_solve_ex(A, B, false)); }
@@ -142,6 +144,30 @@ Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Te
   return gR ? gA + mm(Q, gR) : gA;
 }
 
+// Gradient of A = P L U through the packed factor (torch's lu_factor_ex_backward / linalg_lu_backward).
+Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots) {
+  const int64_t m = LU->sizes[LU->dim() - 2], n = LU->sizes.back(), k = std::min(m, n);
+  Tensor P = ops::lu_pivots_to_permutation(pivots, m, LU->dtype);
+  Tensor L = ops::tril(ops::narrow(LU, -1, 0, k), -1) + eye(m, k, LU->dtype), U = ops::triu(ops::narrow(LU, -2, 0, k), 0);
+  Tensor gL = ops::narrow(grad, -1, 0, k), gU = ops::narrow(grad, -2, 0, k), gA;
+  if (m == n) {
+    gA = ops::tril(mm(mT(L), gL), -1) + ops::triu(mm(gU, mT(U)), 0);
+    gA = solve_tri(mT(U), gA, false, false, false);
+    gA = solve_tri(mT(L), gA, true, true, true);
+  } else if (m < n) {
+    gA = mm(mT(L), gL) - mm(ops::triu(gU, 0), mT(U));
+    gA = solve_tri(mT(ops::narrow(U, -1, 0, k)), ops::tril(gA, -1), false, false, false);
+    gA = ops::cat({gA + ops::triu(ops::narrow(gU, -1, 0, k), 0), ops::narrow(gU, -1, k, n - k)}, -1);
+    gA = solve_tri(mT(L), gA, true, true, true);
+  } else {
+    gA = mm(gU, mT(U)) - mm(mT(L), ops::tril(gL, -1));
+    gA = solve_tri(mT(ops::narrow(L, -2, 0, k)), ops::triu(gA, 0), true, true, true);
+    gA = ops::cat({gA + ops::tril(ops::narrow(gL, -2, 0, k), -1), ops::narrow(gL, -2, k, m - k)}, -2);
+    gA = solve_tri(mT(U), gA, false, false, false);
+  }
+  return mm(P, gA);
+}
+
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
   if (!gV) return mm(V * row(gL), mT(V));
   Tensor VhgV = mm(mT(V), gV);
@@ -186,6 +212,14 @@ Tensor2 linalg_inv_ex_autograd(DispatchKeySet ks, const Tensor& A, bool check) {
   record("LinalgInvExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [](const TensorList& g, const TensorList& s) {
     Tensor invT = mT(s[0]);
     return TensorList{-mm(invT, mm(g[0], invT))};
+  });
+  return r;
+}
+
+Tensor3 linalg_lu_factor_ex_autograd(DispatchKeySet ks, const Tensor& A, bool pivot, bool check) {
+  Tensor3 r = redispatch_no_grad(ops::linalg_lu_factor_ex, ks, A, pivot, check);
+  record("LinalgLuFactorExBackward0", {A}, {std::get<0>(r)}, {std::get<1>(r)}, {0}, [](const TensorList& g, const TensorList& s) {
+    return TensorList{lu_factor_backward(g[0], s[1], s[0])};
   });
   return r;
 }
@@ -284,6 +318,7 @@ Tensor3 linalg_svd_autograd(DispatchKeySet ks, const Tensor& A, bool full, bool 
 }  // namespace
 
 FL_REGISTER_KERNEL(linalg_inv_ex, Autograd, linalg_inv_ex_autograd)
+FL_REGISTER_KERNEL(linalg_lu_factor_ex, Autograd, linalg_lu_factor_ex_autograd)
 FL_REGISTER_KERNEL(linalg_solve_ex, Autograd, linalg_solve_ex_autograd)
 FL_REGISTER_KERNEL(linalg_det, Autograd, linalg_det_autograd)
 FL_REGISTER_KERNEL(linalg_slogdet, Autograd, linalg_slogdet_autograd)

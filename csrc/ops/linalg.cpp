@@ -106,13 +106,14 @@ void check_pair(const char* op, const Tensor& A, const Tensor& B) {
            shape_str(A->sizes), " and ", shape_str(B->sizes));
 }
 
-// Raises LinAlgError for the first matrix whose LAPACK info is not 0; `what(info)` is the message.
-template <typename F>
+// Raises Err (LinAlgError unless torch raises a plain RuntimeError) for the first matrix whose LAPACK info is
+// not 0; `what(info)` is the message.
+template <typename Err = LinAlgError, typename F>
 void raise_for_info(const char* op, const Tensor& info, bool batched, F what) {
   const int32_t* p = info->data<int32_t>();
   for (int64_t i = 0; i < info->numel; ++i) {
     if (p[i] == 0) continue;
-    throw LinAlgError(str_cat(op, ": ", batched ? str_cat("(Batch element ", i, "): ") : std::string(), what(p[i])));
+    throw Err(str_cat(op, ": ", batched ? str_cat("(Batch element ", i, "): ") : std::string(), what(p[i])));
   }
 }
 std::string not_converged(int info, const char* what) {
@@ -166,6 +167,54 @@ Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool chec
       if (inf[i] != 0) throw LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.");
   }
   return {X, info};
+}
+
+Tensor3 lu_factor_ex_cpu(DispatchKeySet, const Tensor& A, bool pivot, bool check_errors) {
+  FL_CHECK(A->dim() >= 2, Error, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", shape_str(A->sizes), " instead");
+  check_dtype("linalg.lu_factor", A->dtype);
+  FL_CHECK(pivot, Error, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
+  Tensor LU = fortran_copy(A), piv = empty(with(batch_of(A), {k}), ScalarType::Int32), info = zeros(batch_of(A), ScalarType::Int32);
+  int32_t *inf = info->data<int32_t>(), *pv = piv->data<int32_t>();
+  if (k > 0) dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* a = LU->data<T>();
+    for_each_matrix(nb, std::max(m, n), [&](int64_t i) { inf[i] = FL_LAPACK(T, getrf, m, n, a + i * m * n, ld(m), pv + i * k); });
+  });
+  if (check_errors)
+    raise_for_info<Error>("torch.linalg.lu_factor", info, A->dim() > 2, [](int i) {
+      return str_cat("U[", i, ",", i, "] is zero and using it on lu_solve would result in a division by zero. If you still want "
+                     "to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
+    });
+  return {LU, piv, info};
+}
+
+// LAPACK's row interchanges (row i swapped with piv[i] - 1, in order) as the permutation P of A = P L U.
+Tensor pivots_to_permutation_cpu(DispatchKeySet, const Tensor& pivots, int64_t m, ScalarType dt) {
+  FL_CHECK(pivots->dtype == ScalarType::Int32 && pivots->dim() >= 1, Error, "lu_unpack: LU_pivots is expected to be a 1-D or "
+           "batched int32 tensor, got ", c10_type_name(pivots->dtype), " of shape ", shape_str(pivots->sizes));
+  Tensor pv = contiguous(pivots);
+  const int64_t k = pv->sizes.back(), nb = pv->numel / std::max<int64_t>(1, k);
+  FL_CHECK(k <= m, Error, "lu_unpack: more pivots (", k, ") than rows (", m, ")");
+  IntList batch(pv->sizes.begin(), pv->sizes.end() - 1);
+  check_dtype("lu_unpack", dt);
+  Tensor P = zeros(with(batch, {m, m}), dt);
+  const int32_t* p = pv->data<int32_t>();
+  std::vector<int64_t> perm(m);
+  dispatch_lapack(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T* out = P->data<T>();
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int64_t j = 0; j < m; ++j) perm[j] = j;
+      for (int64_t i = 0; i < k; ++i) {
+        int64_t t = p[b * k + i] - 1;
+        FL_CHECK(t >= i && t < m, Error, "lu_unpack: pivot ", t + 1, " out of range at index ", i);
+        std::swap(perm[i], perm[t]);
+      }
+      for (int64_t j = 0; j < m; ++j) out[b * m * m + perm[j] * m + j] = T(1);
+    }
+  });
+  return P;
 }
 
 // LU-factors every matrix of A (of type T) and passes (i, factor, pivots, n) to fn, which reads its diagonal.
@@ -430,6 +479,11 @@ Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond
 using fl::Tensor;
 FL_DEFINE_OP(linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
              ::fl::Tensor2(const Tensor&, bool))
+FL_DEFINE_OP(linalg_lu_factor_ex,
+             "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)",
+             ::fl::Tensor3(const Tensor&, bool, bool))
+FL_DEFINE_OP(lu_pivots_to_permutation, "lu_pivots_to_permutation(Tensor pivots, int m, ScalarType dtype) -> Tensor",
+             Tensor(const Tensor&, int64_t, ::fl::ScalarType))
 FL_DEFINE_OP(linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool check_errors=False) -> (Tensor result, Tensor info)",
              ::fl::Tensor2(const Tensor&, const Tensor&, bool))
 FL_DEFINE_OP(linalg_det, "linalg_det(Tensor A) -> Tensor", Tensor(const Tensor&))
@@ -449,6 +503,8 @@ FL_DEFINE_OP(linalg_lstsq,
              ::fl::Tensor4(const Tensor&, const Tensor&, double, const std::string&))
 
 FL_REGISTER_KERNEL(linalg_inv_ex, CPU, ::fl::inv_ex_cpu)
+FL_REGISTER_KERNEL(linalg_lu_factor_ex, CPU, ::fl::lu_factor_ex_cpu)
+FL_REGISTER_KERNEL(lu_pivots_to_permutation, CPU, ::fl::pivots_to_permutation_cpu)
 FL_REGISTER_KERNEL(linalg_solve_ex, CPU, ::fl::solve_ex_cpu)
 FL_REGISTER_KERNEL(linalg_det, CPU, ::fl::det_cpu)
 FL_REGISTER_KERNEL(linalg_slogdet, CPU, ::fl::slogdet_cpu)

@@ -20,6 +20,10 @@ using Tensor4 = std::tuple<Tensor, Tensor, Tensor, Tensor>;
 
 // (inverse, info); check_errors raises LinAlgError for a singular matrix.
 FL_DECLARE_OP(linalg_inv_ex, ::fl::Tensor2(const ::fl::Tensor&, bool))
+// (LU packed, pivots (int32, 1-based as LAPACK's), info) of A (..., m, n) with partial pivoting.
+FL_DECLARE_OP(linalg_lu_factor_ex, ::fl::Tensor3(const ::fl::Tensor&, bool, bool))
+// The (..., m, m) permutation matrix P (dtype) with A = P L U, from lu_factor's pivots (..., k).
+FL_DECLARE_OP(lu_pivots_to_permutation, ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
 // A X = B for B (..., n, k): (X, info).
 FL_DECLARE_OP(linalg_solve_ex, ::fl::Tensor2(const ::fl::Tensor&, const ::fl::Tensor&, bool))
 FL_DECLARE_OP(linalg_det, ::fl::Tensor(const ::fl::Tensor&))

@@ -10,6 +10,10 @@ namespace {
 void bind(py::module_& m, TensorClass&) {
   py::register_exception<LinAlgError>(m, "_LinAlgError", PyExc_RuntimeError);
   m.def("_linalg_inv_ex", [](const Tensor& A, bool check) { return ops::linalg_inv_ex(A, check); });
+  m.def("_linalg_lu_factor_ex", [](const Tensor& A, bool pivot, bool check) { return ops::linalg_lu_factor_ex(A, pivot, check); });
+  m.def("_lu_pivots_to_permutation", [](const Tensor& piv, int64_t m, py::handle dtype) {
+    return ops::lu_pivots_to_permutation(piv, m, dtype_from_object(dtype));
+  });
   m.def("_linalg_solve_ex", [](const Tensor& A, const Tensor& B, bool check) { return ops::linalg_solve_ex(A, B, check); });
   m.def("_linalg_det", [](const Tensor& A) { return ops::linalg_det(A); });
   m.def("_linalg_slogdet", [](const Tensor& A) { return ops::linalg_slogdet(A); });
