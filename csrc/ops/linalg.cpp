@@ -33,20 +33,21 @@ void dispatch_lapack(ScalarType dt, F&& f) {
   else f(double());
 }
 
-// Runs fn(i) for every matrix of the batch: in parallel with single-threaded LAPACK when the
-// matrices are small (OpenBLAS cannot split small factorizations usefully), else in order with
-// OpenBLAS's own threads.
+// Runs fn(i) for every matrix of the batch. Small matrices (n <= 256) use single-threaded LAPACK, since
+// OpenBLAS cannot split a small factorization usefully, and run in parallel over the batch when there is
+// enough work to pay for waking the threads; large matrices run in order with OpenBLAS's own threads.
 template <typename F>
 void for_each_matrix(int64_t batch, int64_t n, F&& fn) {
-  if (batch > 1 && n <= 256 && omp_get_max_threads() > 1) {
-    int prev = scipy_openblas_get_num_threads();
-    scipy_openblas_set_num_threads(1);
-#pragma omp parallel for schedule(dynamic)
+  if (n > 256) {
     for (int64_t i = 0; i < batch; ++i) fn(i);
-    scipy_openblas_set_num_threads(prev);
-  } else {
-    for (int64_t i = 0; i < batch; ++i) fn(i);
+    return;
   }
+  const int prev = scipy_openblas_get_num_threads();
+  if (prev > 1) scipy_openblas_set_num_threads(1);
+  const bool parallel = batch > 1 && double(batch) * double(n) * double(n) * double(n) >= double(1 << 25);
+#pragma omp parallel for schedule(dynamic) if (parallel)
+  for (int64_t i = 0; i < batch; ++i) fn(i);
+  if (prev > 1) scipy_openblas_set_num_threads(prev);
 }
 
 IntList batch_of(const Tensor& t) { return IntList(t->sizes.begin(), t->sizes.end() - 2); }
@@ -76,9 +77,32 @@ Tensor empty_fortran(const IntList& batch, int64_t r, int64_t c, ScalarType dt) 
   }
   return empty_strided(sizes, strides, dt);
 }
+// Blocked transpose of `batch` row-major (r x c) matrices into column-major ones (the common case of
+// fortran_copy: a generic strided copy walks the output with a large stride and is ~20x slower).
+template <typename T>
+void transpose_batch(const T* src, T* dst, int64_t batch, int64_t r, int64_t c) {
+  constexpr int64_t B = 32;
+#pragma omp parallel for schedule(static) if (batch * r * c > (1 << 16))
+  for (int64_t i = 0; i < batch; ++i) {
+    const T* s = src + i * r * c;
+    T* d = dst + i * r * c;
+    for (int64_t i0 = 0; i0 < r; i0 += B)
+      for (int64_t j0 = 0; j0 < c; j0 += B)
+        for (int64_t ii = i0; ii < std::min(r, i0 + B); ++ii)
+          for (int64_t jj = j0; jj < std::min(c, j0 + B); ++jj) d[jj * r + ii] = s[ii * c + jj];
+  }
+}
+
 Tensor fortran_copy(const Tensor& t) {
   Tensor out = empty_fortran(batch_of(t), rows(t), cols(t), t->dtype);
-  copy_into(out, t);
+  if (t->contiguous && t->numel > 0 && (t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64)) {
+    dispatch_lapack(t->dtype, [&](auto tag) {
+      using T = decltype(tag);
+      transpose_batch<T>(t->data<T>(), out->data<T>(), count(batch_of(t)), rows(t), cols(t));
+    });
+  } else {
+    copy_into(out, t);
+  }
   return out;
 }
 Tensor zeros(const IntList& sizes, ScalarType dt) {
