@@ -428,7 +428,13 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
                          vt ? vt + i * vr * n : dummy, ld(vr));
     });
   });
-  raise_for_info("linalg.svd", info, A->dim() > 2, [](int i) { return not_converged(i, "singular values"); });
+  raise_for_info("linalg.svd", info, A->dim() > 2, [&](int i) {
+    Tensor a = contiguous(to_dtype(A, ScalarType::Float64));  // only on failure: say why, as torch does
+    const double* p = a->data<double>();
+    for (int64_t j = 0; j < a->numel; ++j)
+      if (!std::isfinite(p[j])) return std::string("The algorithm failed to converge because the input matrix contained non-finite values.");
+    return not_converged(i, "singular values");
+  });
   return {U, S, Vh};
 }
 
