@@ -236,7 +236,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 # ---- composites -----------------------------------------------------------------------------------
 
-def _tolerances(A, atol, rtol, rcond_default):
+def _tolerances(atol, rtol, rcond_default):
     """torch's (atol, rtol) rule: rtol defaults to eps * max(m, n) unless only atol > 0 is given."""
     if rtol is None:
         rtol = rcond_default if (atol is None or (not isinstance(atol, Tensor) and atol <= 0)) else 0.0
@@ -262,7 +262,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     _check_matrix("linalg.pinv", A)
     if rcond is not None:
         rtol = rcond
-    atol, rtol = _tolerances(A, atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
     if hermitian:
         L, V = _C._linalg_eigh(A, "L", True)
         absL = L.abs()
@@ -282,7 +282,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     _check_matrix("linalg.matrix_rank", A)
     if tol is not None:
         atol, rtol = tol, 0.0
-    atol, rtol = _tolerances(A, atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
     S = _C._linalg_eigh(A, "L", False)[0].abs() if hermitian else _C._linalg_svd(A, False, False)[1]
     big = S.amax(-1, keepdim=True) if S.shape[-1] else S
     keep = S > _tol(S, big, atol, rtol)

@@ -82,14 +82,15 @@ Tensor empty_fortran(const IntList& batch, int64_t r, int64_t c, ScalarType dt) 
 template <typename T>
 void transpose_batch(const T* src, T* dst, int64_t batch, int64_t r, int64_t c) {
   constexpr int64_t B = 32;
-#pragma omp parallel for schedule(static) if (batch * r * c > (1 << 16))
-  for (int64_t i = 0; i < batch; ++i) {
+  const int64_t rb = (r + B - 1) / B;  // row blocks per matrix: the parallel unit, so one big matrix splits too
+#pragma omp parallel for schedule(static) if (batch * r * c > (1 << 18))
+  for (int64_t w = 0; w < batch * rb; ++w) {
+    const int64_t i = w / rb, i0 = (w % rb) * B;
     const T* s = src + i * r * c;
     T* d = dst + i * r * c;
-    for (int64_t i0 = 0; i0 < r; i0 += B)
-      for (int64_t j0 = 0; j0 < c; j0 += B)
-        for (int64_t ii = i0; ii < std::min(r, i0 + B); ++ii)
-          for (int64_t jj = j0; jj < std::min(c, j0 + B); ++jj) d[jj * r + ii] = s[ii * c + jj];
+    for (int64_t j0 = 0; j0 < c; j0 += B)
+      for (int64_t ii = i0; ii < std::min(r, i0 + B); ++ii)
+        for (int64_t jj = j0; jj < std::min(c, j0 + B); ++jj) d[jj * r + ii] = s[ii * c + jj];
   }
 }
 
