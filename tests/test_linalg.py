@@ -369,3 +369,19 @@ def test_tensorinv_tensorsolve_cond_matrix_exp():
     w, v = np.linalg.eigh(s)
     close(torch.linalg.matrix_exp(T(s)), (v * np.exp(w)) @ v.T)
     close(torch.linalg.matrix_exp(T(np.zeros((2, 2)))), np.eye(2))
+
+
+def test_input_layouts():
+    """Row-major, column-major (a previous result), transposed, broadcast and sliced inputs give the same values."""
+    a = randn(2, 4, 4) + 4 * np.eye(4)
+    A = T(a)
+    ref = np.linalg.inv(a)
+    close(torch.linalg.inv(A), ref)
+    F = torch.linalg.inv(torch.linalg.inv(A))  # column-major result fed back
+    assert F.stride()[-2:] == (1, 4)
+    close(torch.linalg.inv(F), ref)
+    close(torch.linalg.inv(A.mT), np.linalg.inv(np.swapaxes(a, -1, -2)))
+    close(torch.linalg.det(A[0].expand(3, 4, 4)), np.full(3, np.linalg.det(a[0])))
+    big = T(randn(4, 8, 8))
+    close(torch.linalg.svdvals(big[::2, 1:5, ::2]), np.linalg.svd(N(big)[::2, 1:5, ::2], compute_uv=False))
+    close(torch.linalg.inv(T(a, torch.float32)), ref, torch.float32)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -33,12 +34,13 @@ void dispatch_lapack(ScalarType dt, F&& f) {
   else f(double());
 }
 
-// Runs fn(i) for every matrix of the batch. Small matrices (n <= 256) use single-threaded LAPACK, since
-// OpenBLAS cannot split a small factorization usefully, and run in parallel over the batch when there is
-// enough work to pay for waking the threads; large matrices run in order with OpenBLAS's own threads.
+// Runs fn(i) for every matrix of the batch. Matrices up to 512 use single-threaded LAPACK: OpenBLAS's
+// threaded factorizations gain little there and lose badly (10x and more) when the cores are shared;
+// they run in parallel over the batch when there is enough work to pay for waking the threads. Larger
+// matrices run in order with OpenBLAS's own threads.
 template <typename F>
 void for_each_matrix(int64_t batch, int64_t n, F&& fn) {
-  if (n > 256) {
+  if (n > 512) {
     for (int64_t i = 0; i < batch; ++i) fn(i);
     return;
   }
@@ -96,7 +98,9 @@ void transpose_batch(const T* src, T* dst, int64_t batch, int64_t r, int64_t c) 
 
 Tensor fortran_copy(const Tensor& t) {
   Tensor out = empty_fortran(batch_of(t), rows(t), cols(t), t->dtype);
-  if (t->contiguous && t->numel > 0 && (t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64)) {
+  if (t->numel > 0 && t->dtype == out->dtype && t->strides == out->strides) {  // already LAPACK's layout
+    std::memcpy(out->data_ptr(), t->data_ptr(), t->numel * t->itemsize());
+  } else if (t->contiguous && t->numel > 0 && (t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64)) {
     dispatch_lapack(t->dtype, [&](auto tag) {
       using T = decltype(tag);
       transpose_batch<T>(t->data<T>(), out->data<T>(), count(batch_of(t)), rows(t), cols(t));
