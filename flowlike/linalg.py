@@ -260,6 +260,9 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian); singular values at or below
     max(atol, rtol * largest) count as 0."""
     _check_matrix("linalg.pinv", A)
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"linalg.pinv({_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
     atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
@@ -280,6 +283,8 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
     _check_matrix("linalg.matrix_rank", A)
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
     atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
@@ -376,11 +381,9 @@ def vander(x, *, N=None):
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x.shape[-1] if N is None else N
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    ones = _ones_like(x.unsqueeze(-1))
     if n <= 1:
-        return ones[..., :n]
+        raise RuntimeError("N must be greater than 1.")
+    ones = _ones_like(x.unsqueeze(-1))
     powers = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1, dtype=x.dtype)
     return _C.cat([ones.to(powers.dtype), powers], -1)
 

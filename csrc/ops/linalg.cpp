@@ -116,14 +116,19 @@ Tensor zeros(const IntList& sizes, ScalarType dt) {
   return z;
 }
 
-void check_dtype(const char* op, ScalarType dt) {
-  FL_CHECK(dt != ScalarType::Float16 && dt != ScalarType::BFloat16, Error, op, ": Low precision dtypes not supported. Got ",
-           c10_type_name(dt));
+// torch's dtype errors. Some of its kernels reject the 16-bit floats (and some also integers) with a
+// NotImplementedError naming the kernel: `low_kernel` / `int_kernel` name it where torch does.
+void check_dtype(const char* op, ScalarType dt, const char* low_kernel = nullptr, const char* int_kernel = nullptr) {
+  const bool low = dt == ScalarType::Float16 || dt == ScalarType::BFloat16;
+  const char* kernel = low ? low_kernel : is_floating(dt) ? nullptr : int_kernel;
+  if (kernel) throw NotImplementedError(str_cat("\"", kernel, "\" not implemented for '", c10_type_name(dt), "'"));
+  FL_CHECK(!low, Error, op, ": Low precision dtypes not supported. Got ", c10_type_name(dt));
   FL_CHECK(is_floating(dt), Error, op, ": Expected a floating point or complex tensor as input. Got ", c10_type_name(dt));
 }
-void check_input(const char* op, const Tensor& A, bool square) {
+void check_input(const char* op, const Tensor& A, bool square, const char* low_kernel = nullptr,
+                 const char* int_kernel = nullptr) {
   FL_CHECK(A->dim() >= 2, Error, op, ": The input tensor A must have at least 2 dimensions.");
-  check_dtype(op, A->dtype);
+  check_dtype(op, A->dtype, low_kernel, int_kernel);
   FL_CHECK(!square || rows(A) == cols(A), Error, op, ": A must be batches of square matrices, but they are ", rows(A),
            " by ", cols(A), " matrices");
 }
@@ -176,7 +181,7 @@ Tensor2 inv_ex_cpu(DispatchKeySet, const Tensor& A, bool check_errors) {
 }
 
 Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool check_errors) {
-  check_input("linalg.solve", A, true);
+  check_input("linalg.solve", A, true, "lu_cpu");
   check_pair("linalg.solve", A, B);
   const int64_t n = cols(A), k = cols(B), nb = count(batch_of(A));
   FL_CHECK(rows(B) == n, Error, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", n, "x", n, " and ",
@@ -200,7 +205,7 @@ Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool chec
 
 Tensor3 lu_factor_ex_cpu(DispatchKeySet, const Tensor& A, bool pivot, bool check_errors) {
   FL_CHECK(A->dim() >= 2, Error, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", shape_str(A->sizes), " instead");
-  check_dtype("linalg.lu_factor", A->dtype);
+  check_dtype("linalg.lu_factor", A->dtype, "lu_cpu", "lu_cpu");
   FL_CHECK(pivot, Error, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
   Tensor LU = fortran_copy(A), piv = empty(with(batch_of(A), {k}), ScalarType::Int32), info = zeros(batch_of(A), ScalarType::Int32);
@@ -261,7 +266,7 @@ void lu_each(const Tensor& A, F fn) {
 }
 
 Tensor det_cpu(DispatchKeySet, const Tensor& A) {
-  check_input("linalg.det", A, true);
+  check_input("linalg.det", A, true, "lu_cpu");
   Tensor out = empty(batch_of(A), A->dtype);
   dispatch_lapack(A->dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -299,7 +304,7 @@ Tensor2 slogdet_cpu(DispatchKeySet, const Tensor& A) {
 // ---- triangular: cholesky, solve_triangular ------------------------------------------------------
 
 Tensor2 cholesky_ex_cpu(DispatchKeySet, const Tensor& A, bool upper, bool check_errors) {
-  check_input("linalg.cholesky", A, true);
+  check_input("linalg.cholesky", A, true, "cholesky_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
   Tensor L = fortran_copy(A), info = zeros(batch_of(A), ScalarType::Int32);
   int32_t* inf = info->data<int32_t>();
@@ -323,7 +328,7 @@ Tensor2 cholesky_ex_cpu(DispatchKeySet, const Tensor& A, bool upper, bool check_
 }
 
 Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
-  check_input("linalg.solve_triangular", A, true);
+  check_input("linalg.solve_triangular", A, true, "triangular_solve_cpu", "triangular_solve_cpu");
   check_pair("linalg.solve_triangular", A, B);
   const int64_t n = cols(A), r = rows(B), c = cols(B), nb = count(batch_of(A));
   FL_CHECK((left ? r : c) == n, Error, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
@@ -352,7 +357,7 @@ Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bo
 Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
   FL_CHECK(mode == "reduced" || mode == "complete" || mode == "r", Error, "qr received unrecognized mode '", mode,
            "' but expected one of 'reduced' (default), 'r', or 'complete'");
-  check_input("linalg.qr", A, false);
+  check_input("linalg.qr", A, false, "geqrf_cpu");
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
   const bool complete = mode == "complete", want_q = mode != "r";
   const int64_t qc = complete ? m : k, rr = complete ? m : k, wc = std::max(n, qc);
@@ -382,7 +387,7 @@ Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
 Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool compute_v) {
   FL_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u", Error,
            "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
-  check_input("linalg.eigh", A, true);
+  check_input("linalg.eigh", A, true, "linalg_eigh_cpu", "linalg_eigh_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
   Tensor V = fortran_copy(A), L = empty(with(batch_of(A), {n}), A->dtype), info = zeros(batch_of(A), ScalarType::Int32);
   int32_t* inf = info->data<int32_t>();
@@ -411,7 +416,7 @@ void set_identity(const Tensor& t) {
 }
 
 Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
-  check_input("linalg.svd", A, false);
+  check_input("linalg.svd", A, false, "linalg_svd_cpu");
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
   const int64_t uc = full ? m : k, vr = full ? n : k;
   const char jobz = compute_uv ? (full ? 'A' : 'S') : 'N';
@@ -446,6 +451,8 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
 Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
   FL_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss", Error,
            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  FL_CHECK(A->dtype == ScalarType::Float32 || A->dtype == ScalarType::Float64, Error,
+           "This function doesn't handle types other than float and double");
   check_input("torch.linalg.lstsq", A, false);
   check_pair("torch.linalg.lstsq", A, B);
   const int64_t m = rows(A), n = cols(A), k = cols(B), mn = std::max(m, n), nb = count(batch_of(A));
