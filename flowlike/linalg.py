@@ -168,7 +168,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of A X = B: (solution, residuals, rank, singular_values), driver 'gelsy' by default.
 
     residuals are filled when m > n and every matrix has full rank (not with gelsy); rank with gelsy, gelsd and
-    gelss; singular_values with gelsd and gelss. With autograd the solution is pinv(A) @ B, as in torch's derivative.
+    gelss; singular_values with gelsd and gelss. With autograd the solution is pinv(A) @ B (as in torch's derivative)
+    and the residuals |A X - B|^2.
     """
     if driver is None:
         driver = "gelsy"
@@ -182,8 +183,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         A2 = A
     sol, res, rank, sv = _C._linalg_lstsq(A2, Bm, -1.0 if rcond is None else builtins.float(rcond), driver)
-    if _needs_grad(A, B):
+    if _needs_grad(A, B):  # differentiable composites with the same values
         sol = _matmul(pinv(A2), Bm)
+        if res.numel():
+            res = (_matmul(A2, sol) - Bm).pow(2).sum(-2)
     if vector:
         sol = sol.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)

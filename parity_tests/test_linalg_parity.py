@@ -219,6 +219,8 @@ def test_grads_factorizations(dtype):
     b = rng.standard_normal((6, 2))
     grads(lambda A: fl.linalg.lstsq(A, fl.tensor(b.astype(dtype))).solution,
           lambda A: torch.linalg.lstsq(A, torch.tensor(b.astype(dtype))).solution, r, dtype)
+    grads(lambda A: fl.linalg.lstsq(A, fl.tensor(b.astype(dtype)), driver="gelsd").residuals,
+          lambda A: torch.linalg.lstsq(A, torch.tensor(b.astype(dtype)), driver="gelsd").residuals, r, dtype)
     grads(lambda B: fl.linalg.lstsq(fl.tensor(r.astype(dtype)), B).solution,
           lambda B: torch.linalg.lstsq(torch.tensor(r.astype(dtype)), B).solution, b, dtype)
 
@@ -240,6 +242,33 @@ def test_double_backward():
     (fgg,) = fl.autograd.grad((fg ** 2).sum(), fa)
     (tgg,) = torch.autograd.grad((tg ** 2).sum(), ta)
     same(fgg, tgg, 1e-6)
+
+
+@pytest.mark.parametrize("name", ["svdvals", "svd_U", "eigh", "qr", "solve", "slogdet", "lu_factor", "solve_triangular"])
+def test_double_backward_decompositions(name):
+    a = rng.standard_normal((4, 3))
+    s = a.T @ a + np.eye(3)
+    sq = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    fns = {
+        "svdvals": (lambda m, A: m.linalg.svdvals(A), a),
+        "svd_U": (lambda m, A: m.linalg.svd(A, full_matrices=False)[0] ** 2, a),
+        "eigh": (lambda m, A: m.linalg.eigh(A)[1] ** 2 + m.linalg.eigh(A)[0].unsqueeze(-1), s),
+        "qr": (lambda m, A: m.linalg.qr(A)[0] + m.linalg.qr(A)[1].sum(), a),
+        "solve": (lambda m, A: m.linalg.solve(A, A.sum(-1)), sq),
+        "slogdet": (lambda m, A: m.linalg.slogdet(A)[1], sq),
+        "lu_factor": (lambda m, A: m.linalg.lu_factor(A)[0], sq),
+        "solve_triangular": (lambda m, A: m.linalg.solve_triangular(A, m.ones(3, 2, dtype=m.float64), upper=True), np.triu(sq)),
+    }
+    f, x = fns[name]
+    res = []
+    for m in (fl, torch):
+        A = m.tensor(x, requires_grad=True)
+        out = f(m, A)
+        w = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
+        (g,) = m.autograd.grad((out * w).sum(), A, create_graph=True)
+        (gg,) = m.autograd.grad((g ** 2).sum(), A)
+        res.append(gg)
+    same(res[0], res[1], 1e-6)
 
 
 def test_requires_grad_flags():
