@@ -83,7 +83,7 @@ Tensor empty_fortran(const IntList& batch, int64_t r, int64_t c, ScalarType dt) 
 // fortran_copy: a generic strided copy walks the output with a large stride and is ~20x slower).
 template <typename T>
 void transpose_batch(const T* src, T* dst, int64_t batch, int64_t r, int64_t c) {
-  constexpr int64_t B = 32;
+  constexpr int64_t B = 16;
   const int64_t rb = (r + B - 1) / B;  // row blocks per matrix: the parallel unit, so one big matrix splits too
 #pragma omp parallel for schedule(static) if (batch * r * c > (1 << 18))
   for (int64_t w = 0; w < batch * rb; ++w) {
@@ -252,10 +252,11 @@ Tensor pivots_to_permutation_cpu(DispatchKeySet, const Tensor& pivots, int64_t m
 }
 
 // LU-factors every matrix of A (of type T) and passes (i, factor, pivots, n) to fn, which reads its diagonal.
+// det(A^T) = det(A), so a row-major A is factored as it lies (LAPACK sees A^T), without a transposing copy.
 template <typename T, typename F>
 void lu_each(const Tensor& A, F fn) {
   const int64_t n = cols(A), nb = count(batch_of(A));
-  Tensor lu = fortran_copy(A);
+  Tensor lu = A->contiguous ? clone(A) : fortran_copy(A);
   T* a = lu->data<T>();
   for_each_matrix(nb, n, [&](int64_t i) {
     std::vector<lapack_int> piv(n);
