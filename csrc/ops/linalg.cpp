@@ -186,14 +186,18 @@ Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool chec
   const int64_t n = cols(A), k = cols(B), nb = count(batch_of(A));
   FL_CHECK(rows(B) == n, Error, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", n, "x", n, " and ",
            rows(B), "x", k, ")");
-  Tensor lu = fortran_copy(A), X = fortran_copy(B), info = zeros(batch_of(A), ScalarType::Int32);
+  // A row-major A is factored as it lies, as A^T, and solved with the transposed LU (no transposing copy).
+  const bool as_transpose = A->contiguous;
+  Tensor lu = as_transpose ? clone(A) : fortran_copy(A), X = fortran_copy(B), info = zeros(batch_of(A), ScalarType::Int32);
   int32_t* inf = info->data<int32_t>();
   if (n > 0 && k > 0) dispatch_lapack(A->dtype, [&](auto tag) {
     using T = decltype(tag);
     T *a = lu->data<T>(), *x = X->data<T>();
     for_each_matrix(nb, n, [&](int64_t i) {
       std::vector<lapack_int> piv(n);
-      inf[i] = FL_LAPACK(T, gesv, n, k, a + i * n * n, n, piv.data(), x + i * n * k, n);
+      T *ai = a + i * n * n, *xi = x + i * n * k;
+      inf[i] = FL_LAPACK(T, getrf, n, n, ai, n, piv.data());
+      if (inf[i] == 0) FL_LAPACK(T, getrs, as_transpose ? 'T' : 'N', n, k, ai, n, piv.data(), xi, n);
     });
   });
   if (check_errors) {
