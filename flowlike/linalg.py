@@ -1,2 +1,449 @@
-"""flowlike.linalg: linear algebra (`torch.linalg`)."""
-from ._linalg_products import multi_dot, matmul, vecdot  # noqa: F401
+"""flowlike.linalg (`torch.linalg`) on the LAPACK primitives of csrc/ops/linalg.h (`_C._linalg_*`).
+
+The primitives take matrices with equal batch dims; broadcasting, the vector right-hand sides and the
+left=False forms are done here with views, so autograd sees them. pinv, matrix_rank, matrix_power and the
+norms are composites written once here.
+"""
+import builtins
+import math
+
+from . import _C
+from . import _dtype as D
+from ._reduce import _dims, _return_type, return_types
+from ._creation import eye as _eye_factory, ones_like as _ones_like
+from ._tensor import Tensor
+from ._views import broadcast_shapes, cross as _cross
+from ._linalg_products import matmul, multi_dot, vecdot  # noqa: F401  (products live with the other products)
+
+__all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",
+           "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank", "matrix_power",
+           "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor", "lu_factor_ex", "lu",
+           "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp", "matmul", "multi_dot", "vecdot"]
+
+LinAlgError = _C._LinAlgError
+LinAlgError.__module__ = "flowlike.linalg"
+LinAlgError.__qualname__ = LinAlgError.__name__ = "LinAlgError"
+
+for _name, _fields in [("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
+                       ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")),
+                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
+                       ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
+                       ("svd", ("U", "S", "V")), ("triangular_solve", ("solution", "cloned_coefficient")),
+                       ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+                       ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),
+                       ("linalg_lu", ("P", "L", "U")), ("lu_unpack", ("P", "L", "U"))]:
+    setattr(return_types, _name, _return_type(_name, _fields))
+
+
+def _needs_grad(*ts):
+    return _C.is_grad_enabled() and builtins.any(t.requires_grad for t in ts)
+
+
+def _matmul(a, b):
+    return _C._matmul(a, b)
+
+
+def _check_matrix(op, A):
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+
+
+def _check_square(op, A):
+    _check_matrix(op, A)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           "matrices")
+
+
+def _check_float(op, A):
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_type_name(A.dtype)}")
+
+
+def _type_name(dtype):
+    return {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
+            D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}[dtype]
+
+
+def _broadcast_batch(A, B):
+    """A (..., m, n) and B (..., p, q) expanded to their common batch shape."""
+    batch = tuple(broadcast_shapes(A.shape[:-2], B.shape[:-2]))
+    return A.expand(batch + tuple(A.shape[-2:])), B.expand(batch + tuple(B.shape[-2:]))
+
+
+def _eps(dtype):
+    return D.finfo(dtype).eps
+
+
+# ---- inverse and solvers ------------------------------------------------------------------------
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info) of square matrices; info > 0 marks a singular matrix (no error unless check_errors)."""
+    return return_types.linalg_inv_ex(*_C._linalg_inv_ex(A, check_errors))
+
+
+def inv(A):
+    """The inverse of square matrices (batched); LinAlgError for a singular one."""
+    return _C._linalg_inv_ex(A, True)[0]
+
+
+def _solve(A, B, left, check_errors):
+    _check_square("linalg.solve", A)
+    # B is a batch of vectors when it is 1-D or has A's shape without the last dim (torch's rule).
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if not left:
+        A = A.mT
+    B = B.unsqueeze(-1) if vector else (B if left else B.mT)
+    A, B = _broadcast_batch(A, B)
+    X, info = _C._linalg_solve_ex(A, B, check_errors)
+    X = X.squeeze(-1) if vector else (X if left else X.mT)
+    return X, info
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info) of A X = B (left) or X A = B; info > 0 marks a singular A."""
+    return return_types.linalg_solve_ex(*_solve(A, B, left, check_errors))
+
+
+def solve(A, B, *, left=True):
+    """Solves A X = B (left=True) or X A = B for square A; B may be a (batch of) vector(s). Batch dims broadcast."""
+    return _solve(A, B, left, True)[0]
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """Solves the triangular system A X = B (left) or X A = B; batch dims broadcast."""
+    A, B = _broadcast_batch(A, B)
+    return _C._linalg_solve_triangular(A, B, upper, left, unitriangular)
+
+
+# ---- determinants ---------------------------------------------------------------------------------
+
+def det(A):
+    """Determinant of square matrices (batched), through an LU factorization."""
+    return _C._linalg_det(A)
+
+
+def slogdet(A):
+    """(sign, logabsdet): the sign and the log of the absolute value of the determinant."""
+    return return_types.linalg_slogdet(*_C._linalg_slogdet(A))
+
+
+# ---- factorizations -------------------------------------------------------------------------------
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info) of the Cholesky factorization; info > 0 marks a matrix that is not positive-definite."""
+    return return_types.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, upper, check_errors))
+
+
+def cholesky(A, *, upper=False):
+    """L with A = L L^T (or U with A = U^T U when upper); LinAlgError when A is not positive-definite."""
+    return _C._linalg_cholesky_ex(A, upper, True)[0]
+
+
+def qr(A, mode="reduced"):
+    """(Q, R) with A = Q R; mode 'reduced' (k = min(m, n) columns of Q), 'complete' or 'r' (Q empty)."""
+    return return_types.linalg_qr(*_C._linalg_qr(A, mode))
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors) of symmetric matrices, reading the UPLO triangle."""
+    return return_types.linalg_eigh(*_C._linalg_eigh(A, UPLO, True))
+
+
+def eigvalsh(A, UPLO="L"):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return _C._linalg_eigh(A, UPLO, _needs_grad(A))[0]
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
+    return return_types.linalg_svd(*_C._linalg_svd(A, full_matrices, True))
+
+
+def svdvals(A, *, driver=None):
+    """Singular values (descending)."""
+    return _C._linalg_svd(A, False, _needs_grad(A))[1]
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B: (solution, residuals, rank, singular_values), driver 'gelsy' by default.
+
+    residuals are filled when m > n and every matrix has full rank (not with gelsy); rank with gelsy, gelsd and
+    gelss; singular_values with gelsd and gelss. With autograd the solution is pinv(A) @ B (as in torch's derivative)
+    and the residuals |A X - B|^2.
+    """
+    if driver is None:
+        driver = "gelsy"
+    if not 0 <= A.dim() - B.dim() <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if A.dim() >= 2 and Bm.dim() >= 2:
+        A2, Bm = _broadcast_batch(A, Bm)
+    else:
+        A2 = A
+    sol, res, rank, sv = _C._linalg_lstsq(A2, Bm, -1.0 if rcond is None else builtins.float(rcond), driver)
+    if _needs_grad(A, B):  # differentiable composites with the same values
+        sol = _matmul(pinv(A2), Bm)
+        if res.numel():
+            res = (_matmul(A2, sol) - Bm).pow(2).sum(-2)
+    if vector:
+        sol = sol.squeeze(-1)
+    return return_types.linalg_lstsq(sol, res, rank, sv)
+
+
+# ---- LU ----------------------------------------------------------------------------------------------
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info): A = P L U packed as LAPACK's getrf does (pivots 1-based int32)."""
+    return return_types.linalg_lu_factor_ex(*_C._linalg_lu_factor_ex(A, pivot, check_errors))
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots) of A = P L U; an error when some U[i, i] is exactly 0."""
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, True)
+    return return_types.linalg_lu_factor(LU, pivots)
+
+
+def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = builtins.min(m, n)
+    empty = LU.new_empty(0)
+    P = _C._lu_pivots_to_permutation(pivots, m, LU.dtype) if unpack_pivots else empty
+    if not unpack_data:
+        return P, empty, empty
+    L = LU[..., :, :k].tril(-1) + _eye_factory(m, k, dtype=LU.dtype)
+    return P, L, LU[..., :k, :].triu()
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U, L unit lower triangular (m x k), U upper triangular (k x n)."""
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, False)
+    return return_types.linalg_lu(*_lu_unpack(LU, pivots))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """Solves A X = B (A^T X = B when adjoint; X A = B when not left) from lu_factor's (LU, pivots)."""
+    _check_square("linalg.lu_solve", LU)
+    if not left:
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    P = _C._lu_pivots_to_permutation(pivots, LU.shape[-1], LU.dtype)
+    if not adjoint:  # X = U^-1 L^-1 P^T B
+        LU_, Y = _broadcast_batch(LU, _matmul(P.mT, B))
+        Y = _C._linalg_solve_triangular(LU_, Y, False, True, True)
+        return _C._linalg_solve_triangular(LU_, Y, True, True, False)
+    LU_, Y = _broadcast_batch(LU, B)  # X = P L^-T U^-T B
+    Y = _C._linalg_solve_triangular(LU_.mT, Y, False, True, False)
+    return _matmul(P, _C._linalg_solve_triangular(LU_.mT, Y, True, True, True))
+
+
+# ---- composites -----------------------------------------------------------------------------------
+
+def _tolerances(atol, rtol, rcond_default):
+    """torch's (atol, rtol) rule: rtol defaults to eps * max(m, n) unless only atol > 0 is given."""
+    if rtol is None:
+        rtol = rcond_default if (atol is None or (not isinstance(atol, Tensor) and atol <= 0)) else 0.0
+    if atol is None:
+        atol = 0.0
+    return atol, rtol
+
+
+def _tol(S, big, atol, rtol):
+    """max(atol, rtol * big) per matrix, atol and rtol numbers or tensors over the batch dims."""
+    col = lambda t: t.unsqueeze(-1) if isinstance(t, Tensor) else t  # noqa: E731
+    tol = big * col(rtol)
+    return _C.maximum(tol, col(atol).to(S.dtype)) if isinstance(atol, Tensor) else tol.clamp(min=atol)
+
+
+def _eye(n, dtype):
+    return _eye_factory(n, dtype=dtype)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian); singular values at or below
+    max(atol, rtol * largest) count as 0."""
+    _check_matrix("linalg.pinv", A)
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"linalg.pinv({_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    if hermitian:
+        L, V = _C._linalg_eigh(A, "L", True)
+        absL = L.abs()
+        big = absL.amax(-1, keepdim=True) if L.shape[-1] else absL
+        keep = absL > _tol(absL, big, atol, rtol)
+        Linv = _C.where(keep, 1 / _C.where(keep, L, 1.0), 0.0)
+        return _matmul(V * Linv.unsqueeze(-2), V.mT)
+    U, S, Vh = _C._linalg_svd(A, False, True)
+    big = S[..., :1] if S.shape[-1] else S
+    keep = S > _tol(S, big, atol, rtol)
+    Sinv = _C.where(keep, 1 / _C.where(keep, S, 1.0), 0.0)
+    return _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+    """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
+    _check_matrix("linalg.matrix_rank", A)
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
+    S = _C._linalg_eigh(A, "L", False)[0].abs() if hermitian else _C._linalg_svd(A, False, False)[1]
+    big = S.amax(-1, keepdim=True) if S.shape[-1] else S
+    keep = S > _tol(S, big, atol, rtol)
+    return keep.sum(-1)
+
+
+def matrix_power(A, n):
+    """A @ A @ ... (n times) by repeated squaring; n < 0 uses inv(A), n == 0 the identity."""
+    _check_square("linalg.matrix_power", A)
+    n = builtins.int(n)
+    if n == 0:
+        return _eye(A.shape[-1], A.dtype).expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else _matmul(result, base)
+        n >>= 1
+        if n:
+            base = _matmul(base, base)
+    return result.clone() if result is A else result
+
+
+def cross(input, other, *, dim=-1):
+    """The 3-D cross product along dim (default the last dim); batch dims broadcast."""
+    if input.dim() == other.dim() and input.dim() > 0:
+        n1, n2 = input.shape[dim], other.shape[dim]
+        if n1 != 3 or n2 != 3:
+            raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {n1} and {n2}")
+    return _cross(input, other, dim)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """sum(|x|^ord)^(1/ord) over dim (all dims when None); ord may be inf, -inf, 0 or fractional."""
+    if isinstance(ord, str):
+        raise TypeError(f"linalg.vector_norm(): argument 'ord' must be Number, not str")
+    return _C._norm(x, builtins.float(ord), _dims(dim), keepdim, dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norms over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
+    _check_matrix("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {tuple(dim)}")
+    d0, d1 = (builtins.int(d) % A.dim() if -A.dim() <= d < A.dim() else _raise_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _C._norm(A, 2.0, [d0, d1], keepdim, None)
+    if ord in ("nuc", 2, -2):
+        S = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = S.sum(-1) if ord == "nuc" else (S.amax(-1) if ord == 2 else S.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        s = A.abs().sum(d0, keepdim=True)
+        r = s.amax(d1, keepdim=True) if ord > 0 else s.amin(d1, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _raise_dim(d, ndim):
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.norm: a vector norm, or a matrix norm when ord is given and dim has 2 entries (or A is 2-D
+    and dim is None); with ord and dim both None, the 2-norm of A flattened."""
+    if isinstance(dim, builtins.int):
+        dim = (dim,)
+    if dim is not None:
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str) or (ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2))):
+        return matrix_norm(A, "fro" if ord is None else ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def vander(x, *, N=None):
+    """(..., n) -> (..., n, N) with columns x^0, x^1, ..., x^(N-1)."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ones = _ones_like(x.unsqueeze(-1))
+    powers = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1, dtype=x.dtype)
+    return _C.cat([ones.to(powers.dtype), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of the matrices over dims (dim1, dim2) (a view)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A seen as a linear map from its first `ind` dims to the rest."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+                           f"but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(in_shape + out_shape)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    x_shape = tuple(A.shape[B.dim():])
+    return solve(A.reshape(B.numel(), -1), B.reshape(-1)).reshape(x_shape)
+
+
+def cond(A, p=None):
+    """Condition number: sigma_max / sigma_min for p None, 2 (-2: the inverse ratio); else
+    norm(A, p) * norm(inv(A), p), inf for a singular matrix."""
+    _check_matrix("linalg.cond", A)
+    if p in (None, 2, -2):
+        S = svdvals(A)
+        return S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
+    _check_square("linalg.cond", A)
+    Ainv, info = _C._linalg_inv_ex(A, False)
+    r = matrix_norm(A, p) * matrix_norm(Ainv, p)
+    return _C.where(info > 0, math.inf, r)
+
+
+def matrix_exp(A):
+    """exp(A) = sum A^k / k! by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
+    _check_square("linalg.matrix_exp", A)
+    _check_float("linalg.matrix_exp", A)
+    if A.numel() == 0:
+        return A.clone()
+    norm1 = A.detach().abs().sum(-2).amax().item()
+    s = builtins.max(0, math.ceil(math.log2(norm1)) + 1) if norm1 > 0.5 else 0
+    X = A / (2.0 ** s) if s else A
+    eye = _eye(A.shape[-1], A.dtype)
+    result = eye + X / 18.0
+    for k in range(17, 0, -1):  # Horner: I + X/1 (I + X/2 (I + ... ))
+        result = eye + _matmul(X, result) / builtins.float(k)
+    for _ in range(s):
+        result = _matmul(result, result)
+    return result

@@ -1,0 +1,331 @@
+// Autograd kernels of the torch.linalg primitives (ops/linalg.h), with the formulas of PyTorch's
+// derivatives.yaml / FunctionsManual.cpp for real inputs. The formulas call ops through the
+// dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are differentiable again.
+// The factorizations have several differentiable outputs, so they record a LinalgBackward node
+// that receives one gradient per output.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "../ops/linalg.h"
+#include "../ops/matmul.h"
+#include "../ops/reduce.h"
+#include "../ops/views.h"
+#include "autograd.h"
+#include "formulas.h"
+
+namespace fl::autograd {
+namespace {
+
+using namespace fl::formulas;
+
+// A node over several outputs: fn(one gradient per output, undefined where none arrived; saved
+// tensors) returns one gradient per input. Saved outputs are re-attached to their own output slot.
+struct LinalgBackward : Node {
+  std::string node_name;
+  size_t num_outputs = 0;
+  std::vector<SavedVariable> saved;
+  std::vector<int> saved_output_nr;  // -1 for a saved input
+  std::function<TensorList(const TensorList&, const TensorList&)> fn;
+
+  std::string name() const override { return node_name; }
+  void release_saved() override { for (auto& s : saved) s.reset(); }
+  TensorList apply(TensorList&& grads) override {
+    bool any = false;
+    for (auto& g : grads) any = any || g != nullptr;
+    if (!any) return TensorList(next_edges.size());
+    grads.resize(num_outputs);
+    auto self = shared_from_this();
+    TensorList s;
+    for (size_t i = 0; i < saved.size(); ++i) {
+      Tensor t = saved[i].unpack(self);
+      if (t && saved_output_nr[i] > 0 && t->autograd && t->meta().grad_fn == self) t->meta().output_nr = saved_output_nr[i];
+      s.push_back(t);
+    }
+    return fn(grads, s);
+  }
+};
+
+// Records outputs[i] (where defined) as output i of a LinalgBackward over `inputs`, saving
+// `saved_inputs` and then the outputs numbered in `saved_outputs`.
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved_inputs,
+            const std::vector<int>& saved_outputs, std::function<TensorList(const TensorList&, const TensorList&)> fn) {
+  auto node = std::make_shared<LinalgBackward>();
+  node->node_name = name;
+  node->num_outputs = outputs.size();
+  node->fn = std::move(fn);
+  for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
+  for (const Tensor& t : saved_inputs) {
+    node->saved.emplace_back(t, false);
+    node->saved_output_nr.push_back(-1);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i]) set_history(outputs[i], node, static_cast<uint32_t>(i));
+  for (int i : saved_outputs) {
+    node->saved.emplace_back(outputs[i], true);
+    node->saved_output_nr.push_back(i);
+  }
+}
+
+Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
+Tensor mm(const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }
+Tensor col(const Tensor& v) { return ops::unsqueeze(v, -1); }  // v[..., i] -> [..., i, 1]
+Tensor row(const Tensor& v) { return ops::unsqueeze(v, -2); }  // v[..., j] -> [..., 1, j]
+Tensor eye(int64_t r, int64_t c, ScalarType dt) {
+  Tensor e = empty({r, c}, ScalarType::Float64);
+  fill(e, Scalar(int64_t(0)));
+  for (int64_t i = 0; i < std::min(r, c); ++i) e->data<double>()[i * c + i] = 1.0;
+  return to_dtype(e, dt);
+}
+Tensor eye(int64_t n, ScalarType dt) { return eye(n, n, dt); }
+Tensor diag_embed(const Tensor& v) { return col(v) * eye(v->sizes.back(), v->dtype); }
+Tensor inv(const Tensor& A) { return std::get<0>(ops::linalg_inv_ex(A, false)); }
+Tensor solve(const Tensor& A, const Tensor& B) { return std::get<0>(ops::linalg_solve_ex(A, B, false)); }
+Tensor solve_tri(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
+  return ops::linalg_solve_triangular(A, B, upper, left, unit);
+}
+Tensor add_opt(const Tensor& a, const Tensor& b) { return a ? (b ? a + b : a) : b; }
+
+// prod_{j != i} s_j along the last dim, without dividing (exact when some s_j are 0).
+Tensor prod_of_others(const Tensor& s) {
+  const int64_t n = s->sizes.back();
+  IntList one = s->sizes;
+  one.back() = 1;
+  Tensor ones = empty(one, s->dtype);
+  fill(ones, Scalar(1.0));
+  auto exclusive = [&](const Tensor& t) {
+    return ops::cat({ones, ops::narrow(ops::cumprod(t, -1, ScalarType::NumTypes), -1, 0, n - 1)}, -1);
+  };
+  return exclusive(s) * ops::flip(exclusive(ops::flip(s, {-1})), {-1});
+}
+
+// d det(A) = det(A) tr(A^-1 dA); singular matrices take the SVD form det = det(U) det(Vh) prod(S)
+// (as PyTorch), whose product rule needs no inverse.
+Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det) {
+  if (A->numel == 0) return zeros_like(A);
+  const double eps = A->dtype == ScalarType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  Tensor d = contiguous(to_dtype(det, ScalarType::Float64));
+  bool singular = false;
+  for (int64_t i = 0; i < d->numel; ++i) singular = singular || !(std::abs(d->data<double>()[i]) >= 100 * eps);
+  if (!singular) return col(col(g * det)) * mT(inv(A));
+  auto [U, S, Vh] = ops::linalg_svd(A, false, true);
+  Tensor alpha = ops::linalg_det(U) * ops::linalg_det(Vh) * g;
+  Tensor D = col(alpha) * prod_of_others(S);
+  return mm(U * row(D), Vh);
+}
+
+Tensor cholesky_backward(const Tensor& gL0, bool upper, const Tensor& L0) {
+  Tensor L = upper ? mT(L0) : L0, gL = upper ? mT(gL0) : gL0;
+  Tensor gA = ops::tril(mm(mT(L), gL), 0);
+  gA = (gA + mT(ops::tril(gA, -1))) * 0.5;
+  gA = solve_tri(mT(L), gA, true, true, false);
+  return solve_tri(L, gA, false, false, false);
+}
+
+Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode) {
+  FL_CHECK(mode != "r", Error, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                               "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+  const int64_t m = Q->sizes[Q->dim() - 2], n = R->sizes.back();
+  FL_CHECK(mode == "reduced" || m <= n, Error, "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+  Tensor gA = gQ ? (gR ? mm(gR, mT(R)) - mm(mT(Q), gQ) : -mm(mT(Q), gQ)) : mm(gR, mT(R));
+  if (m >= n) {
+    Tensor sym = ops::triu(gA, 0);
+    sym = sym + mT(sym);
+    sym = sym - diag_embed(ops::diagonal(sym, 0, -2, -1) * 0.5);
+    gA = add_opt(mm(Q, sym), gQ);
+    return solve_tri(mT(R), gA, false, false, false);
+  }
+  Tensor X = -gA;
+  gA = mm(Q, ops::tril(X - mT(X), 0));
+  gA = solve_tri(mT(ops::narrow(R, -1, 0, m)), gA, false, false, false);
+  IntList rest = R->sizes;
+  rest.back() = n - m;
+  gA = ops::cat({gA, zeros_like(empty(rest, gA->dtype))}, -1);
+  return gR ? gA + mm(Q, gR) : gA;
+}
+
+// Gradient of A = P L U through the packed factor (torch's lu_factor_ex_backward / linalg_lu_backward).
+Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots) {
+  const int64_t m = LU->sizes[LU->dim() - 2], n = LU->sizes.back(), k = std::min(m, n);
+  Tensor P = ops::lu_pivots_to_permutation(pivots, m, LU->dtype);
+  Tensor L = ops::tril(ops::narrow(LU, -1, 0, k), -1) + eye(m, k, LU->dtype), U = ops::triu(ops::narrow(LU, -2, 0, k), 0);
+  Tensor gL = ops::narrow(grad, -1, 0, k), gU = ops::narrow(grad, -2, 0, k), gA;
+  if (m == n) {
+    gA = ops::tril(mm(mT(L), gL), -1) + ops::triu(mm(gU, mT(U)), 0);
+    gA = solve_tri(mT(U), gA, false, false, false);
+    gA = solve_tri(mT(L), gA, true, true, true);
+  } else if (m < n) {
+    gA = mm(mT(L), gL) - mm(ops::triu(gU, 0), mT(U));
+    gA = solve_tri(mT(ops::narrow(U, -1, 0, k)), ops::tril(gA, -1), false, false, false);
+    gA = ops::cat({gA + ops::triu(ops::narrow(gU, -1, 0, k), 0), ops::narrow(gU, -1, k, n - k)}, -1);
+    gA = solve_tri(mT(L), gA, true, true, true);
+  } else {
+    gA = mm(gU, mT(U)) - mm(mT(L), ops::tril(gL, -1));
+    gA = solve_tri(mT(ops::narrow(L, -2, 0, k)), ops::triu(gA, 0), true, true, true);
+    gA = ops::cat({gA + ops::tril(ops::narrow(gL, -2, 0, k), -1), ops::narrow(gL, -2, k, m - k)}, -2);
+    gA = solve_tri(mT(U), gA, false, false, false);
+  }
+  return mm(P, gA);
+}
+
+Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
+  if (!gV) return mm(V * row(gL), mT(V));
+  Tensor VhgV = mm(mT(V), gV);
+  VhgV = (VhgV - mT(VhgV)) * 0.5;
+  Tensor I = eye(L->sizes.back(), L->dtype);
+  Tensor gA = VhgV / (row(L) - col(L) + I);  // E_ij = L_j - L_i, 1 on the diagonal (where VhgV is 0)
+  if (gL) gA = gA + diag_embed(gL);
+  return mm(V, mm(gA, mT(V)));
+}
+
+Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& U, const Tensor& S, const Tensor& Vh) {
+  const int64_t m = U->sizes[U->dim() - 2], n = Vh->sizes.back();
+  if (!gU && !gVh) return m >= n ? mm(U, col(gS) * Vh) : mm(U * row(gS), Vh);
+  auto skew = [](const Tensor& X) { return X - mT(X); };
+  Tensor UhgU = gU ? skew(mm(mT(U), gU)) : nullptr;
+  Tensor VhgV = gVh ? skew(mm(Vh, mT(gVh))) : nullptr;
+  Tensor S2 = S * S;
+  Tensor E = row(S2) - col(S2) + eye(S->sizes.back(), S->dtype);  // E_ij = S_j^2 - S_i^2, 1 on the diagonal
+  Tensor gA;
+  if (gU && gVh) gA = (UhgU * row(S) + col(S) * VhgV) / E;
+  else if (gU) gA = (UhgU / E) * row(S);
+  else gA = col(S) * (VhgV / E);
+  if (gS) gA = gA + diag_embed(gS);
+  if (m > n && gU) {
+    gA = mm(U, gA);
+    Tensor gUSinv = gU / row(S);
+    gA = gA + gUSinv - mm(U, mm(mT(U), gUSinv));
+    return mm(gA, Vh);
+  }
+  if (m < n && gVh) {
+    gA = mm(gA, Vh);
+    Tensor SinvgVh = gVh / col(S);
+    gA = gA + SinvgVh - mm(mm(SinvgVh, mT(Vh)), Vh);
+    return mm(U, gA);
+  }
+  return m >= n ? mm(U, mm(gA, Vh)) : mm(mm(U, gA), Vh);
+}
+
+
+Tensor2 linalg_inv_ex_autograd(DispatchKeySet ks, const Tensor& A, bool check) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_inv_ex, ks, A, check);
+  record("LinalgInvExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [](const TensorList& g, const TensorList& s) {
+    Tensor invT = mT(s[0]);
+    return TensorList{-mm(invT, mm(g[0], invT))};
+  });
+  return r;
+}
+
+Tensor3 linalg_lu_factor_ex_autograd(DispatchKeySet ks, const Tensor& A, bool pivot, bool check) {
+  Tensor3 r = redispatch_no_grad(ops::linalg_lu_factor_ex, ks, A, pivot, check);
+  record("LinalgLuFactorExBackward0", {A}, {std::get<0>(r)}, {std::get<1>(r)}, {0}, [](const TensorList& g, const TensorList& s) {
+    return TensorList{lu_factor_backward(g[0], s[1], s[0])};
+  });
+  return r;
+}
+
+Tensor2 linalg_solve_ex_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool check) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_solve_ex, ks, A, B, check);
+  const bool ga = requires_grad(A), gb = requires_grad(B);
+  record("LinalgSolveExBackward0", {A, B}, {std::get<0>(r)}, {A}, {0}, [ga, gb](const TensorList& g, const TensorList& s) {
+    Tensor gB = solve(mT(s[0]), g[0]);
+    return TensorList{ga ? -mm(gB, mT(s[1])) : nullptr, gb ? gB : nullptr};
+  });
+  return r;
+}
+
+Tensor linalg_det_autograd(DispatchKeySet ks, const Tensor& A) {
+  Tensor r = redispatch_no_grad(ops::linalg_det, ks, A);
+  record("LinalgDetBackward0", {A}, {r}, {A}, {0}, [](const TensorList& g, const TensorList& s) {
+    return TensorList{det_backward(g[0], s[0], s[1])};
+  });
+  return r;
+}
+
+Tensor2 linalg_slogdet_autograd(DispatchKeySet ks, const Tensor& A) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_slogdet, ks, A);
+  // The sign of a real determinant is locally constant: only logabsdet carries a gradient.
+  record("LinalgSlogdetBackward0", {A}, {std::get<0>(r), std::get<1>(r)}, {A}, {}, [](const TensorList& g, const TensorList& s) {
+    if (!g[1]) return TensorList{zeros_like(s[0])};
+    return TensorList{col(col(g[1])) * mT(inv(s[0]))};
+  });
+  return r;
+}
+
+Tensor2 linalg_cholesky_ex_autograd(DispatchKeySet ks, const Tensor& A, bool upper, bool check) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_cholesky_ex, ks, A, upper, check);
+  record("LinalgCholeskyExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [upper](const TensorList& g, const TensorList& s) {
+    return TensorList{cholesky_backward(g[0], upper, s[0])};
+  });
+  return r;
+}
+
+Tensor linalg_solve_triangular_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool upper,
+                                                         bool left, bool unit) {
+  Tensor X = redispatch_no_grad(ops::linalg_solve_triangular, ks, A, B, upper, left, unit);
+  const bool ga = requires_grad(A), gb = requires_grad(B);
+  record("LinalgSolveTriangularBackward0", {A, B}, {X}, {A}, {0}, [=](const TensorList& g, const TensorList& s) {
+    Tensor gB = solve_tri(mT(s[0]), g[0], !upper, left, unit);
+    Tensor gA;
+    if (ga) {
+      gA = left ? -mm(gB, mT(s[1])) : -mm(mT(s[1]), gB);
+      gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
+    }
+    return TensorList{gA, gb ? gB : nullptr};
+  });
+  return X;
+}
+
+Tensor2 linalg_qr_autograd(DispatchKeySet ks, const Tensor& A, const std::string& mode) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_qr, ks, A, mode);
+  const bool has_q = mode != "r";
+  record("LinalgQrBackward0", {A}, {has_q ? std::get<0>(r) : nullptr, std::get<1>(r)}, {}, has_q ? std::vector<int>{0, 1} : std::vector<int>{1},
+         [mode, has_q](const TensorList& g, const TensorList& s) {
+           return TensorList{qr_backward(g[0], g[1], has_q ? s[0] : nullptr, s.back(), mode)};
+         });
+  return r;
+}
+
+Tensor2 linalg_eigh_autograd(DispatchKeySet ks, const Tensor& A, const std::string& uplo, bool compute_v) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_eigh, ks, A, uplo, compute_v);
+  record("LinalgEighBackward0", {A}, {std::get<0>(r), compute_v ? std::get<1>(r) : nullptr}, {},
+         compute_v ? std::vector<int>{0, 1} : std::vector<int>{}, [compute_v](const TensorList& g, const TensorList& s) {
+           FL_CHECK(compute_v, Error, "linalg.eigh: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
+           return TensorList{eigh_backward(g[0], g[1], s[0], s[1])};
+         });
+  return r;
+}
+
+Tensor3 linalg_svd_autograd(DispatchKeySet ks, const Tensor& A, bool full, bool compute_uv) {
+  Tensor3 r = redispatch_no_grad(ops::linalg_svd, ks, A, full, compute_uv);
+  auto& [U, S, Vh] = r;
+  record("LinalgSvdBackward0", {A}, {compute_uv ? U : nullptr, S, compute_uv ? Vh : nullptr}, {},
+         compute_uv ? std::vector<int>{0, 1, 2} : std::vector<int>{}, [full, compute_uv](const TensorList& g, const TensorList& s) {
+           FL_CHECK(compute_uv, Error, "linalg.svd: the singular values alone are not differentiable here; compute the singular vectors as well");
+           Tensor U = s[0], S = s[1], Vh = s[2], gU = g[0], gVh = g[2];
+           if (full) {  // the extra columns of U and rows of Vh carry nothing about A
+             const int64_t k = S->sizes.back();
+             U = ops::narrow(U, -1, 0, k);
+             Vh = ops::narrow(Vh, -2, 0, k);
+             if (gU) gU = ops::narrow(gU, -1, 0, k);
+             if (gVh) gVh = ops::narrow(gVh, -2, 0, k);
+           }
+           return TensorList{svd_backward(gU, g[1], gVh, U, S, Vh)};
+         });
+  return r;
+}
+
+}  // namespace
+
+FL_REGISTER_KERNEL(linalg_inv_ex, Autograd, linalg_inv_ex_autograd)
+FL_REGISTER_KERNEL(linalg_lu_factor_ex, Autograd, linalg_lu_factor_ex_autograd)
+FL_REGISTER_KERNEL(linalg_solve_ex, Autograd, linalg_solve_ex_autograd)
+FL_REGISTER_KERNEL(linalg_det, Autograd, linalg_det_autograd)
+FL_REGISTER_KERNEL(linalg_slogdet, Autograd, linalg_slogdet_autograd)
+FL_REGISTER_KERNEL(linalg_cholesky_ex, Autograd, linalg_cholesky_ex_autograd)
+FL_REGISTER_KERNEL(linalg_solve_triangular, Autograd, linalg_solve_triangular_autograd)
+FL_REGISTER_KERNEL(linalg_qr, Autograd, linalg_qr_autograd)
+FL_REGISTER_KERNEL(linalg_eigh, Autograd, linalg_eigh_autograd)
+FL_REGISTER_KERNEL(linalg_svd, Autograd, linalg_svd_autograd)
+
+}  // namespace fl::autograd

@@ -1,0 +1,98 @@
+"""The torch.* spellings of linear algebra (det, slogdet, logdet, inverse, cholesky, qr, svd, pinverse,
+matrix_power, matrix_exp, cholesky_solve, cholesky_inverse, triangular_solve, lu, lu_solve, lu_unpack) and their
+Tensor methods, on flowlike.linalg."""
+import math
+
+from . import _C
+from . import linalg as _L
+from ._creation import zeros as _zeros
+from ._reduce import return_types
+from ._tensor import Tensor
+
+__all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
+           "pinverse", "matrix_power", "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp"]
+
+det = _L.det
+inverse = _L.inv
+matrix_power = _L.matrix_power
+matrix_exp = _L.matrix_exp
+
+
+def lu(A, pivot=True, get_infos=False):
+    """torch.lu (deprecated spelling of linalg.lu_factor_ex): (LU, pivots) or (LU, pivots, infos)."""
+    LU, pivots, info = _C._linalg_lu_factor_ex(A, pivot, False)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def lu_solve(b, LU_data, LU_pivots):
+    """torch.lu_solve: linalg.lu_solve(LU_data, LU_pivots, b)."""
+    return _L.lu_solve(LU_data, LU_pivots, b)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from lu_factor's packed result."""
+    return return_types.lu_unpack(*_L._lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+def slogdet(input):
+    """(sign, logabsdet) of the determinant."""
+    return return_types.slogdet(*_C._linalg_slogdet(input))
+
+
+def logdet(input):
+    """log(det(input)): nan where the determinant is negative, -inf where it is 0."""
+    sign, logabs = _C._linalg_slogdet(input)
+    return _C.where(sign == -1, math.nan, logabs)
+
+
+def cholesky(input, upper=False):
+    """torch.cholesky (the deprecated spelling of linalg.cholesky)."""
+    return _L.cholesky(input, upper=upper)
+
+
+def cholesky_solve(input, input2, upper=False):
+    """Solves A X = input given A's Cholesky factor input2 (L, or U when upper); batch dims broadcast."""
+    L, B = _L._broadcast_batch(input2, input)
+    Lt = L.mT
+    first, second = (Lt, L) if upper else (L, Lt)
+    return _C._linalg_solve_triangular(second, _C._linalg_solve_triangular(first, B, False, True, False), True, True,
+                                       False)
+
+
+def cholesky_inverse(input, upper=False):
+    """The inverse of A from its Cholesky factor input (L, or U when upper)."""
+    _L._check_square("cholesky_inverse", input)
+    return cholesky_solve(_L._eye(input.shape[-1], input.dtype).expand(input.shape), input, upper)
+
+
+def qr(input, some=True):
+    """torch.qr: (Q, R), reduced when some else complete."""
+    return return_types.qr(*_C._linalg_qr(input, "reduced" if some else "complete"))
+
+
+def svd(input, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with V = Vh^T (not Vh); zero-filled U and V when compute_uv is False."""
+    if not compute_uv:
+        m, n, batch = input.shape[-2], input.shape[-1], tuple(input.shape[:-2])
+        return return_types.svd(_zeros(batch + (m, m), dtype=input.dtype), _L.svdvals(input),
+                                _zeros(batch + (n, n), dtype=input.dtype))
+    U, S, Vh = _C._linalg_svd(input, not some, True)
+    return return_types.svd(U, S, Vh.mT)
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol=rcond."""
+    return _L.pinv(input, rtol=rcond)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve: (X solving op(A) X = input, a copy of A), op(A) = A^T when transpose."""
+    X = _L.solve_triangular(A.mT if transpose else A, input, upper=upper != transpose, unitriangular=unitriangular)
+    return return_types.triangular_solve(X, A.clone())
+
+
+for _name in __all__:
+    if _name not in ("lu_unpack", "lu_solve"):
+        setattr(Tensor, _name, globals()[_name])
+Tensor.lu_solve = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
+del _name
