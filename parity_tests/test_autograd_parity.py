@@ -120,3 +120,19 @@ def test_scan_and_nan_reduction_gradients(name, fn, data):
 def test_cumprod_double_backward_without_zeros():
     x = fl.tensor(np.random.default_rng(2).standard_normal((2, 4)), requires_grad=True)
     assert fl.autograd.gradgradcheck(lambda a: a.cumprod(1), (x,))
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("broadcast_sum", lambda t: (t.sum(-1, keepdim=True) * t).pow(2).sum()),
+    ("slices_and_select", lambda t: ((t[1:, 1:3] * t[1:, :2]).pow(2).sum(0) + t[0] * t.diagonal().sum()).sum()),
+    ("transposed_slice", lambda t: (t.t()[1:] * 2).exp().sum()),
+])
+def test_double_backward_through_broadcasting_and_views(name, fn):
+    a = np.random.default_rng(4).standard_normal((3, 4))
+    grads = []
+    for m in (torch, fl):
+        x = m.tensor(a, requires_grad=True)
+        (g,) = m.autograd.grad(fn(x), x, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)

@@ -6,6 +6,8 @@
 
 #include "../kernels/loops.h"
 #include "../ops/pointwise.h"
+#include "../ops/reduce.h"
+#include "../ops/views.h"
 #include "autograd.h"
 
 namespace fl::autograd {
@@ -131,8 +133,12 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   AutogradMeta& meta = var->meta();
   if (!meta.grad) {
     // keep the incoming buffer only when nothing else can see or reuse it; otherwise a dense copy
-    bool own = thread_state().grad_enabled || (g->contiguous && g.use_count() == 1 && g->storage.use_count() == 1);
-    meta.grad = own ? g : g->contiguous ? clone(g) : contiguous(g);
+    if (thread_state().grad_enabled) {  // create_graph: .grad keeps its history, as a dense tensor
+      meta.grad = g->contiguous ? g : record_copy("CloneBackward0", g, contiguous(g));
+    } else {
+      bool own = g->contiguous && g.use_count() == 1 && g->storage.use_count() == 1;
+      meta.grad = own ? g : g->contiguous ? clone(g) : contiguous(g);
+    }
   } else if (thread_state().grad_enabled) {
     meta.grad = add_grads(meta.grad, g);
   } else {
@@ -179,6 +185,15 @@ void accumulate_into(const Tensor& target, const Tensor& src) {
 
 Tensor sum_to(const Tensor& grad, const IntList& sizes) {
   if (!grad || grad->sizes == sizes) return grad;
+  if (thread_state().grad_enabled) {
+    // create_graph: the reduction must itself be recorded, so it goes through the dispatcher
+    IntList dims;
+    const size_t lead = grad->sizes.size() - sizes.size();
+    for (size_t d = 0; d < grad->sizes.size(); ++d)
+      if (d < lead || (sizes[d - lead] == 1 && grad->sizes[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+    Tensor r = dims.empty() ? grad : ops::sum(grad, dims, true, ScalarType::NumTypes);
+    return ops::reshape(r, sizes);
+  }
   // Every element of grad lands on the element of `out` it was broadcast from (stride 0 there).
   ScalarType acc_type = is_floating(grad->dtype) && grad->itemsize() == 2 ? ScalarType::Float32 : grad->dtype;
   Tensor out = empty(sizes, acc_type);

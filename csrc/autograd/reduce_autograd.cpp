@@ -52,7 +52,10 @@ Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, Dispat
 
 FL_REGISTER_KERNEL(sum, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
   return reduce_autograd(ops::sum, "SumBackward1", false, ks, x, d, k, dt,
-                         [](const Tensor& g, const Tensor&, const Tensor&, int64_t) { return contiguous(g); });
+                         [](const Tensor& g, const Tensor&, const Tensor&, int64_t) {
+                           // recording (create_graph): the expanded view itself, which is differentiable
+                           return thread_state().grad_enabled ? g : contiguous(g);
+                         });
 })
 FL_REGISTER_KERNEL(mean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
   return reduce_autograd(ops::mean, "MeanBackward1", false, ks, x, d, k, dt,

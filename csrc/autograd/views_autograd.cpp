@@ -3,9 +3,26 @@
 // transpose: differentiable again); the others scatter the gradient into a zero buffer laid out
 // like the input's memory and read the input's geometry back (as_strided backward).
 #include "../ops/views.h"
+#include <algorithm>
+
 #include "autograd.h"
 
 namespace fl::autograd {
+namespace {
+// Whether two indices of a view with these sizes/strides can reach the same element.
+bool overlaps(const IntList& sizes, const IntList& strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims that step
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1) dims.emplace_back(strides[d] < 0 ? -strides[d] : strides[d], sizes[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;  // span covered by the dims so far
+  for (auto& [stride, size] : dims) {
+    if (stride <= reach) return true;
+    reach += stride * (size - 1);
+  }
+  return false;
+}
+}  // namespace
 
 Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,
                              const IntList& out_sizes, const IntList& out_strides, int64_t out_offset) {
@@ -16,7 +33,16 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   }
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
-  accumulate_into(make_view(buf, out_sizes, out_strides, out_offset - in_offset), g);
+  Tensor region = make_view(buf, out_sizes, out_strides, out_offset - in_offset);
+  if (thread_state().grad_enabled && g->requires_grad && !overlaps(out_sizes, out_strides)) {
+    // create_graph: the write is recorded (CopySlices onto buf) and read back through a view op, so
+    // this backward is itself differentiable.
+    copy_into(region, g);
+    record_overwrite("CopyBackwards", region, g);
+    Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
+    return record_copy("CloneBackward0", in_view, contiguous(in_view));
+  }
+  accumulate_into(region, g);
   return contiguous(make_view(buf, in_sizes, in_strides, 0));
 }
 
