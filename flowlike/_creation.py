@@ -134,6 +134,10 @@ def as_tensor(data, dtype=None, device=None):
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """torch.asarray: shares memory with tensors, numpy arrays and buffers unless copy=True."""
+    from ._tensor import UntypedStorage
+    if isinstance(obj, UntypedStorage) and obj._bytes is not None:  # its bytes, reinterpreted as dtype
+        t = obj._bytes if dtype in (None, D.uint8) else obj._bytes.view(dtype)
+        return _finish(t.clone() if copy else t, requires_grad)
     if copy:
         t = tensor(obj, dtype=dtype, device=device)
     else:
@@ -145,12 +149,20 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor viewing a Python buffer (shares memory)."""
-    arr = np.frombuffer(buffer, dtype=D.to_numpy_dtype(dtype), count=count, offset=offset)
+    itemsize = dtype.itemsize
+    raw = np.frombuffer(buffer, dtype=np.uint8, offset=offset)
+    if count >= 0:
+        raw = raw[:count * itemsize]
+    elif len(raw) % itemsize:
+        raise ValueError(f"buffer length ({len(raw)} bytes) after offset ({offset} bytes) must be a multiple of "
+                         f"element size ({itemsize})")
+    arr = raw
     if not arr.flags.writeable:
         import warnings
         warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
                       "Writing to this tensor will result in undefined behavior.", UserWarning, stacklevel=2)
-    return _finish(from_numpy(arr), requires_grad)
+    t = from_numpy(arr)
+    return _finish(t if dtype == D.uint8 else t.view(dtype), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

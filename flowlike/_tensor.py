@@ -231,17 +231,63 @@ for _name, _fn in _METHODS.items():
 Tensor.__module__ = "flowlike"
 
 
-class UntypedStorage:
-    """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage."""
+class layout:
+    """A tensor memory layout (flowlike tensors are all strided)."""
 
-    def __init__(self, tensor):
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+Tensor.layout = property(lambda self: strided)
+
+
+class UntypedStorage:
+    """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage. A storage made by
+    from_file or by slicing another one holds its bytes as a 1-D uint8 tensor (`_bytes`)."""
+
+    def __init__(self, tensor, _bytes=None):
         self._tensor = tensor
+        self._bytes = _bytes
+
+    @classmethod
+    def _of_bytes(cls, byte_tensor):
+        return cls(byte_tensor, byte_tensor)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0, *, size=None):
+        """A storage over the first nbytes of a file, memory-mapped (shared=True writes go to the file;
+        otherwise the mapping is copy-on-write)."""
+        import numpy as np
+        n = nbytes or size or 0
+        arr = np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c", shape=(n,)) if n else \
+            np.zeros(0, dtype=np.uint8)
+        from ._creation import from_numpy
+        return cls._of_bytes(from_numpy(arr))
+
+    def untyped(self):
+        return self
+
+    _untyped = untyped
+
+    def __getitem__(self, index):
+        if self._bytes is None:
+            raise NotImplementedError("slicing the storage of a tensor is not supported by flowlike yet")
+        if isinstance(index, slice):
+            return UntypedStorage._of_bytes(self._bytes[index])
+        return int(self._bytes[index])
 
     def data_ptr(self):
-        return self._tensor._storage_ptr()
+        return self._bytes.data_ptr() if self._bytes is not None else self._tensor._storage_ptr()
 
     def nbytes(self):
-        return self._tensor._storage_nbytes()
+        return self._bytes.numel() if self._bytes is not None else self._tensor._storage_nbytes()
 
     def size(self):
         return self.nbytes()
