@@ -29,6 +29,7 @@ from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
 from ._index import *  # noqa: F401,F403  (indexing ops)
 from ._reduce import *  # noqa: F401,F403  (reductions, scans, sorting)
+from ._nn import *  # noqa: F401,F403  (softmax, relu, layer_norm, ... in the torch namespace)
 from . import memory
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled

@@ -1,0 +1,99 @@
+// Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
+// fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
+// ops), so a create_graph pass through them is not differentiable a second time.
+#include <cctype>
+
+#include "../ops/activation.h"
+#include "../ops/attention.h"
+#include "../ops/nn_norm.h"
+#include "../ops/softmax.h"
+#include "autograd.h"
+
+namespace fl::autograd {
+namespace {
+
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
+
+template <typename OpT>
+Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
+                        const Tensor& x, int64_t dim, ScalarType dt) {
+  Tensor r = redispatch_no_grad(op, ks, x, dim, dt);
+  const ScalarType in_dt = x->dtype;
+  return record_saved(name, r, {gradient_edge(x)}, {}, true, [dim, in_dt, log](const Tensor& g, const TensorList& s) {
+    Tensor gi = log ? ops::log_softmax_backward(g, s[0], dim) : ops::softmax_backward(g, s[0], dim);
+    return TensorList{cast_to(gi, in_dt)};
+  });
+}
+
+std::string camel(const char* op) {
+  std::string n;
+  bool up = true;
+  for (const char* p = op; *p; ++p) {
+    if (*p == '_') { up = true; continue; }
+    n += up ? static_cast<char>(std::toupper(*p)) : *p;
+    up = false;
+  }
+  return n + "Backward0";
+}
+
+}  // namespace
+
+FL_REGISTER_KERNEL(softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
+  return softmax_autograd(ops::softmax, "SoftmaxBackward0", false, ks, x, dim, dt);
+})
+FL_REGISTER_KERNEL(log_softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
+  return softmax_autograd(ops::log_softmax, "LogSoftmaxBackward0", true, ks, x, dim, dt);
+})
+
+FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const IntList& shape,
+                                                   const Tensor& w, const Tensor& b, double eps, bool rms) {
+  auto [y, mean, rstd] = redispatch_no_grad(ops::native_layer_norm, ks, x, shape, w, b, eps, rms);
+  const bool need_params = requires_grad(w) || requires_grad(b);
+  const bool has_b = b != nullptr;
+  const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
+  std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
+  record_saved(rms ? "NativeRmsNormBackward0" : "NativeLayerNormBackward0", y, std::move(edges), {x, w, mean, rstd},
+               false, [shape, rms, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
+                 auto [gx, gw, gb] = ops::native_layer_norm_backward(g, s[0], s[2], s[3], s[1], shape, rms, need_params);
+                 return TensorList{gx, s[1] ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+               });
+  return std::make_tuple(y, mean, rstd);
+}))
+
+FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t kind, double a, double b,
+                                            double c, const Tensor& out) {
+  const char* name = activation_name(static_cast<Activation>(kind));
+  const bool in_place = out != nullptr;
+  if (in_place) {
+    FL_CHECK(out == x, Error, name, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+    check_not_leaf_requiring_grad(x);
+    FL_CHECK(!(x->is_view && x->requires_grad), NotImplementedError, name,
+             "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; use "
+             "the out-of-place form");
+  }
+  Edge edge = gradient_edge(x);
+  Tensor before = in_place ? clone(x) : x;
+  Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
+  return record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
+    return TensorList{ops::activation_backward(g, s[0], kind, a, b, c)};
+  });
+})
+
+FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
+                   ([](DispatchKeySet ks, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                      double dropout_p, bool is_causal, double scale, bool gqa, Generator* gen) {
+  FL_CHECK(!requires_grad(mask), NotImplementedError,
+           "scaled_dot_product_attention: the gradient with respect to attn_mask is not supported by flowlike");
+  auto [out, lse, seed_offset] = redispatch_no_grad(ops::scaled_dot_product_attention, ks, q, k, v, mask, dropout_p,
+                                                    is_causal, scale, gqa, gen);
+  std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v)};
+  record_saved("ScaledDotProductFlashAttentionForCpuBackward0", out, std::move(edges), {q, k, v, mask, lse, seed_offset},
+               true, [dropout_p, is_causal, scale, gqa](const Tensor& g, const TensorList& s) {
+                 auto [gq, gk, gv] = ops::scaled_dot_product_attention_backward(
+                     g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa);
+                 return TensorList{gq, gk, gv};
+               });
+  return std::make_tuple(out, lse, seed_offset);
+}))
+
+}  // namespace fl::autograd
