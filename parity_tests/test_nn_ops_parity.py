@@ -266,3 +266,34 @@ def test_sdpa_dropout_statistics():
     assert tuple(yb.shape) == tuple(ref.shape) and yb.dtype == fl.float32
     fl.manual_seed(1)
     assert np.array_equal(F.scaled_dot_product_attention(*fa, dropout_p=0.3).detach().numpy(), yb.detach().numpy())
+
+
+def test_integer_inputs():
+    a = torch.tensor([[-3, -1, 0, 2, 7]])
+    b = to_flowlike(a)
+    for fn in (lambda m, x: m.relu(x), lambda m, x: m.relu6(x), lambda m, x: m.hardtanh(x),
+               lambda m, x: m.threshold(x, 1, 5)):
+        assert_same(fn(F, b), fn(TF, a))
+    for fn in (lambda m, x: m.leaky_relu(x), lambda m, x: m.layer_norm(x, [5]), lambda m, x: m.softmax(x, 1)):
+        assert outcome_type(lambda: fn(TF, a)) is outcome_type(lambda: fn(F, b)) is NotImplementedError
+
+
+def test_inplace_activation_in_autograd_graph():
+    a, b = pair(4, 6, dtype=torch.float64, requires_grad=True)
+    ya, yb = a * 1.5, b * 1.5
+    TF.elu_(ya)
+    F.elu_(yb)
+    assert_same(yb, ya)
+    check_grad(ya, yb, [a], [b], TOL[torch.float64])
+    assert outcome_type(lambda: TF.relu_(a)) is outcome_type(lambda: F.relu_(b)) is RuntimeError
+
+
+def test_sdpa_broadcast_batch_dims():
+    q, fq = pair(2, 3, 5, 8, dtype=torch.float64, requires_grad=True)
+    k, fk = pair(1, 3, 6, 8, dtype=torch.float64, requires_grad=True)
+    v, fv = pair(1, 3, 6, 4, dtype=torch.float64, requires_grad=True)
+    ya, yb = TF.scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(fq, fk, fv)
+    assert_same(yb, ya, **TOL[torch.float64])
+    check_grad(ya, yb, [q, k, v], [fq, fk, fv], TOL[torch.float64])
+    assert outcome_type(lambda: TF.scaled_dot_product_attention(q, k, v, dropout_p=1.5)) is \
+        outcome_type(lambda: F.scaled_dot_product_attention(fq, fk, fv, dropout_p=1.5))

@@ -91,7 +91,8 @@ FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
                true, [dropout_p, is_causal, scale, gqa](const Tensor& g, const TensorList& s) {
                  auto [gq, gk, gv] = ops::scaled_dot_product_attention_backward(
                      g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa);
-                 return TensorList{gq, gk, gv};
+                 // batch dims that were broadcast sum back to each input's shape
+                 return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes)};
                });
   return std::make_tuple(out, lse, seed_offset);
 }))

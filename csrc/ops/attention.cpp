@@ -10,6 +10,7 @@
 // generator's (seed, offset), so backward regenerates exactly the forward's mask.
 #include "attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -267,7 +268,16 @@ struct BlasSingleThread {
 };
 
 ScalarType compute_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
-Tensor prepared(const Tensor& t, ScalarType ct) { return row_major(t->dtype == ct ? t : to_dtype(t, ct)); }
+// `t` contiguous in the compute dtype, its batch dims expanded to the broadcast ones.
+Tensor prepared(const Tensor& t, ScalarType ct, const Geo& g) {
+  Tensor e = t;
+  if (g.heads && !std::equal(g.lead.begin(), g.lead.end(), t->sizes.begin(), t->sizes.end() - 3)) {
+    IntList full = g.lead;
+    full.insert(full.end(), t->sizes.end() - 3, t->sizes.end());
+    e = ops::expand(t, full);
+  }
+  return row_major(e->dtype == ct ? e : to_dtype(e, ct));
+}
 
 // Checks the arguments as PyTorch does and fills the geometry (without mask and dropout state).
 Geo geometry(const Tensor& q, const Tensor& k, const Tensor& v, bool gqa) {
@@ -293,13 +303,11 @@ Geo geometry(const Tensor& q, const Tensor& k, const Tensor& v, bool gqa) {
     g.heads = true;
     g.Hq = q->sizes[nd - 3];
     g.Hk = k->sizes[nd - 3];
-    g.lead.assign(q->sizes.begin(), q->sizes.end() - 3);
-  }
-  for (int64_t d = 0; d + 3 <= nd; ++d) {
-    const bool head = d == nd - 3;
-    FL_CHECK((head ? k->sizes[d] == v->sizes[d] : (k->sizes[d] == q->sizes[d] && v->sizes[d] == q->sizes[d])), Error,
-             op, ": query, key and value have incompatible shapes ", shape_str(q->sizes), ", ", shape_str(k->sizes),
-             " and ", shape_str(v->sizes));
+    FL_CHECK(k->sizes[nd - 3] == v->sizes[nd - 3], Error, op, ": key and value must have the same number of heads, but got key of shape ",
+             shape_str(k->sizes), " and value of shape ", shape_str(v->sizes));
+    // batch dims broadcast, as in the composite PyTorch defines the op by
+    auto lead = [](const Tensor& t) { return IntList(t->sizes.begin(), t->sizes.end() - 3); };
+    g.lead = broadcast_shapes(broadcast_shapes(lead(q), lead(k), op), lead(v), op);
   }
   if (g.Hk != g.Hq) {
     FL_CHECK(gqa || g.Hk == 1, Error, op, ": The size of tensor a (", g.Hq, ") must match the size of tensor b (", g.Hk,
@@ -335,7 +343,7 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query,
                                             Generator* gen) {
   Geo g = geometry(query, key, value, gqa);
   FL_CHECK(!(mask && is_causal), Error, "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
-  FL_CHECK(dropout_p >= 0 && dropout_p <= 1, ValueError, "dropout probability has to be between 0 and 1, but got ", dropout_p);
+  FL_CHECK(dropout_p >= 0 && dropout_p <= 1, Error, "dropout probability has to be between 0 and 1, but got ", dropout_p);
   const ScalarType ct = compute_dtype(query->dtype);
   g.scale = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(g.E)) : scale;
   g.causal = is_causal;
@@ -349,11 +357,11 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query,
   }
   seed_offset->data<int64_t>()[0] = static_cast<int64_t>(g.seed);
   seed_offset->data<int64_t>()[1] = static_cast<int64_t>(g.offset);
-  Tensor q = prepared(query, ct), k = prepared(key, ct), v = prepared(value, ct);
-  IntList osizes = query->sizes;
+  Tensor q = prepared(query, ct, g), k = prepared(key, ct, g), v = prepared(value, ct, g);
+  IntList osizes = q->sizes;
   osizes.back() = g.Ev;
   Tensor out = empty(osizes, ct);
-  IntList lsizes(query->sizes.begin(), query->sizes.end() - 1);
+  IntList lsizes(q->sizes.begin(), q->sizes.end() - 1);
   Tensor lse = empty(lsizes, ct);
   const int64_t nqb = (g.L + kBQ - 1) / kBQ;
   if (dropout_p == 1) {  // everything dropped
@@ -380,8 +388,8 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tenso
   g.p = dropout_p;
   g.seed = static_cast<uint64_t>(seed_offset->data<int64_t>()[0]);
   g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
-  Tensor q = prepared(query, ct), k = prepared(key, ct), v = prepared(value, ct);
-  Tensor o = prepared(output, ct), go = prepared(grad, ct), lse = prepared(lse_in, ct);
+  Tensor q = prepared(query, ct, g), k = prepared(key, ct, g), v = prepared(value, ct, g);
+  Tensor o = prepared(output, ct, g), go = prepared(grad, ct, g), lse = row_major(lse_in);
   Tensor gq = empty(q->sizes, ct), gk = empty(k->sizes, ct), gv = empty(v->sizes, ct);
   for (const Tensor* t : {&gq, &gk, &gv}) fill(*t, Scalar(0.0));
   if (dropout_p < 1 && g.L > 0 && g.S > 0) {

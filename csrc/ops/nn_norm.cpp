@@ -124,7 +124,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(DispatchKeySet, const Tensor& 
                                                   const Tensor& weight, const Tensor& bias, double eps, bool rms) {
   const char* op = rms ? "rms_norm" : "layer_norm";
   const int64_t n = normalized_numel(op, input, shape, weight, bias);
-  FL_CHECK(is_floating(input->dtype), Error, "\"LayerNormKernelImpl\" not implemented for '", c10_type_name(input->dtype), "'");
+  FL_CHECK(is_floating(input->dtype), NotImplementedError, "\"LayerNormKernelImpl\" not implemented for '", c10_type_name(input->dtype), "'");
   Tensor x = row_major(input), w = as_dtype(weight, x->dtype), b = as_dtype(bias, x->dtype);
   const int64_t rows = n ? x->numel / n : 0;
   Tensor y = empty(x->sizes, x->dtype);

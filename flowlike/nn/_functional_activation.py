@@ -55,8 +55,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def relu(input, inplace=False):
     """max(input, 0); integer tensors are supported as in PyTorch."""
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
-        result = _fl.clamp(input, min=0)
-        return input.copy_(result) if inplace else result
+        return _integer_result(input, _fl.clamp(input, min=0), inplace)
     return _act("relu", input, inplace=inplace)
 
 
@@ -65,10 +64,16 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
+def _integer_result(input, result, inplace):
+    return input.copy_(result) if inplace else result
+
+
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """input clamped to [min_val, max_val]."""
+    """input clamped to [min_val, max_val] (integer tensors keep their dtype)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
+        return _integer_result(input, _fl.clamp(input, min=int(min_val), max=int(max_val)), inplace)
     return _act("hardtanh", input, min_val, max_val, inplace=inplace)
 
 
@@ -178,14 +183,20 @@ def tanhshrink(input):
     return _act("tanhshrink", input)
 
 
+def _threshold(input, th, value, inplace):
+    if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
+        return _integer_result(input, _fl.where(input > th, input, _fl.full_like(input, value)), inplace)
+    return _act("threshold", input, th, value, inplace=inplace)
+
+
 def threshold(input, threshold, value, inplace=False):
-    """input where input > threshold, else value."""
-    return _act("threshold", input, threshold, value, inplace=inplace)
+    """input where input > threshold, else value (integer tensors keep their dtype)."""
+    return _threshold(input, threshold, value, inplace)
 
 
 def threshold_(input, threshold, value):
     """In-place threshold."""
-    return _act("threshold", input, threshold, value, inplace=True)
+    return _threshold(input, threshold, value, True)
 
 
 def logsigmoid(input):
