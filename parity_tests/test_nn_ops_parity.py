@@ -297,3 +297,15 @@ def test_sdpa_broadcast_batch_dims():
     check_grad(ya, yb, [q, k, v], [fq, fk, fv], TOL[torch.float64])
     assert outcome_type(lambda: TF.scaled_dot_product_attention(q, k, v, dropout_p=1.5)) is \
         outcome_type(lambda: F.scaled_dot_product_attention(fq, fk, fv, dropout_p=1.5))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_double_backward(name):
+    a, b = pair(3, 5, dtype=torch.float64, requires_grad=True)
+    wa = torch.randn(3, 5, dtype=torch.float64)
+    ga, = torch.autograd.grad((getattr(TF, name)(a, 1) * wa).sum(), a, create_graph=True)
+    gb, = fl.autograd.grad((getattr(F, name)(b, 1) * to_flowlike(wa)).sum(), b, create_graph=True)
+    assert_same(gb, ga, **TOL[torch.float64])
+    (ga * ga).sum().backward()
+    (gb * gb).sum().backward()
+    assert_same(b.grad, a.grad, **TOL[torch.float64])

@@ -1,13 +1,16 @@
 // Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
 // fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
-// ops), so a create_graph pass through them is not differentiable a second time.
+// ops), which are not differentiable themselves; softmax and log_softmax switch to the same
+// formula written with dispatcher ops under create_graph, so their double backward works.
 #include <cctype>
 
 #include "../ops/activation.h"
 #include "../ops/attention.h"
 #include "../ops/nn_norm.h"
+#include "../ops/reduce.h"
 #include "../ops/softmax.h"
 #include "autograd.h"
+#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -20,7 +23,16 @@ Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySe
   Tensor r = redispatch_no_grad(op, ks, x, dim, dt);
   const ScalarType in_dt = x->dtype;
   return record_saved(name, r, {gradient_edge(x)}, {}, true, [dim, in_dt, log](const Tensor& g, const TensorList& s) {
-    Tensor gi = log ? ops::log_softmax_backward(g, s[0], dim) : ops::softmax_backward(g, s[0], dim);
+    const Tensor& y = s[0];
+    Tensor gi;
+    if (thread_state().grad_enabled && (g->requires_grad || y->requires_grad)) {
+      using namespace formulas;
+      const IntList dims{dim};
+      const ScalarType none = ScalarType::NumTypes;
+      gi = log ? g - exp(y) * ops::sum(g, dims, true, none) : y * (g - ops::sum(g * y, dims, true, none));
+    } else {
+      gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
+    }
     return TensorList{cast_to(gi, in_dt)};
   });
 }
