@@ -380,3 +380,16 @@ def test_sdpa_dropout_is_reproducible_and_scaled():
     ref = F.scaled_dot_product_attention(q, k, v).numpy()
     mean = np.mean([F.scaled_dot_product_attention(q, k, v, dropout_p=0.5).numpy() for _ in range(200)], 0)
     assert np.abs(mean - ref).mean() < 0.05
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu", "gelu", "gelu_tanh", "silu", "mish", "softplus", "softsign",
+                                  "tanhshrink", "logsigmoid", "hardswish"])
+def test_activation_second_derivative(name):
+    fn, ref = ACTS[name]
+    a = RNG.standard_normal(40) * 2.5
+    a[np.abs(np.abs(a) - 3) < 1e-2] += 0.05  # hardswish kinks
+    x = t(a, True)
+    g, = fl.autograd.grad(fn(x).sum(), x, create_graph=True)
+    g.sum().backward()
+    h = 1e-4
+    np.testing.assert_allclose(x.grad.numpy(), (ref(a + h) - 2 * ref(a) + ref(a - h)) / h ** 2, rtol=1e-4, atol=1e-5)

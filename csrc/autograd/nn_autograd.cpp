@@ -1,7 +1,9 @@
 // Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
 // fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
-// ops), which are not differentiable themselves; softmax and log_softmax switch to the same
-// formula written with dispatcher ops under create_graph, so their double backward works.
+// ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
+// create_graph, and the activations' backward op is differentiable once more (second-derivative
+// column of the list), so double backward works for both. The norm and attention backward ops are
+// not differentiable.
 #include <cctype>
 
 #include "../ops/activation.h"
@@ -87,8 +89,22 @@ FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   Tensor before = in_place ? clone(x) : x;
   Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
   return record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
-    return TensorList{ops::activation_backward(g, s[0], kind, a, b, c)};
+    return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};
   });
+})
+
+// g * f'(x) is linear in g and has derivative g * f''(x) in x: the activations' double backward.
+// (The order-2 op has no autograd kernel: third derivatives are not supported.)
+FL_REGISTER_KERNEL(activation_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& x, int64_t kind,
+                                                     double a, double b, double c, int64_t order) {
+  Tensor r = redispatch_no_grad(ops::activation_backward, ks, g, x, kind, a, b, c, order);
+  if (order != 1) return r;
+  return record_saved("ActivationBackwardBackward0", r, {gradient_edge(g), gradient_edge(x)}, {g, x}, false,
+                      [kind, a, b, c](const Tensor& gg, const TensorList& s) {
+                        using namespace formulas;
+                        return TensorList{ops::activation_backward(gg, s[1], kind, a, b, c, 1),
+                                          ops::activation_backward(gg * s[0], s[1], kind, a, b, c, 2)};
+                      });
 })
 
 FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
