@@ -329,3 +329,25 @@ def test_activation_double_backward(name, kw):
     (gb * gb).sum().backward()
     tol = dict(rtol=1e-6, atol=1e-7) if name == "celu" else dict(rtol=1e-9, atol=1e-9)  # see test_activations
     assert_same(b.grad, a.grad, **tol)
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_norm_double_backward(rms):
+    a, b = pair(4, 3, 6, dtype=torch.float64, requires_grad=True)
+    wa, wb = pair(3, 6, dtype=torch.float64, requires_grad=True)
+    ba, bb = pair(3, 6, dtype=torch.float64, requires_grad=True)
+    ga_in = torch.randn(4, 3, 6, dtype=torch.float64)
+
+    def run(m, fn, x, w, bias, g):
+        y = fn.rms_norm(x, [3, 6], w, 1e-5) if rms else fn.layer_norm(x, [3, 6], w, bias)
+        inputs = [x, w] if rms else [x, w, bias]
+        grads = m.autograd.grad((y * g).sum(), inputs, create_graph=True)
+        sum(gr.pow(2).sum() for gr in grads).backward()
+        return grads
+
+    grads_a = run(torch, TF, a, wa, ba, ga_in)
+    grads_b = run(fl, F, b, wb, bb, to_flowlike(ga_in))
+    for gb_, ga_ in zip(grads_b, grads_a):
+        assert_same(gb_, ga_, **TOL[torch.float64])
+    for xb, xa in ((b, a), (wb, wa)):
+        assert_same(xb.grad, xa.grad, rtol=1e-8, atol=1e-9)

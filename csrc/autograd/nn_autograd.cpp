@@ -1,9 +1,9 @@
 // Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
 // fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
-// create_graph, and the activations' backward op is differentiable once more (second-derivative
-// column of the list), so double backward works for both. The norm and attention backward ops are
-// not differentiable.
+// create_graph (so do layer_norm and rms_norm), and the activations' backward op is differentiable
+// once more (second-derivative column of the list), so double backward works for all of these.
+// The attention backward op is not differentiable.
 #include <cctype>
 
 #include "../ops/activation.h"
@@ -39,6 +39,26 @@ Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySe
   });
 }
 
+// layer_norm / rms_norm gradients written with dispatcher ops (statistics recomputed from x), used
+// under create_graph so that they are differentiable again.
+TensorList layer_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w, const IntList& shape, double eps,
+                              bool rms, bool has_b) {
+  using namespace formulas;
+  const int64_t nd = x->dim(), k = static_cast<int64_t>(shape.size());
+  const ScalarType none = ScalarType::NumTypes;
+  IntList norm_dims, lead_dims;
+  for (int64_t d = 0; d < nd; ++d) (d < nd - k ? lead_dims : norm_dims).push_back(d);
+  auto mean = [&](const Tensor& t) { return ops::mean(t, norm_dims, true, none); };
+  auto lead_sum = [&](const Tensor& t) { return lead_dims.empty() ? t : ops::sum(t, lead_dims, false, none); };
+  const Tensor xc = rms ? x : x - mean(x);
+  const Tensor rstd = rsqrt(mean(xc * xc) + eps);
+  const Tensor xhat = xc * rstd;
+  const Tensor gw = w ? g * w : g;
+  const Tensor c = mean(gw * xhat);
+  const Tensor dx = rms ? rstd * (gw - xhat * c) : rstd * (gw - mean(gw) - xhat * c);
+  return {dx, w ? lead_sum(g * xhat) : nullptr, has_b ? lead_sum(g) : nullptr};
+}
+
 std::string camel(const char* op) {
   std::string n;
   bool up = true;
@@ -67,9 +87,12 @@ FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Ten
   const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
   std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
   record_saved(rms ? "NativeRmsNormBackward0" : "NativeLayerNormBackward0", y, std::move(edges), {x, w, mean, rstd},
-               false, [shape, rms, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
-                 auto [gx, gw, gb] = ops::native_layer_norm_backward(g, s[0], s[2], s[3], s[1], shape, rms, need_params);
-                 return TensorList{gx, s[1] ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+               false, [shape, eps, rms, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
+                 const Tensor &x = s[0], &w = s[1];
+                 if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
+                   return layer_norm_formula(g, x, w, shape, eps, rms, has_b);
+                 auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, s[2], s[3], w, shape, rms, need_params);
+                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
                });
   return std::make_tuple(y, mean, rstd);
 }))

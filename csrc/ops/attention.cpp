@@ -347,7 +347,7 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query,
   const ScalarType ct = compute_dtype(query->dtype);
   g.scale = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(g.E)) : scale;
   g.causal = is_causal;
-  Tensor mexp = prepare_mask(g, mask, query->dtype, ct);
+  const Tensor mexp = prepare_mask(g, mask, query->dtype, ct);  // keeps the memory g.mask points into alive
   Tensor seed_offset = empty({2}, ScalarType::Int64);
   g.p = dropout_p;
   if (dropout_p > 0) {
@@ -384,7 +384,7 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tenso
   const ScalarType ct = compute_dtype(query->dtype);
   g.scale = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(g.E)) : scale;
   g.causal = is_causal;
-  Tensor mexp = prepare_mask(g, mask, query->dtype, ct);
+  const Tensor mexp = prepare_mask(g, mask, query->dtype, ct);  // keeps the memory g.mask points into alive
   g.p = dropout_p;
   g.seed = static_cast<uint64_t>(seed_offset->data<int64_t>()[0]);
   g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
