@@ -393,3 +393,18 @@ def test_activation_second_derivative(name):
     g.sum().backward()
     h = 1e-4
     np.testing.assert_allclose(x.grad.numpy(), (ref(a + h) - 2 * ref(a) + ref(a - h)) / h ** 2, rtol=1e-4, atol=1e-5)
+
+
+def test_large_outputs_take_the_streaming_store_path():
+    # over 8 MiB of float32 output: written with non-temporal stores; odd row length covers the
+    # unaligned head and the tail of each row
+    a = RNG.standard_normal((2101, 1031)).astype(np.float32)
+    w = RNG.standard_normal((2101, 1031)).astype(np.float32)
+    ref = np_softmax(a.astype(np.float64), 1)
+    np.testing.assert_allclose(F.softmax(t(a), 1).numpy(), ref, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(F.log_softmax(t(a), 1).numpy(), np.log(ref), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(F.layer_norm(t(a), [1031]).numpy(), np_layer_norm(a.astype(np.float64), 1),
+                               rtol=1e-4, atol=1e-5)
+    x = t(a, True)
+    (F.softmax(x, 1) * t(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), ref * (w - (w * ref).sum(1, keepdims=True)), rtol=1e-4, atol=1e-6)

@@ -22,7 +22,7 @@
 namespace fl {
 namespace {
 
-constexpr int64_t kBQ = 64, kBK = 64;
+constexpr int64_t kBQ = 128, kBK = 64;
 
 // Shapes and options of one call, with q/k/v/o contiguous (B, H, L, E).
 struct Geo {

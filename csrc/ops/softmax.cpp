@@ -14,7 +14,8 @@ namespace {
 
 using namespace nnvec;
 
-FL_NN_CLONES void fwd_rows_f32(const float* x, float* y, int64_t rows, int64_t n, bool log) {
+FL_NN_CLONES void fwd_rows_f32(const float* x, float* y, int64_t rows, int64_t n, bool log, bool stream) {
+  std::vector<float> e(log ? 0 : static_cast<size_t>(n));  // exp(x - max) of one row, kept in L1
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
@@ -22,15 +23,18 @@ FL_NN_CLONES void fwd_rows_f32(const float* x, float* y, int64_t rows, int64_t n
     if (log) {
       // (x - max) - log(sum): subtracting max first keeps the precision of large logits
       const float c = std::log(exp_shift_sum(xr, nullptr, n, 1.0f, m));
-      for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - m) - c;
+      write_row(yr, n, stream, FL_NN_LAMBDA((load(xr + i) - m) - c), FL_NN_LAMBDA((xr[i] - m) - c));
     } else {
-      const float inv = 1.0f / exp_shift_sum(xr, yr, n, 1.0f, m);
-      for (int64_t i = 0; i < n; ++i) yr[i] *= inv;
+      const float inv = 1.0f / exp_shift_sum(xr, e.data(), n, 1.0f, m);
+      const float* er = e.data();
+      write_row(yr, n, stream, FL_NN_LAMBDA(load(er + i) * inv), FL_NN_LAMBDA(er[i] * inv));
     }
   }
+  if (stream) sfence();
 }
 
-FL_NN_CLONES void bwd_rows_f32(const float* g, const float* y, float* gi, int64_t rows, int64_t n, bool log) {
+FL_NN_CLONES void bwd_rows_f32(const float* g, const float* y, float* gi, int64_t rows, int64_t n, bool log,
+                               bool stream) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* gr = g + r * n;
     const float* yr = y + r * n;
@@ -41,15 +45,16 @@ FL_NN_CLONES void bwd_rows_f32(const float* g, const float* y, float* gi, int64_
       for (; i + kLanes <= n; i += kLanes) acc += load(gr + i);
       float s = hsum(acc);
       for (; i < n; ++i) s += gr[i];
-      for (i = 0; i + kLanes <= n; i += kLanes) store(out + i, load(gr + i) - exp_nonpos(load(yr + i)) * s);
-      for (; i < n; ++i) out[i] = gr[i] - std::exp(yr[i]) * s;
+      write_row(out, n, stream, FL_NN_LAMBDA(load(gr + i) - exp_nonpos(load(yr + i)) * s),
+                FL_NN_LAMBDA(gr[i] - std::exp(yr[i]) * s));
     } else {  // gi = y * (g - sum(g * y))
       for (; i + kLanes <= n; i += kLanes) acc += load(gr + i) * load(yr + i);
       float s = hsum(acc);
       for (; i < n; ++i) s += gr[i] * yr[i];
-      for (i = 0; i < n; ++i) out[i] = yr[i] * (gr[i] - s);
+      write_row(out, n, stream, FL_NN_LAMBDA(load(yr + i) * (load(gr + i) - s)), FL_NN_LAMBDA(yr[i] * (gr[i] - s)));
     }
   }
+  if (stream) sfence();
 }
 
 void fwd_rows_f64(const double* x, double* y, int64_t rows, int64_t n, bool log) {
@@ -131,8 +136,9 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, ScalarType dtype, bool l
   RowView rv = rows_along(at_least_1d(x), dim, name);
   Tensor out = empty(rv.rows->sizes, x->dtype);
   FL_DISPATCH_FLOATING(x->dtype, name, {
+    const bool stream = std::is_same_v<scalar_t, float> && nnvec::stream_output(out->numel * 4);
     run_typed<scalar_t>(1, &rv.rows, out, rv.outer, rv.inner,
-        [log](const float* a, const float*, float* o, int64_t c, int64_t n) { fwd_rows_f32(a, o, c, n, log); },
+        [log, stream](const float* a, const float*, float* o, int64_t c, int64_t n) { fwd_rows_f32(a, o, c, n, log, stream); },
         [log](const double* a, const double*, double* o, int64_t c, int64_t n) { fwd_rows_f64(a, o, c, n, log); });
   });
   return like_input(from_rows(out, rv), x);
@@ -149,8 +155,9 @@ Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t d
   ins[1] = rv.rows;
   Tensor out = empty(rv.rows->sizes, output->dtype);
   FL_DISPATCH_FLOATING(output->dtype, name, {
+    const bool stream = std::is_same_v<scalar_t, float> && nnvec::stream_output(out->numel * 4);
     run_typed<scalar_t>(2, ins, out, rv.outer, rv.inner,
-        [log](const float* a, const float* b, float* o, int64_t c, int64_t n) { bwd_rows_f32(a, b, o, c, n, log); },
+        [log, stream](const float* a, const float* b, float* o, int64_t c, int64_t n) { bwd_rows_f32(a, b, o, c, n, log, stream); },
         [log](const double* a, const double* b, double* o, int64_t c, int64_t n) { bwd_rows_f64(a, b, o, c, n, log); });
   });
   return like_input(from_rows(out, rv), output);

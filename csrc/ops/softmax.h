@@ -5,6 +5,8 @@
 // AVX2 ops or four SSE ops per step depending on the target of the function they are inlined into
 // (callers are built with target_clones for those three targets).
 #pragma once
+#include <xmmintrin.h>
+
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -101,6 +103,34 @@ FL_NN_INLINE float exp_shift_sum(const float* x, float* y, int64_t n, float scal
   }
   return hsum(acc);
 }
+
+// An element (or vector) expression over index i for write_row, inlined into the cloned caller.
+#define FL_NN_LAMBDA(...) [&](int64_t i) __attribute__((always_inline)) { return __VA_ARGS__; }
+
+// Whether a kernel writing `bytes` of output should bypass the caches: beyond this size the
+// result cannot stay cached anyway, and streaming stores save the read-for-ownership of every line.
+inline bool stream_output(int64_t bytes) { return bytes >= (int64_t(1) << 23); }
+
+// y[i] for i < n from fv(i) (a vector of the 16 values at i) and fs(i) (one value), with
+// non-temporal vector stores when `stream` (callers end their parallel work with sfence()).
+template <typename FV, typename FS>
+FL_NN_INLINE void write_row(float* y, int64_t n, bool stream, FV fv, FS fs) {
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && (reinterpret_cast<uintptr_t>(y + i) & 63); ++i) y[i] = fs(i);
+    for (; i + kLanes <= n; i += kLanes) {
+      __m128 part[4];  // SSE streaming stores exist on every x86-64 target the kernels are cloned for
+      const VF v = fv(i);
+      std::memcpy(part, &v, sizeof(VF));
+      for (int k = 0; k < 4; ++k) _mm_stream_ps(y + i + 4 * k, part[k]);
+    }
+  } else {
+    for (; i + kLanes <= n; i += kLanes) store(y + i, fv(i));
+  }
+  for (; i < n; ++i) y[i] = fs(i);
+}
+// Orders this thread's streaming stores before what follows (the end of a parallel region).
+inline void sfence() { _mm_sfence(); }
 
 }  // namespace fl::nnvec
 
