@@ -73,7 +73,8 @@ FL_NN_CLONES void fwd_rows_f32(const float* x, const float* w, const float* b, f
   using namespace nnvec;
   for (int64_t r = r0; r < r0 + rows; ++r) {
     const float* xr = x + r * n;
-    const auto [mu, rs] = row_stats<float>(xr, n, eps, rms);
+    const std::pair<float, float> st = row_stats<float>(xr, n, eps, rms);
+    const float mu = st.first, rs = st.second;  // plain variables: lambdas capture them below
     mean[r] = mu;
     rstd[r] = rs;
     write_row(y + r * n, n, stream, FL_NN_LAMBDA((load(xr + i) - mu) * rs * load(w + i) + load(b + i)),
