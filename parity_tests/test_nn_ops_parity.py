@@ -351,3 +351,17 @@ def test_norm_double_backward(rms):
         assert_same(gb_, ga_, **TOL[torch.float64])
     for xb, xa in ((b, a), (wb, wa)):
         assert_same(xb.grad, xa.grad, rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("causal_like", [False, True])
+def test_sdpa_float_mask_gradient(causal_like):
+    ta, fa = sdpa_inputs(2, 4, 2, 70, 90, 8, 8, torch.float64)
+    m = torch.randn(4, 70, 90, dtype=torch.float64)
+    if causal_like:
+        m = m.masked_fill(torch.ones(70, 90, dtype=torch.bool).triu(1), float("-inf"))
+    m.requires_grad_()
+    fm = to_flowlike(m.detach()).requires_grad_()
+    ya = TF.scaled_dot_product_attention(*ta, attn_mask=m, enable_gqa=True)
+    yb = F.scaled_dot_product_attention(*fa, attn_mask=fm, enable_gqa=True)
+    assert_same(yb, ya, **TOL[torch.float64])
+    check_grad(ya, yb, list(ta) + [m], list(fa) + [fm], TOL[torch.float64])

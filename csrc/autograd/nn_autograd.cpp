@@ -3,7 +3,8 @@
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
 // create_graph (so do layer_norm and rms_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.
-// The attention backward op is not differentiable.
+// The attention backward op is not differentiable; a float attn_mask that requires grad gets dS
+// (the one case that materializes the attention matrix, as PyTorch's math path does).
 #include <cctype>
 
 #include "../ops/activation.h"
@@ -133,17 +134,17 @@ FL_REGISTER_KERNEL(activation_backward, Autograd, [](DispatchKeySet ks, const Te
 FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
                    ([](DispatchKeySet ks, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                       double dropout_p, bool is_causal, double scale, bool gqa, Generator* gen) {
-  FL_CHECK(!requires_grad(mask), NotImplementedError,
-           "scaled_dot_product_attention: the gradient with respect to attn_mask is not supported by flowlike");
   auto [out, lse, seed_offset] = redispatch_no_grad(ops::scaled_dot_product_attention, ks, q, k, v, mask, dropout_p,
                                                     is_causal, scale, gqa, gen);
-  std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v)};
+  const bool mask_grad = requires_grad(mask);
+  std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v), gradient_edge(mask)};
   record_saved("ScaledDotProductFlashAttentionForCpuBackward0", out, std::move(edges), {q, k, v, mask, lse, seed_offset},
-               true, [dropout_p, is_causal, scale, gqa](const Tensor& g, const TensorList& s) {
-                 auto [gq, gk, gv] = ops::scaled_dot_product_attention_backward(
-                     g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa);
+               true, [dropout_p, is_causal, scale, gqa, mask_grad](const Tensor& g, const TensorList& s) {
+                 auto [gq, gk, gv, gm] = ops::scaled_dot_product_attention_backward(
+                     g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa, mask_grad);
                  // batch dims that were broadcast sum back to each input's shape
-                 return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes)};
+                 return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes),
+                                   mask_grad ? sum_to(gm, s[3]->sizes) : nullptr};
                });
   return std::make_tuple(out, lse, seed_offset);
 }))

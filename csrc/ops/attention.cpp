@@ -35,6 +35,8 @@ struct Geo {
   const char* mask = nullptr;
   bool mask_bool = false;
   IntList mstrides;
+  // backward only: where dS goes when the (float) mask needs a gradient, (B, Hq, L, S) dense
+  void* grad_mask = nullptr;
   // dropout
   double p = 0;
   uint64_t seed = 0, offset = 0;
@@ -188,6 +190,9 @@ FL_NN_INLINE void backward_head(const Geo& g, const T* q, const T* k, const T* v
             for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (dr[j] - dsum[r]);
           }
         }
+        if (g.grad_mask)  // d(scores) is d(mask): the mask is added to the scores
+          for (int64_t r = 0; r < m; ++r)
+            std::copy(dp + r * kBK, dp + r * kBK + nk, static_cast<T*>(g.grad_mask) + (row0 + r) * g.S + j0);
         // dQ += scale dS K ; dK += scale dS^T Q
         blas::gemm<T>(m, g.E, nk, ts, {dp, kBK, 1}, {K + j0 * g.E, g.E, 1}, T(1), {dQ, g.E, 1});
         blas::gemm<T>(nk, g.E, m, ts, {dp, 1, kBK}, {Q, g.E, 1}, T(1), {dK + j0 * g.E, g.E, 1});
@@ -375,11 +380,11 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query,
   return {out->dtype == query->dtype ? out : to_dtype(out, query->dtype), lse, seed_offset};
 }
 
-std::tuple<Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& query,
-                                                     const Tensor& key, const Tensor& value, const Tensor& mask,
-                                                     const Tensor& output, const Tensor& lse_in,
-                                                     const Tensor& seed_offset, double dropout_p, bool is_causal,
-                                                     double scale, bool gqa) {
+std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& query,
+                                                             const Tensor& key, const Tensor& value, const Tensor& mask,
+                                                             const Tensor& output, const Tensor& lse_in,
+                                                             const Tensor& seed_offset, double dropout_p, bool is_causal,
+                                                             double scale, bool gqa, bool mask_grad) {
   Geo g = geometry(query, key, value, gqa);
   const ScalarType ct = compute_dtype(query->dtype);
   g.scale = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(g.E)) : scale;
@@ -390,15 +395,23 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tenso
   g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
   Tensor q = prepared(query, ct, g), k = prepared(key, ct, g), v = prepared(value, ct, g);
   Tensor o = prepared(output, ct, g), go = prepared(grad, ct, g), lse = row_major(lse_in);
-  Tensor gq = empty(q->sizes, ct), gk = empty(k->sizes, ct), gv = empty(v->sizes, ct);
+  Tensor gq = empty(q->sizes, ct), gk = empty(k->sizes, ct), gv = empty(v->sizes, ct), gm;
   for (const Tensor* t : {&gq, &gk, &gv}) fill(*t, Scalar(0.0));
+  if (mask_grad) {
+    FL_CHECK(mask && is_floating(mask->dtype), Error, "scaled_dot_product_attention_backward: only a float attn_mask has a gradient");
+    IntList full(q->sizes.begin(), q->sizes.end() - 1);
+    full.push_back(g.S);
+    gm = empty(full, ct);
+    fill(gm, Scalar(0.0));
+    g.grad_mask = gm->data_ptr();
+  }
   if (dropout_p < 1 && g.L > 0 && g.S > 0) {
     BlasSingleThread single;
     if (ct == ScalarType::Float32) run_backward<float>(g, q, k, v, o, lse, go, gq, gk, gv);
     else run_backward<double>(g, q, k, v, o, lse, go, gq, gk, gv);
   }
-  auto back = [&](const Tensor& t) { return t->dtype == query->dtype ? t : to_dtype(t, query->dtype); };
-  return {back(gq), back(gk), back(gv)};
+  auto back = [&](const Tensor& t) { return !t || t->dtype == query->dtype ? t : to_dtype(t, query->dtype); };
+  return {back(gq), back(gk), back(gv), back(gm)};
 }
 
 }  // namespace
@@ -410,11 +423,9 @@ FL_DEFINE_OP(scaled_dot_product_attention,
                                                                  const ::fl::Tensor&, const ::fl::Tensor&, double, bool,
                                                                  double, bool, ::fl::Generator*))
 FL_DEFINE_OP(scaled_dot_product_attention_backward,
-             "scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor? attn_mask, Tensor out, Tensor logsumexp, Tensor seed_offset, float dropout_p, bool is_causal, float scale, bool enable_gqa) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&, double, bool,
-                                                                 double, bool))
+             "scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor? attn_mask, Tensor out, Tensor logsumexp, Tensor seed_offset, float dropout_p, bool is_causal, float scale, bool enable_gqa, bool mask_grad) -> (Tensor, Tensor, Tensor, Tensor?)",
+             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
+                 const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
+                 const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
 FL_REGISTER_KERNEL(scaled_dot_product_attention, CPU, ::fl::sdpa_cpu)
 FL_REGISTER_KERNEL(scaled_dot_product_attention_backward, CPU, ::fl::sdpa_backward_cpu)

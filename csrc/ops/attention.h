@@ -14,7 +14,9 @@ FL_DECLARE_OP(scaled_dot_product_attention, std::tuple<::fl::Tensor, ::fl::Tenso
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool,
     ::fl::Generator*))
 // (grad_out, query, key, value, attn_mask?, output, logsumexp, seed_offset, dropout_p, is_causal, scale,
-// enable_gqa) -> (grad_query, grad_key, grad_value), each with the broadcast batch dims
-FL_DECLARE_OP(scaled_dot_product_attention_backward, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
+// enable_gqa, mask_grad) -> (grad_query, grad_key, grad_value, grad_mask), each with the broadcast batch
+// dims; grad_mask (dense (..., Hq, L, S): the one case that materializes the attention matrix) only
+// when mask_grad, for a float mask.
+FL_DECLARE_OP(scaled_dot_product_attention_backward, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-    const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool))
+    const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
