@@ -32,6 +32,7 @@ from ._reduce import *  # noqa: F401,F403  (reductions, scans, sorting)
 from ._linalg_products import *  # noqa: F401,F403  (matmul and the other products)
 from .nn._functional_vision import pixel_shuffle, pixel_unshuffle, cdist, cosine_similarity, pairwise_distance, pdist
 from ._linalg import *  # noqa: F401,F403  (torch.* linear algebra; torch.linalg is flowlike.linalg)
+from ._nn import *  # noqa: F401,F403  (softmax, relu, layer_norm, ... in the torch namespace)
 from . import memory
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled

@@ -6,3 +6,6 @@ here with one import line, so this module is the single public path, as in PyTor
 from ._functional_loss import *  # noqa: F401,F403  (loss functions)
 from ._functional_vision import *  # noqa: F401,F403
 from ._functional_sparse import *  # noqa: F401,F403
+from ._functional_activation import *  # noqa: F401,F403
+from ._functional_norm import *  # noqa: F401,F403
+from ._functional_attention import *  # noqa: F401,F403

@@ -1,0 +1,152 @@
+// Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
+// fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
+// ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
+// create_graph (so do layer_norm and rms_norm), and the activations' backward op is differentiable
+// once more (second-derivative column of the list), so double backward works for all of these.
+// The attention backward op is not differentiable; a float attn_mask that requires grad gets dS
+// (the one case that materializes the attention matrix, as PyTorch's math path does).
+#include <cctype>
+
+#include "../ops/activation.h"
+#include "../ops/attention.h"
+#include "../ops/nn_norm.h"
+#include "../ops/reduce.h"
+#include "../ops/softmax.h"
+#include "autograd.h"
+#include "formulas.h"
+
+namespace fl::autograd {
+namespace {
+
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
+
+template <typename OpT>
+Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
+                        const Tensor& x, int64_t dim, ScalarType dt) {
+  Tensor r = redispatch_no_grad(op, ks, x, dim, dt);
+  const ScalarType in_dt = x->dtype;
+  return record_saved(name, r, {gradient_edge(x)}, {}, true, [dim, in_dt, log](const Tensor& g, const TensorList& s) {
+    const Tensor& y = s[0];
+    Tensor gi;
+    if (thread_state().grad_enabled && (g->requires_grad || y->requires_grad)) {
+      using namespace formulas;
+      const IntList dims{dim};
+      const ScalarType none = ScalarType::NumTypes;
+      gi = log ? g - exp(y) * ops::sum(g, dims, true, none) : y * (g - ops::sum(g * y, dims, true, none));
+    } else {
+      gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
+    }
+    return TensorList{cast_to(gi, in_dt)};
+  });
+}
+
+// layer_norm / rms_norm gradients written with dispatcher ops (statistics recomputed from x), used
+// under create_graph so that they are differentiable again.
+TensorList layer_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w, const IntList& shape, double eps,
+                              bool rms, bool has_b) {
+  using namespace formulas;
+  const int64_t nd = x->dim(), k = static_cast<int64_t>(shape.size());
+  const ScalarType none = ScalarType::NumTypes;
+  IntList norm_dims, lead_dims;
+  for (int64_t d = 0; d < nd; ++d) (d < nd - k ? lead_dims : norm_dims).push_back(d);
+  auto mean = [&](const Tensor& t) { return ops::mean(t, norm_dims, true, none); };
+  auto lead_sum = [&](const Tensor& t) { return lead_dims.empty() ? t : ops::sum(t, lead_dims, false, none); };
+  const Tensor xc = rms ? x : x - mean(x);
+  const Tensor rstd = rsqrt(mean(xc * xc) + eps);
+  const Tensor xhat = xc * rstd;
+  const Tensor gw = w ? g * w : g;
+  const Tensor c = mean(gw * xhat);
+  const Tensor dx = rms ? rstd * (gw - xhat * c) : rstd * (gw - mean(gw) - xhat * c);
+  return {dx, w ? lead_sum(g * xhat) : nullptr, has_b ? lead_sum(g) : nullptr};
+}
+
+std::string camel(const char* op) {
+  std::string n;
+  bool up = true;
+  for (const char* p = op; *p; ++p) {
+    if (*p == '_') { up = true; continue; }
+    n += up ? static_cast<char>(std::toupper(*p)) : *p;
+    up = false;
+  }
+  return n + "Backward0";
+}
+
+}  // namespace
+
+FL_REGISTER_KERNEL(softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
+  return softmax_autograd(ops::softmax, "SoftmaxBackward0", false, ks, x, dim, dt);
+})
+FL_REGISTER_KERNEL(log_softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
+  return softmax_autograd(ops::log_softmax, "LogSoftmaxBackward0", true, ks, x, dim, dt);
+})
+
+FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const IntList& shape,
+                                                   const Tensor& w, const Tensor& b, double eps, bool rms) {
+  auto [y, mean, rstd] = redispatch_no_grad(ops::native_layer_norm, ks, x, shape, w, b, eps, rms);
+  const bool need_params = requires_grad(w) || requires_grad(b);
+  const bool has_b = b != nullptr;
+  const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
+  std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
+  record_saved(rms ? "NativeRmsNormBackward0" : "NativeLayerNormBackward0", y, std::move(edges), {x, w, mean, rstd},
+               false, [shape, eps, rms, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
+                 const Tensor &x = s[0], &w = s[1];
+                 if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
+                   return layer_norm_formula(g, x, w, shape, eps, rms, has_b);
+                 auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, s[2], s[3], w, shape, rms, need_params);
+                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+               });
+  return std::make_tuple(y, mean, rstd);
+}))
+
+FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t kind, double a, double b,
+                                            double c, const Tensor& out) {
+  const char* name = activation_name(static_cast<Activation>(kind));
+  const bool in_place = out != nullptr;
+  if (in_place) {
+    FL_CHECK(out == x, Error, name, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+    check_not_leaf_requiring_grad(x);
+    FL_CHECK(!(x->is_view && x->requires_grad), NotImplementedError, name,
+             "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; use "
+             "the out-of-place form");
+  }
+  Edge edge = gradient_edge(x);
+  Tensor before = in_place ? clone(x) : x;
+  Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
+  return record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
+    return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};
+  });
+})
+
+// g * f'(x) is linear in g and has derivative g * f''(x) in x: the activations' double backward.
+// (The order-2 op has no autograd kernel: third derivatives are not supported.)
+FL_REGISTER_KERNEL(activation_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& x, int64_t kind,
+                                                     double a, double b, double c, int64_t order) {
+  Tensor r = redispatch_no_grad(ops::activation_backward, ks, g, x, kind, a, b, c, order);
+  if (order != 1) return r;
+  return record_saved("ActivationBackwardBackward0", r, {gradient_edge(g), gradient_edge(x)}, {g, x}, false,
+                      [kind, a, b, c](const Tensor& gg, const TensorList& s) {
+                        using namespace formulas;
+                        return TensorList{ops::activation_backward(gg, s[1], kind, a, b, c, 1),
+                                          ops::activation_backward(gg * s[0], s[1], kind, a, b, c, 2)};
+                      });
+})
+
+FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
+                   ([](DispatchKeySet ks, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                      double dropout_p, bool is_causal, double scale, bool gqa, Generator* gen) {
+  auto [out, lse, seed_offset] = redispatch_no_grad(ops::scaled_dot_product_attention, ks, q, k, v, mask, dropout_p,
+                                                    is_causal, scale, gqa, gen);
+  const bool mask_grad = requires_grad(mask);
+  std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v), gradient_edge(mask)};
+  record_saved("ScaledDotProductFlashAttentionForCpuBackward0", out, std::move(edges), {q, k, v, mask, lse, seed_offset},
+               true, [dropout_p, is_causal, scale, gqa, mask_grad](const Tensor& g, const TensorList& s) {
+                 auto [gq, gk, gv, gm] = ops::scaled_dot_product_attention_backward(
+                     g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa, mask_grad);
+                 // batch dims that were broadcast sum back to each input's shape
+                 return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes),
+                                   mask_grad ? sum_to(gm, s[3]->sizes) : nullptr};
+               });
+  return std::make_tuple(out, lse, seed_offset);
+}))
+
+}  // namespace fl::autograd

@@ -1,0 +1,128 @@
+// CPU kernels of the activation list (activation.h). Kernels exist for float32 and float64;
+// float16/bfloat16 inputs are computed in float32 and rounded once at the end.
+#include "activation.h"
+
+#include <algorithm>
+
+#include "../kernels/loops.h"
+
+namespace fl {
+namespace {
+
+template <typename T> inline T sigmoid_of(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <typename T> inline T gelu_grad(T x) {
+  return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))) + x * std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
+}
+template <typename T> inline T gelu_tanh_grad(T x) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  const T t = std::tanh(k * (x + c * x * x * x));
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
+}
+template <typename T> inline T silu_grad(T x) { const T s = sigmoid_of(x); return s * (T(1) + x * (T(1) - s)); }
+template <typename T> inline T mish_grad(T x) {
+  const T t = std::tanh(std::log1p(std::exp(x)));
+  return t + x * sigmoid_of(x) * (T(1) - t * t);
+}
+template <typename T> inline T softplus_grad(T bx) { const T z = std::exp(bx); return z / (z + T(1)); }
+template <typename T> inline T sign_of(T x) { return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0)); }
+// Second derivatives (double backward).
+template <typename T> inline T gelu_tanh_grad2(T x) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  const T t = std::tanh(k * (x + c * x * x * x)), du = k * (T(1) + T(3) * c * x * x);
+  return (T(1) - t * t) * (du - x * t * du * du + T(3) * k * c * x * x);
+}
+template <typename T> inline T silu_grad2(T x) { const T s = sigmoid_of(x); return s * (T(1) - s) * (T(2) + x * (T(1) - T(2) * s)); }
+template <typename T> inline T mish_grad2(T x) {
+  const T t = std::tanh(std::log1p(std::exp(x))), s = sigmoid_of(x);
+  return s * (T(1) - t * t) * (T(2) + x * (T(1) - s) - T(2) * x * t * s);
+}
+
+constexpr const char* kNames[] = {
+#define FL_X(name, ...) #name,
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+};
+
+template <typename T>
+void forward_loop(Activation k, const ElementwiseIter& it, T a, T b, T c) {
+  switch (k) {
+#define FL_X(name, fwd, bwd, bwd2) \
+  case Activation::name: unary_loop<T, T>(it, [=](T x) { return fwd; }); break;
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+    default: break;
+  }
+}
+
+template <typename T>
+void backward_loop(Activation k, const ElementwiseIter& it, T a, T b, T c, bool second) {
+  switch (k) {
+#define FL_X(name, fwd, bwd, bwd2)                                                     \
+  case Activation::name:                                                             \
+    if (second) binary_loop<T, T>(it, [=](T g, T x) { return bwd2; });              \
+    else binary_loop<T, T>(it, [=](T g, T x) { return bwd; });                      \
+    break;
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+    default: break;
+  }
+}
+
+Activation kind_of(int64_t k) {
+  FL_CHECK(k >= 0 && k < static_cast<int64_t>(Activation::NumActivations), ValueError, "activation: unknown kind ", k);
+  return static_cast<Activation>(k);
+}
+
+void check_floating(const char* name, ScalarType t) {
+  FL_CHECK(is_floating(t), NotImplementedError, "\"", name, "_cpu\" not implemented for '", c10_type_name(t), "'");
+}
+
+// The dtype the kernel runs in: float32 for the 16-bit floats.
+ScalarType compute_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
+
+Tensor activation_cpu(DispatchKeySet, const Tensor& x, int64_t kind, double a, double b, double c, const Tensor& out) {
+  const Activation k = kind_of(kind);
+  check_floating(kNames[kind], x->dtype);
+  const ScalarType ct = compute_dtype(x->dtype);
+  Tensor xin = x->dtype == ct ? x : to_dtype(x, ct);
+  Tensor result = out && out->dtype == ct ? out : empty_like(x, ct);
+  ElementwiseIter it({result.get(), xin.get()}, kNames[kind]);
+  if (ct == ScalarType::Float32) forward_loop<float>(k, it, float(a), float(b), float(c));
+  else forward_loop<double>(k, it, a, b, c);
+  if (out) {
+    if (result != out) copy_into(out, result);
+    out->bump_version();
+    return out;
+  }
+  return result->dtype == x->dtype ? result : to_dtype(result, x->dtype);
+}
+
+Tensor activation_backward_cpu(DispatchKeySet, const Tensor& g, const Tensor& x, int64_t kind, double a, double b, double c,
+                               int64_t order) {
+  const Activation k = kind_of(kind);
+  FL_CHECK(order == 1 || order == 2, ValueError, "activation_backward: order must be 1 or 2, got ", order);
+  check_floating(kNames[kind], x->dtype);
+  FL_CHECK(g->sizes == x->sizes, Error, kNames[kind], "_backward: grad_output of shape ", shape_str(g->sizes),
+           " does not match input of shape ", shape_str(x->sizes));
+  const ScalarType ct = compute_dtype(x->dtype);
+  Tensor gin = g->dtype == ct ? g : to_dtype(g, ct), xin = x->dtype == ct ? x : to_dtype(x, ct);
+  Tensor result = empty_like(x, ct);
+  ElementwiseIter it({result.get(), gin.get(), xin.get()}, kNames[kind]);
+  if (ct == ScalarType::Float32) backward_loop<float>(k, it, float(a), float(b), float(c), order == 2);
+  else backward_loop<double>(k, it, a, b, c, order == 2);
+  return result->dtype == x->dtype ? result : to_dtype(result, x->dtype);
+}
+
+}  // namespace
+
+const char* activation_name(Activation k) { return kNames[static_cast<int>(k)]; }
+
+}  // namespace fl
+
+FL_DEFINE_OP(activation, "activation(Tensor self, int kind, float a, float b, float c, Tensor(a!)? out) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, int64_t, double, double, double, const ::fl::Tensor&))
+FL_DEFINE_OP(activation_backward,
+             "activation_backward(Tensor grad_output, Tensor self, int kind, float a, float b, float c, int order) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, double, double, double, int64_t))
+FL_REGISTER_KERNEL(activation, CPU, ::fl::activation_cpu)
+FL_REGISTER_KERNEL(activation_backward, CPU, ::fl::activation_backward_cpu)

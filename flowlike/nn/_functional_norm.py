@@ -1,0 +1,142 @@
+"""Normalization functions (`torch.nn.functional`).
+
+layer_norm and rms_norm run on one fused C++ row kernel that saves mean and rstd for backward
+(csrc/ops/nn_norm.h); group_norm and instance_norm reuse it on reshaped rows; batch_norm,
+local_response_norm and normalize are composites of the reductions and pointwise ops.
+"""
+import flowlike as _fl
+from .. import _C
+
+__all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm", "normalize"]
+
+
+def _shape(normalized_shape):
+    return [int(normalized_shape)] if isinstance(normalized_shape, int) else [int(s) for s in normalized_shape]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
+    return _C._layer_norm(input, _shape(normalized_shape), weight, bias, float(eps), False)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last dims; eps defaults to finfo(input.dtype).eps."""
+    if eps is None:
+        eps = _fl.finfo(input.dtype).eps if input.dtype.is_floating_point else _fl.finfo(_fl.float32).eps
+    return _C._layer_norm(input, _shape(normalized_shape), weight, None, float(eps), True)
+
+
+def _channel_shape(input):
+    return [1, input.shape[1]] + [1] * (input.dim() - 2)
+
+
+def _affine(y, weight, bias, shape):
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _update_running(running, value, momentum):
+    with _fl.no_grad():
+        running.mul_(1 - momentum).add_(value.detach().to(running.dtype) * momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalizes each channel (dim 1) over the batch and spatial dims; in training the running
+    statistics are updated with momentum (running_var with the unbiased variance)."""
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or more input (got {input.dim()}D input)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    dims = [0] + list(range(2, input.dim()))
+    count = input.numel() // c if c else 0
+    if training and count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+    shape = _channel_shape(input)
+    if training or running_mean is None or running_var is None:
+        var, mean = _fl.var_mean(input, dims, correction=0)
+        if training:
+            if running_mean is not None:
+                _update_running(running_mean, mean, momentum)
+            if running_var is not None:
+                _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
+    else:
+        mean, var = running_mean, running_var
+    y = (input - mean.reshape(shape)) * _fl.rsqrt(var.reshape(shape) + eps)
+    return _affine(y, weight, bias, shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalizes each (sample, channel) plane over its spatial dims."""
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or more input (got {input.dim()}D input)")
+    n, c = input.shape[0], input.shape[1]
+    spatial = input.numel() // (n * c) if n * c else 0
+    if use_input_stats and spatial == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+    shape = _channel_shape(input)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    rows = input.reshape([n * c, spatial])
+    y = _C._layer_norm(rows, [spatial], None, None, float(eps), False).reshape(input.shape)
+    if running_mean is not None or running_var is not None:
+        with _fl.no_grad():
+            var, mean = _fl.var_mean(rows, [1], correction=1)
+            if running_mean is not None:
+                _update_running(running_mean, mean.reshape([n, c]).mean(0), momentum)
+            if running_var is not None:
+                _update_running(running_var, var.reshape([n, c]).mean(0), momentum)
+    return _affine(y, weight, bias, shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalizes groups of num_groups channels over their channels and spatial dims, then applies
+    the per-channel affine transform."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+                           f"{list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    size = input.numel() // (n * num_groups) if n * num_groups else 0
+    y = _C._layer_norm(input.reshape([n * num_groups, size]), [size], None, None, float(eps), False)
+    return _affine(y.reshape(input.shape), weight, bias, _channel_shape(input))
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of squares over `size` neighbouring channels) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    pad_shape = list(input.shape)
+    before, after = size // 2, (size - 1) // 2
+    pad_shape[1] = before + 1  # one extra leading zero so window sums are differences of prefix sums
+    pieces = [_fl.zeros(pad_shape, dtype=input.dtype), sq]
+    if after:
+        pad_shape[1] = after
+        pieces.append(_fl.zeros(pad_shape, dtype=input.dtype))
+    prefix = _fl.cumsum(_fl.cat(pieces, 1), 1)
+    window = prefix.narrow(1, size, c) - prefix.narrow(1, 0, c)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    denom = _fl.clamp(_fl.norm(input, p, dim, keepdim=True), min=eps).expand_as(input)
+    if out is not None:
+        return _fl.div(input, denom, out=out)
+    return input / denom
