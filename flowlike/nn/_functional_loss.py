@@ -9,6 +9,8 @@ import warnings
 
 import flowlike as _fl
 from flowlike import _C
+from ._functional_activation import logsigmoid
+from ._functional_vision import pairwise_distance
 
 __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
            "poisson_nll_loss", "gaussian_nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -79,17 +81,6 @@ def _c10_name(dtype):
     return {_fl.float32: "Float", _fl.float64: "Double", _fl.float16: "Half", _fl.bfloat16: "BFloat16",
             _fl.int64: "Long", _fl.int32: "Int", _fl.int16: "Short", _fl.int8: "Char", _fl.uint8: "Byte",
             _fl.bool: "Bool"}[dtype]
-
-
-def _log_sigmoid(x):
-    """log(sigmoid(x)) without overflow: min(x, 0) - log1p(exp(-|x|))."""
-    return _fl.minimum(x, _fl.zeros_like(x)) - _fl.log1p(_fl.exp(-_fl.abs(x)))
-
-
-def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """||x1 - x2 + eps||_p over the innermost dim (ATen's pairwise_distance)."""
-    dim = max(x1.dim(), x2.dim()) - 1
-    return _fl.norm(x1 - x2 + eps, p, dim, keepdim)
 
 
 # ---- classification losses with C++ kernels -----------------------------------------------------
@@ -434,7 +425,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """One-vs-all logistic loss averaged over the classes (last dim)."""
     reduction = _reduction(size_average, reduce, reduction)
-    loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
@@ -550,10 +541,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
-    dist_pos = _pairwise_distance(anchor, positive, p, eps)
-    dist_neg = _pairwise_distance(anchor, negative, p, eps)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = _fl.minimum(dist_neg, _pairwise_distance(positive, negative, p, eps))
+        dist_neg = _fl.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
     return _apply_reduction((margin + dist_pos - dist_neg).clamp_min(0), enum)
 
 
@@ -573,7 +564,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
     if distance_function is None:
-        distance_function = _pairwise_distance
+        distance_function = pairwise_distance
     dist_pos = distance_function(anchor, positive)
     dist_neg = distance_function(anchor, negative)
     if swap:
