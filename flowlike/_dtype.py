@@ -51,6 +51,15 @@ _NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool
                 int8: "int8", int16: "int16", int32: "int32", int64: "int64"}
 
 
+_C10_NAMES = {bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
+              float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double"}
+
+
+def c10_name(d):
+    """The scalar type name PyTorch's messages use: Float, Double, Long, ..."""
+    return _C10_NAMES[d]
+
+
 def to_numpy_dtype(d):
     """The numpy dtype holding the same values (float32 for bfloat16, which numpy lacks)."""
     return np.dtype(_NUMPY_NAMES.get(d, "float32"))

@@ -7,6 +7,7 @@ import builtins
 import string
 
 from . import _C
+from ._dtype import c10_name
 from ._tensor import Tensor
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
@@ -20,12 +21,6 @@ def _write_out(out, result):
         raise RuntimeError(f"Expected out tensor to have shape {tuple(result.shape)}, but got {tuple(out.shape)} "
                            "(flowlike does not resize out= tensors)")
     return out.copy_(result)
-
-
-def _scalar_name(dtype):
-    # c10's names in messages: Float, Double, Long, ...
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[str(dtype)[6:]]
 
 
 def _check_tensor(op, name, x):
@@ -75,7 +70,7 @@ def dot(input, tensor, *, out=None):
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
     if input.dtype != tensor.dtype:
         raise RuntimeError("dot : expected both vectors to have same dtype, but found "
-                           f"{_scalar_name(input.dtype)} and {_scalar_name(tensor.dtype)}")
+                           f"{c10_name(input.dtype)} and {c10_name(tensor.dtype)}")
     if input.shape[0] != tensor.shape[0]:
         n, m = input.shape[0], tensor.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "

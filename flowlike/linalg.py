@@ -57,12 +57,7 @@ def _check_square(op, A):
 
 def _check_float(op, A):
     if not A.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_type_name(A.dtype)}")
-
-
-def _type_name(dtype):
-    return {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
-            D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}[dtype]
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {D.c10_name(A.dtype)}")
 
 
 def _broadcast_batch(A, B):
@@ -265,7 +260,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     max(atol, rtol * largest) count as 0."""
     _check_matrix("linalg.pinv", A)
     if A.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"linalg.pinv({_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+        raise RuntimeError(f"linalg.pinv({D.c10_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond

@@ -9,6 +9,7 @@ import warnings
 
 import flowlike as _fl
 from flowlike import _C
+from flowlike._dtype import c10_name as _c10name
 from ._functional_activation import logsigmoid
 from ._functional_vision import pairwise_distance
 
@@ -74,13 +75,7 @@ def _warn_size_mismatch(input, target):
 
 def _require_floating(input, kernel):
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10_name(input.dtype)}'")
-
-
-def _c10_name(dtype):
-    return {_fl.float32: "Float", _fl.float64: "Double", _fl.float16: "Half", _fl.bfloat16: "BFloat16",
-            _fl.int64: "Long", _fl.int32: "Int", _fl.int16: "Short", _fl.int8: "Char", _fl.uint8: "Byte",
-            _fl.bool: "Bool"}[dtype]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10name(input.dtype)}'")
 
 
 # ---- classification losses with C++ kernels -----------------------------------------------------
@@ -108,7 +103,7 @@ def _cross_entropy_probabilities(input, target, weight, enum, ignore_index, labe
     # the checks in PyTorch's order: target, ignore_index, label_smoothing, weight, then log_softmax's
     if not target.dtype.is_floating_point:
         raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                           f"{_c10_name(target.dtype)}")
+                           f"{_c10name(target.dtype)}")
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     if label_smoothing > 1.0:
@@ -122,7 +117,7 @@ def _cross_entropy_probabilities(input, target, weight, enum, ignore_index, labe
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     if not input.dtype.is_floating_point:
         kernel = "log_softmax_lastdim_kernel_impl" if input.dim() <= 2 else "log_softmax_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_c10name(input.dtype)}'")
     if label_smoothing > 0.0:
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
     logp = input - _fl.logsumexp(input, class_dim, keepdim=True)
@@ -470,7 +465,7 @@ def _check_margin_input(input):
 
 def _check_long_target(target):
     if target.dtype != _fl.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_c10_name(target.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {_c10name(target.dtype)}")
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
