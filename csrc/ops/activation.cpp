@@ -9,9 +9,9 @@
 namespace fl {
 namespace {
 
-template <typename T> inline T sigmoid_of(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <typename T> inline T sigmoid_of(T x) { return T(1) / (T(1) + vmath::vexp(-x)); }
 template <typename T> inline T gelu_grad(T x) {
-  return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))) + x * std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
+  return T(0.5) * vmath::verfc(-x * T(M_SQRT1_2)) + x * vmath::vexp(T(-0.5) * x * x) * T(0.3989422804014327);
 }
 template <typename T> inline T gelu_tanh_grad(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);

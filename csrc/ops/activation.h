@@ -7,6 +7,7 @@
 // kernels differ from the textbook formula (hardswish's gradient at x == 3, hardsigmoid's float
 // constant 1/6), the list follows PyTorch's vectorized CPU kernels.
 #pragma once
+#include "../kernels/vec_math.h"
 #include <cmath>
 
 #include "../core/dispatch.h"
@@ -17,11 +18,11 @@
   X(leaky_relu, x > 0 ? x : x * a, x > 0 ? g : g * a, T(0))                                                    \
   X(elu, x > 0 ? x * b : std::expm1(x * c) * a * b, x > 0 ? g * b : g * c * a * b * std::exp(x * c),          \
     x > 0 ? T(0) : g * c * c * a * b * std::exp(x * c))                                                        \
-  X(gelu, x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))), g * gelu_grad(x),                                  \
+  X(gelu, x * T(0.5) * vmath::verfc(-x * T(M_SQRT1_2)), g * gelu_grad(x),                                  \
     g * std::exp(T(-0.5) * x * x) * T(0.3989422804014327) * (T(2) - x * x))                                    \
   X(gelu_tanh, T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))),         \
     g * gelu_tanh_grad(x), g * gelu_tanh_grad2(x))                                                             \
-  X(silu, x / (T(1) + std::exp(-x)), g * silu_grad(x), g * silu_grad2(x))                                      \
+  X(silu, x / (T(1) + vmath::vexp(-x)), g * silu_grad(x), g * silu_grad2(x))                                      \
   X(mish, x * std::tanh(std::log1p(std::exp(x))), g * mish_grad(x), g * mish_grad2(x))                         \
   X(hardswish, x < T(-3) ? T(0) : (x <= T(3) ? x * (x + T(3)) / T(6) : x),                                     \
     x < T(-3) ? T(0) : (x < T(3) ? g * (x / T(3) + T(0.5)) : g), (x > T(-3) && x < T(3)) ? g / T(3) : T(0))   \
