@@ -3,3 +3,4 @@
 Each area lives in its own private module (flowlike/nn/_functional_<area>.py) and is re-exported
 here with one import line, so this module is the single public path, as in PyTorch.
 """
+from ._functional_conv import *  # noqa: F401,F403  (convolution, pooling, fold/unfold)
