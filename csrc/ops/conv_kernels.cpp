@@ -20,12 +20,12 @@ bool Geom::pointwise() const {
 
 namespace {
 
-// Calls f(tap, out_row, in_row, lo, hi, iw0) for every kernel tap and every output row (od, oh):
-// out_row and in_row are the rows' offsets in the output and input planes (in_row < 0 when the
-// input row lies in the padding); output columns [lo, hi) read input column ow * s[2] + iw0, the
-// others read padding.
+// Calls f(tap, out_col, in_row, lo, hi, iw0) for every kernel tap and every output row (od, oh)
+// among rows [r0, r1) of the flattened (od, oh) rows: out_col is the row's first column relative to
+// row r0 (r - r0) * OW, in_row its input row's offset in the input plane (< 0 when that row lies in
+// the padding); output columns [lo, hi) read input column ow * s[2] + iw0, the others padding.
 template <typename F>
-void for_rows(const Geom& g, F&& f) {
+void for_rows(const Geom& g, int64_t r0, int64_t r1, F&& f) {
   const int64_t W = g.in[2], OW = g.out[2], sw = g.s[2];
   int64_t tap = 0;
   for (int64_t kd = 0; kd < g.k[0]; ++kd)
@@ -34,17 +34,17 @@ void for_rows(const Geom& g, F&& f) {
         const int64_t iw0 = kw * g.d[2] - g.p[2];
         const int64_t lo = std::min(OW, iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw);
         const int64_t hi = std::max(lo, W - 1 - iw0 >= 0 ? std::min(OW, (W - 1 - iw0) / sw + 1) : 0);
-        for (int64_t od = 0; od < g.out[0]; ++od) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t od = r / g.out[1], oh = r % g.out[1];
           const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-          const bool d_in = id >= 0 && id < g.in[0];
-          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-            const bool in = d_in && ih >= 0 && ih < g.in[1];
-            f(tap, (od * g.out[1] + oh) * OW, in ? (id * g.in[1] + ih) * W : int64_t(-1), lo, hi, iw0);
-          }
+          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          const bool in = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+          f(tap, (r - r0) * OW, in ? (id * g.in[1] + ih) * W : int64_t(-1), lo, hi, iw0);
         }
       }
 }
+template <typename F>
+void for_rows(const Geom& g, F&& f) { for_rows(g, 0, g.out[0] * g.out[1], f); }
 
 // OpenBLAS's own thread count, set for a scope (batch-parallel loops run single-threaded GEMMs).
 struct BlasThreads {
@@ -157,17 +157,37 @@ void dw_backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   }
 }
 
-}  // namespace
-
+// dst (cols x rows) = src (rows x cols)^T, in cache-sized tiles.
 template <typename T>
-void im2col(const Geom& g, const T* x, T* col, bool par) {
-  const int64_t L = g.out_plane(), OW = g.out[2], inP = g.in_plane(), taps = g.taps(), sw = g.s[2];
-#pragma omp parallel for schedule(static) if (par && g.Cin * taps * L > 32768 && !omp_in_parallel())
+void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t B = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += B)
+    for (int64_t c0 = 0; c0 < cols; c0 += B) {
+      const int64_t r1 = std::min(rows, r0 + B), c1 = std::min(cols, c0 + B);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
+// Output rows (od, oh) per chunk: a chunk's columns (about 1 MiB) stay in L2 between im2col and the
+// GEMM that reads them.
+int64_t chunk_rows(const Geom& g, size_t elem) {
+  const int64_t rows = std::max<int64_t>(1, g.out[0] * g.out[1]);
+  const int64_t bytes_per_row = std::max<int64_t>(1, g.out[2] * g.Cin * g.taps() * static_cast<int64_t>(elem));
+  return std::clamp<int64_t>((int64_t(1) << 20) / bytes_per_row, 1, rows);
+}
+
+// Columns of output rows [r0, r1) of one sample (Cin, in_plane): row c * taps + tap, one column per
+// output position, leading dimension (r1 - r0) * OW. Parallel over channels when `par`.
+template <typename T>
+void im2col_rows(const Geom& g, const T* x, T* col, int64_t r0, int64_t r1, bool par) {
+  const int64_t np = (r1 - r0) * g.out[2], OW = g.out[2], inP = g.in_plane(), taps = g.taps(), sw = g.s[2];
+#pragma omp parallel for schedule(static) if (par && g.Cin * taps * np > 32768 && !omp_in_parallel())
   for (int64_t c = 0; c < g.Cin; ++c) {
     const T* xc = x + c * inP;
-    T* colc = col + c * taps * L;
-    for_rows(g, [&](int64_t tap, int64_t orow, int64_t irow, int64_t lo, int64_t hi, int64_t iw0) {
-      T* dst = colc + tap * L + orow;
+    T* colc = col + c * taps * np;
+    for_rows(g, r0, r1, [&](int64_t tap, int64_t oc, int64_t irow, int64_t lo, int64_t hi, int64_t iw0) {
+      T* dst = colc + tap * np + oc;
       if (irow < 0) {
         std::fill(dst, dst + OW, T(0));
         return;
@@ -181,101 +201,166 @@ void im2col(const Geom& g, const T* x, T* col, bool par) {
   }
 }
 
+// The adjoint of im2col_rows: adds the columns into x (not cleared first).
 template <typename T>
-void col2im(const Geom& g, const T* col, T* x, bool par) {
-  const int64_t L = g.out_plane(), inP = g.in_plane(), taps = g.taps(), sw = g.s[2];
-#pragma omp parallel for schedule(static) if (par && g.Cin * taps * L > 32768 && !omp_in_parallel())
+void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool par) {
+  const int64_t np = (r1 - r0) * g.out[2], inP = g.in_plane(), taps = g.taps(), sw = g.s[2];
+#pragma omp parallel for schedule(static) if (par && g.Cin * taps * np > 32768 && !omp_in_parallel())
   for (int64_t c = 0; c < g.Cin; ++c) {
     T* xc = x + c * inP;
-    const T* colc = col + c * taps * L;
-    std::fill(xc, xc + inP, T(0));
-    for_rows(g, [&](int64_t tap, int64_t orow, int64_t irow, int64_t lo, int64_t hi, int64_t iw0) {
+    const T* colc = col + c * taps * np;
+    for_rows(g, r0, r1, [&](int64_t tap, int64_t oc, int64_t irow, int64_t lo, int64_t hi, int64_t iw0) {
       if (irow < 0) return;
-      const T* src = colc + tap * L + orow;
+      const T* src = colc + tap * np + oc;
       T* dst = xc + irow + iw0;
       for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += src[ow];
     });
   }
 }
 
+// Transposed columns of output rows [r0, r1) from a channels-last sample (in_plane, Cin): one row
+// per output position holding, group by group, the group's taps each with its cin_g channels, so
+// every tap is one contiguous copy. Parallel over output rows when `par`.
+template <typename T>
+void im2col_channels_last(const Geom& g, const T* x, T* colT, int64_t r0, int64_t r1, bool par) {
+  const int64_t K = g.K(), cig = g.cin_g(), OW = g.out[2];
+#pragma omp parallel for schedule(static) if (par && r1 - r0 > 1 && !omp_in_parallel())
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t od = r / g.out[1], oh = r % g.out[1];
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      T* dst = colT + ((r - r0) * OW + ow) * g.G * K;
+      int64_t tap = 0;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw, ++tap) {
+            const int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
+            const bool in = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2];
+            const T* src = x + ((id * g.in[1] + ih) * g.in[2] + iw) * g.Cin;
+            for (int64_t grp = 0; grp < g.G; ++grp) {
+              T* d = dst + grp * K + tap * cig;
+              if (in) std::memcpy(d, src + grp * cig, sizeof(T) * cig);
+              else std::fill(d, d + cig, T(0));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void im2col(const Geom& g, const T* x, T* col, bool par) {
+  im2col_rows(g, x, col, 0, g.out[0] * g.out[1], par);
+}
+
+template <typename T>
+void col2im(const Geom& g, const T* col, T* x, bool par) {
+  std::fill(x, x + g.Cin * g.in_plane(), T(0));
+  col2im_rows(g, col, x, 0, g.out[0] * g.out[1], par);
+}
+
+// Per sample and chunk of output rows: the input made channels-last, its transposed columns colT
+// (positions x G*K), y^T = colT @ W'^T with W' the weight with channels innermost per tap, stored
+// transposed into y with the bias. OpenBLAS runs this tall-skinny product several times faster
+// than W @ col (few rows, very long ones).
 template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if (g.depthwise()) return dw_forward(g, x, w, bias, y);
-  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
+  const int64_t L = g.out_plane(), K = g.K(), GK = g.G * K, cog = g.cout_g(), cig = g.cin_g(), inP = g.in_plane();
+  const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
   const bool pw = g.pointwise();
+  Tensor wt_hold;  // W'[co][tap][c] = W[co][c][tap]
+  T* wt = scratch<T>(wt_hold, g.Cout * K);
+  for (int64_t co = 0; co < g.Cout; ++co) transpose(w + co * K, cig, g.taps(), wt + co * K);
   BatchPlan plan(g.N);
+  const int64_t xsize = g.Cin * inP, colsize = pw ? 0 : CR * OW * GK, per_slot = xsize + colsize + CR * OW * g.Cout;
   Tensor hold;
-  T* cols = pw ? nullptr : scratch<T>(hold, plan.slots * g.Cin * g.taps() * L);
+  T* buf = scratch<T>(hold, plan.slots * per_slot);
   plan.run(g.N, [&](int64_t n, int slot, bool par) {
-    const T* xn = x + n * g.Cin * inP;
+    T* xt = buf + slot * per_slot;
+    T* colT = xt + xsize;
+    T* yt = colT + colsize;
     T* yn = y + n * g.Cout * L;
-    const T* col = xn;
-    if (!pw) {
-      T* c = cols + slot * g.Cin * g.taps() * L;
-      im2col(g, xn, c, par);
-      col = c;
-    }
-    for (int64_t grp = 0; grp < g.G; ++grp)
-      gemm<T>(cog, L, K, w + grp * cog * K, K, 1, col + grp * K * L, L, 1, T(0), yn + grp * cog * L, L);
-    if (bias)
+    transpose(x + n * xsize, g.Cin, inP, xt);
+    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
+      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
+      const T* a = pw ? xt + r0 * OW * g.Cin : colT;
+      if (!pw) im2col_channels_last(g, xt, colT, r0, r1, par);
+      for (int64_t grp = 0; grp < g.G; ++grp)
+        gemm<T>(np, cog, K, a + grp * K, GK, 1, wt + grp * cog * K, 1, K, T(0), yt + grp * cog, g.Cout);
       for (int64_t co = 0; co < g.Cout; ++co) {
-        T* row = yn + co * L;
-        const T b = bias[co];
-        for (int64_t i = 0; i < L; ++i) row[i] += b;
+        T* dst = yn + co * L + r0 * OW;
+        const T b = bias ? bias[co] : T(0);
+        for (int64_t p = 0; p < np; ++p) dst[p] = yt[p * g.Cout + co] + b;
       }
+    }
   });
 }
 
+// Per sample and chunk of output rows: columns = W^T @ gy (the fast orientation here: many rows),
+// added back into the input gradient by col2im.
 template <typename T>
 void backward_data(const Geom& g, const T* gy, const T* w, T* gx) {
   if (g.depthwise()) return dw_backward_data(g, gy, w, gx);
-  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
+  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane(), OW = g.out[2];
+  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
   const bool pw = g.pointwise();
   BatchPlan plan(g.N);
+  const int64_t colsize = pw ? 0 : CR * OW * g.G * K;
   Tensor hold;
-  T* cols = pw ? nullptr : scratch<T>(hold, plan.slots * g.Cin * g.taps() * L);
+  T* cols = scratch<T>(hold, plan.slots * colsize);
   plan.run(g.N, [&](int64_t n, int slot, bool par) {
     const T* gyn = gy + n * g.Cout * L;
     T* gxn = gx + n * g.Cin * inP;
-    T* col = pw ? gxn : cols + slot * g.Cin * g.taps() * L;
-    // W_g^T (K x cog) @ gy_g (cog x L): the weight read transposed (row stride 1, column stride K)
-    for (int64_t grp = 0; grp < g.G; ++grp)
-      gemm<T>(K, L, cog, w + grp * cog * K, 1, K, gyn + grp * cog * L, L, 1, T(0), col + grp * K * L, L);
-    if (!pw) col2im(g, col, gxn, par);
+    T* col = cols + slot * colsize;
+    if (!pw) std::fill(gxn, gxn + g.Cin * inP, T(0));
+    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
+      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
+      // pointwise: the columns are the input gradient itself (leading dimension L)
+      T* out = pw ? gxn + r0 * OW : col;
+      const int64_t ld = pw ? L : np;
+      for (int64_t grp = 0; grp < g.G; ++grp)
+        gemm<T>(K, np, cog, w + grp * cog * K, 1, K, gyn + grp * cog * L + r0 * OW, L, 1, T(0), out + grp * K * ld, ld);
+      if (!pw) col2im_rows(g, col, gxn, r0, r1, par);
+    }
   });
 }
 
+// gw^T (K x cog per group) += columns (K x positions) @ gy^T (positions x cog): the tall-skinny
+// orientation, as in forward. Each slot accumulates its samples into its own gw^T buffer; their sum
+// is transposed into gw.
 template <typename T>
 void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   if (g.depthwise()) return dw_backward_weight(g, gy, x, gw);
-  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
-  const int64_t wsize = g.Cout * K, colsize = g.Cin * g.taps() * L;
+  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane(), OW = g.out[2];
+  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T)), wsize = g.Cout * K;
   const bool pw = g.pointwise();
   BatchPlan plan(g.N);
-  // Each slot accumulates its samples' contributions in its own buffer (slot 0 in gw itself);
-  // the buffers are summed at the end.
+  const int64_t colsize = pw ? 0 : CR * OW * g.G * K;
   Tensor hold;
-  T* buf = scratch<T>(hold, plan.slots * ((pw ? 0 : colsize) + wsize));
-  T* partial = buf + plan.slots * (pw ? 0 : colsize);
-  std::fill(gw, gw + wsize, T(0));
-  if (plan.slots > 1) std::fill(partial, partial + plan.slots * wsize, T(0));
+  T* buf = scratch<T>(hold, plan.slots * (colsize + wsize));
+  T* partial = buf + plan.slots * colsize;  // per slot: gw^T of each group, (K x cog)
+  std::fill(partial, partial + plan.slots * wsize, T(0));
   plan.run(g.N, [&](int64_t n, int slot, bool par) {
     const T* xn = x + n * g.Cin * inP;
     const T* gyn = gy + n * g.Cout * L;
-    const T* col = xn;
-    if (!pw) {
-      T* c = buf + slot * colsize;
-      im2col(g, xn, c, par);
-      col = c;
+    T* acc = partial + slot * wsize;
+    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
+      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
+      const T* col = pw ? xn + r0 * OW : buf + slot * colsize;
+      const int64_t ld = pw ? L : np;
+      if (!pw) im2col_rows(g, xn, buf + slot * colsize, r0, r1, par);
+      for (int64_t grp = 0; grp < g.G; ++grp)
+        gemm<T>(K, cog, np, col + grp * K * ld, ld, 1, gyn + grp * cog * L + r0 * OW, 1, L, T(1), acc + grp * K * cog, cog);
     }
-    T* acc = plan.slots > 1 ? partial + slot * wsize : gw;
-    // gy_g (cog x L) @ col_g^T (L x K)
-    for (int64_t grp = 0; grp < g.G; ++grp)
-      gemm<T>(cog, K, L, gyn + grp * cog * L, L, 1, col + grp * K * L, 1, L, T(1), acc + grp * cog * K, K);
   });
-  if (plan.slots > 1)
-    for (int s = 0; s < plan.slots; ++s)
-      for (int64_t i = 0; i < wsize; ++i) gw[i] += partial[s * wsize + i];
+  for (int s = 1; s < plan.slots; ++s)
+    for (int64_t i = 0; i < wsize; ++i) partial[i] += partial[s * wsize + i];
+  for (int64_t grp = 0; grp < g.G; ++grp) transpose(partial + grp * K * cog, K, cog, gw + grp * cog * K);
 }
 
 #define FL_CONV_INSTANTIATE(T)                                              \
