@@ -193,12 +193,22 @@ BAD_CONV = [
     lambda F, x, w: F.conv1d(x, w),                         # 4-D input to conv1d
     lambda F, x, w: F.conv_transpose2d(x, w),               # channels: weight dim 0 is 4
     lambda F, x, w: F.conv_transpose2d(x, w.transpose(0, 1).contiguous(), stride=2, output_padding=2),
+    lambda F, x, w: F.conv_transpose2d(x[:, :, :2, :2], w.transpose(0, 1).contiguous(), padding=5),
+    lambda F, x, w: F.conv2d(x[:, :, :0], w, padding=1),     # empty spatial dims
+    lambda F, x, w: F.conv2d(x, w[:, :, :0]),                # empty kernel
 ]
 
 
 @pytest.mark.parametrize("i", range(len(BAD_CONV)))
 def test_conv_errors(i):
     same_error(BAD_CONV[i], arr(2, 3, 8, 8), arr(4, 3, 3, 3))
+
+
+def test_conv_empty_batch():
+    compare(conv_fn(2, {"padding": 1}), [arr(0, 3, 5, 5), arr(4, 3, 3, 3), arr(4)])
+    compare(lambda m, F, x, w: F.conv_transpose2d(x, w, stride=2), [arr(0, 3, 4, 4), arr(3, 2, 3, 3)])
+    compare(lambda m, F, x: F.max_pool2d(x, 2), [arr(0, 3, 4, 4)], grad=False)
+    compare(lambda m, F, x: F.adaptive_avg_pool2d(x, 3), [arr(1, 0, 4, 4)], grad=False)
 
 
 def test_conv_channel_message():
@@ -332,7 +342,10 @@ BAD_POOL = [
     lambda F, x: F.avg_pool2d(x, 3, padding=2),
     lambda F, x: F.max_pool2d(x, 9),
     lambda F, x: F.max_pool2d(x, 2, stride=0),
+    lambda F, x: F.max_pool2d(x, 2, padding=-1),
+    lambda F, x: F.max_pool2d(x[:, :0], 2),
     lambda F, x: F.max_pool2d(x[0, 0, 0], 2),
+    lambda F, x: F.max_pool1d(x, 2),
     lambda F, x: F.avg_pool2d(x, 2, divisor_override=0),
     lambda F, x: F.avg_pool3d(x[0, 0], 2),
     lambda F, x: F.adaptive_avg_pool2d(x, (2, 2, 2)),

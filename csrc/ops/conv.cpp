@@ -57,6 +57,10 @@ ConvArgs conv_args(const Tensor& input, const Tensor& weight, const Tensor& bias
            " but found ", c10_type_name(weight->dtype));
   FL_CHECK(!bias || bias->dtype == input->dtype, Error, "Input type (", c10_type_name(input->dtype), ") and bias type (",
            c10_type_name(bias->dtype), ") should be the same");
+  for (size_t i = 0; i < nd; ++i)
+    FL_CHECK(ws[2 + i] > 0, Error, "convolution: non-positive kernel size in weight of size ", ws);
+  FL_CHECK(input->numel != 0 || input->sizes[0] == 0 || input->sizes[1] == 0, Error,
+           "Only zero batch or zero channel inputs are supported, but got input shape: ", input->sizes);
   const int64_t lo = kD - static_cast<int64_t>(nd);  // first of the 3 geometry dims that is a real one
   const auto pad_lo = [&](size_t i) { return padding[i]; };
   const auto pad_hi = [&](size_t i) { return padding.size() == 2 * nd ? padding[nd + i] : padding[i]; };

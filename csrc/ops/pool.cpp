@@ -41,11 +41,12 @@ std::string dims_x(const IntList& v) {
 }
 
 // Splits the input into planes and spatial dims, with PyTorch's checks on its rank and sizes.
-PoolPlan plan_for(const char* op, const Tensor& input, size_t nd) {
+// Adaptive pooling accepts empty channels (only the spatial dims must be non-empty).
+PoolPlan plan_for(const char* op, const Tensor& input, size_t nd, bool empty_channels_ok = false) {
   const int64_t dim = input->dim(), n = static_cast<int64_t>(nd);
   FL_CHECK(dim == n + 1 || dim == n + 2, Error, op, ": Expected ", n + 1, "D or ", n + 2,
            "D (batch mode) tensor with optional 0 dim batch size for input, but got: ", input->sizes);
-  for (int64_t i = dim == n + 2 ? 1 : 0; i < dim; ++i)
+  for (int64_t i = empty_channels_ok ? dim - n : (dim == n + 2 ? 1 : 0); i < dim; ++i)
     FL_CHECK(input->sizes[i] > 0, Error, op, ": Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
              input->sizes, " with dimension ", i, " being empty");
   PoolPlan p;
@@ -127,7 +128,7 @@ PoolPlan adaptive_plan(const char* op, const Tensor& input, const IntList& outpu
   FL_CHECK(nd >= 1 && nd <= 3, Error, op, ": output_size must have 1 to 3 elements");
   for (int64_t o : output_size)
     FL_CHECK(o >= 0, Error, op, ": elements of output_size must be greater than or equal to 0 but received {", output_size, "}");
-  PoolPlan p = plan_for(op, input, nd);
+  PoolPlan p = plan_for(op, input, nd, true);
   for (size_t i = 0; i < nd; ++i) {
     DimWindows& w = p.w[kD - nd + i];
     w.out = output_size[i];
