@@ -361,3 +361,30 @@ BAD_POOL = [
 @pytest.mark.parametrize("i", range(len(BAD_POOL)))
 def test_pool_errors(i):
     same_error(BAD_POOL[i], arr(2, 3, 8, 8))
+
+
+DOUBLE_CASES = [
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), dict(stride=(2, 1), padding=1, dilation=(1, 2), groups=2)),
+    ("conv1d", (3, 2, 11), (4, 2, 3), dict(stride=2)),
+    ("conv3d", (1, 2, 4, 5, 4), (3, 2, 2, 3, 2), dict(padding=(1, 0, 1))),
+    ("conv2d", (2, 3, 6, 6), (3, 1, 3, 3), dict(padding="same", groups=3)),
+    ("conv2d", (2, 3, 6, 7), (4, 3, 4, 2), dict(padding="same", dilation=(1, 3))),  # asymmetric padding
+    ("conv_transpose2d", (2, 4, 4, 5), (4, 3, 3, 2), dict(stride=2, padding=1, output_padding=1, groups=2)),
+    ("conv_transpose1d", (2, 3, 5), (3, 2, 3), dict(stride=2, dilation=3, output_padding=2)),
+]
+
+
+@pytest.mark.parametrize("name,xs,ws,kw", DOUBLE_CASES)
+def test_conv_double_backward(name, xs, ws, kw):
+    # gradients taken with create_graph=True are differentiable again (gradient penalties, MAML)
+    x, w = arr(*xs), arr(*ws)
+    res = []
+    for m, F in ((fl, FF), (torch, TF)):
+        xt, wt = m.from_numpy(x.copy()).requires_grad_(True), m.from_numpy(w.copy()).requires_grad_(True)
+        y = getattr(F, name)(xt, wt, **kw)
+        g = m.from_numpy(np.random.default_rng(2).standard_normal(tuple(y.shape)).astype(np.float32))
+        gx, gw = m.autograd.grad(y, [xt, wt], grad_outputs=g, create_graph=True)
+        ((gx * gx).sum() + (gw * gw * gw).sum()).backward()
+        res.append((gx, gw, xt.grad, wt.grad))
+    for a, b in zip(*res):
+        close(a, b)

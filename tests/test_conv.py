@@ -166,6 +166,24 @@ def test_conv_gradients_by_adjoint(xs, ws, kw):
     np.testing.assert_allclose(bt.grad.numpy(), g.sum(axis=tuple(i for i in range(g.ndim) if i != 1)), rtol=1e-10)
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv_double_backward_by_finite_differences(transposed):
+    # d/dw |dL/dx|^2 through create_graph=True against central differences of the first-order gradient
+    fn = F.conv_transpose2d if transposed else F.conv2d
+    x, w = arr(1, 2, 5, 5), arr(2, 3, 3, 3) if transposed else arr(3, 2, 3, 3)
+    g = arr(*fn(t(x), t(w), stride=2, padding=1).shape)
+
+    def penalty(wv):
+        xt = t(x, True)
+        (gx,) = fl.autograd.grad(fn(xt, t(wv), stride=2, padding=1), [xt], grad_outputs=t(g))
+        return (gx * gx).sum().item()
+
+    xt, wt = t(x, True), t(w, True)
+    (gx,) = fl.autograd.grad(fn(xt, wt, stride=2, padding=1), [xt], grad_outputs=t(g), create_graph=True)
+    (gx * gx).sum().backward()
+    np.testing.assert_allclose(wt.grad.numpy(), numeric_grad(penalty, w), rtol=1e-6, atol=1e-6)
+
+
 def test_conv_noncontiguous_and_unbatched():
     x, w = arr(2, 7, 6, 3), arr(4, 3, 3, 3)
     xt = t(x).permute(0, 3, 1, 2)
