@@ -128,20 +128,11 @@ ConvArgs conv_args(const Tensor& input, const Tensor& weight, const Tensor& bias
   return a;
 }
 
-// Float buffers for the kernels: float and double tensors as they are (contiguous), the 16-bit
-// floats converted to float32 (the results are converted back by the caller).
-ScalarType compute_type(ScalarType t, const char* op) {
-  FL_CHECK(is_floating(t), NotImplementedError, "\"", op, "\" not implemented for '", c10_type_name(t), "'");
-  return t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
-}
-Tensor prepared(const Tensor& t, ScalarType ct) { return t ? contiguous(to_dtype(t, ct)) : nullptr; }
-Tensor finished(const Tensor& t, ScalarType dt) { return t && t->dtype != dt ? to_dtype(t, dt) : t; }
+using conv::compute_type;
+using conv::finished;
+using conv::prepared;
+using conv::with_type;
 
-template <typename F>
-void with_type(ScalarType ct, F&& f) {
-  if (ct == ScalarType::Float64) f(double());
-  else f(float());
-}
 template <typename T>
 const T* ptr(const Tensor& t) { return t ? t->data<const T>() : nullptr; }
 

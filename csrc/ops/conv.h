@@ -6,10 +6,15 @@
 // convolution is the adjoint of the ordinary convolution whose input has the transposed output's
 // shape, with the same weight: its forward is that convolution's backward-data, its backward-data
 // is that convolution's forward, so one set of kernels (forward, backward-data, backward-weight)
-// serves both. The kernels are im2col + one GEMM per group and sample, run in parallel over the
-// batch with single-threaded GEMMs (or over one sample with threaded GEMMs when the batch is
-// smaller than the thread count), and a direct path for depthwise convolutions (one input channel
-// per group), where a GEMM would have a single row.
+// serves both.
+//
+// The kernels (conv_kernels.cpp) are im2col + GEMM per sample, group and chunk of output rows
+// (a chunk's columns stay in L2 between im2col and the GEMM), run in parallel over the batch with
+// single-threaded GEMMs, or one sample at a time with threaded GEMMs when the batch is smaller
+// than the thread count. Every product is arranged tall-and-skinny (output positions or weight
+// rows as the long dimension, channels as the short one), the orientation OpenBLAS runs fastest:
+// forward computes y^T from channels-last columns, backward-weight accumulates gw^T. Depthwise
+// convolutions (one input channel per group) take direct loops instead of one-row GEMMs.
 #pragma once
 #include <tuple>
 

@@ -1,11 +1,30 @@
-// Internal to csrc/ops/conv*.cpp: the convolution geometry (Note [Convolution geometry] in conv.h)
-// and the float/double kernels on contiguous buffers.
+// Internal to csrc/ops/conv*.cpp and pool.cpp: the convolution geometry (Note [Convolution
+// geometry] in conv.h), the float/double kernels on contiguous buffers, and the dtype handling
+// around them that pooling shares.
 #pragma once
 #include <cstdint>
 
 #include "../core/tensor.h"
 
 namespace fl::conv {
+
+// ---- dtype handling: kernels run on float or double; float16/bfloat16 compute in float32 ------------
+
+// The type the kernels compute in; RuntimeError (NotImplementedError) for non-floating types.
+inline ScalarType compute_type(ScalarType t, const char* op) {
+  FL_CHECK(is_floating(t), NotImplementedError, "\"", op, "\" not implemented for '", c10_type_name(t), "'");
+  return t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+}
+// t in the compute type, row-major (undefined stays undefined).
+inline Tensor prepared(const Tensor& t, ScalarType ct) { return t ? contiguous(to_dtype(t, ct)) : nullptr; }
+// A result back in the caller's dtype.
+inline Tensor finished(const Tensor& t, ScalarType dt) { return t && t->dtype != dt ? to_dtype(t, dt) : t; }
+// f(T()) with T the C++ type of the compute type ct.
+template <typename F>
+void with_type(ScalarType ct, F&& f) {
+  if (ct == ScalarType::Float64) f(double());
+  else f(float());
+}
 
 constexpr int kD = 3;  // spatial dims every convolution is computed in
 

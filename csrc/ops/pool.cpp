@@ -9,12 +9,12 @@
 #include <cmath>
 #include <limits>
 
-#include "reduce.h"
+#include "conv_kernels.h"
 
 namespace fl {
 namespace {
 
-constexpr int kD = 3;
+using conv::kD;
 
 struct DimWindows {
   int64_t in = 1, out = 1, step = 1;
@@ -144,17 +144,10 @@ PoolPlan adaptive_plan(const char* op, const Tensor& input, const IntList& outpu
   return p;
 }
 
-ScalarType compute_type(ScalarType t, const char* op) {
-  FL_CHECK(is_floating(t), NotImplementedError, "\"", op, "\" not implemented for '", c10_type_name(t), "'");
-  return t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
-}
-Tensor prepared(const Tensor& t, ScalarType ct) { return row_major(to_dtype(t, ct)); }
-Tensor finished(const Tensor& t, ScalarType dt) { return t->dtype != dt ? to_dtype(t, dt) : t; }
-template <typename F>
-void with_type(ScalarType ct, F&& f) {
-  if (ct == ScalarType::Float64) f(double());
-  else f(float());
-}
+using conv::compute_type;
+using conv::finished;
+using conv::prepared;
+using conv::with_type;
 
 // Calls f(out_index, window base offset, d-window, h-window, w-window) for every output of one plane.
 template <typename F>
@@ -339,7 +332,7 @@ Tensor plane_scatter_cpu(DispatchKeySet, const Tensor& values, const Tensor& ind
   for (int64_t i = values->dim() - nd; i < values->dim(); ++i) per *= values->sizes[i];
   out_sizes.insert(out_sizes.end(), plane_sizes.begin(), plane_sizes.end());
   const ScalarType ct = compute_type(values->dtype, "plane_scatter");
-  Tensor v = prepared(values, ct), ix = row_major(indices);
+  Tensor v = prepared(values, ct), ix = contiguous(indices);
   Tensor out = empty(out_sizes, ct);
   fill(out, Scalar(0.0));
   const int64_t* ip = ix->data<const int64_t>();
