@@ -191,6 +191,8 @@ BAD_CONV = [
     lambda F, x, w: F.conv2d(x, w, bias=x[0, 0, 0]),        # bias of the wrong size
     lambda F, x, w: F.conv2d(x.double(), w),                # dtype mismatch
     lambda F, x, w: F.conv1d(x, w),                         # 4-D input to conv1d
+    lambda F, x, w: F.conv_transpose2d(x, w, padding="same"),
+    lambda F, x, w: F.conv2d(x, w, stride=1.5),
     lambda F, x, w: F.conv_transpose2d(x, w),               # channels: weight dim 0 is 4
     lambda F, x, w: F.conv_transpose2d(x, w.transpose(0, 1).contiguous(), stride=2, output_padding=2),
     lambda F, x, w: F.conv_transpose2d(x[:, :, :2, :2], w.transpose(0, 1).contiguous(), padding=5),
@@ -347,6 +349,8 @@ BAD_POOL = [
     lambda F, x: F.max_pool2d(x[0, 0, 0], 2),
     lambda F, x: F.max_pool1d(x, 2),
     lambda F, x: F.avg_pool2d(x, 2, divisor_override=0),
+    lambda F, x: F.avg_pool2d(x, 2, divisor_override=2.5),
+    lambda F, x: F.max_pool2d(x, 2.0),
     lambda F, x: F.avg_pool3d(x[0, 0], 2),
     lambda F, x: F.adaptive_avg_pool2d(x, (2, 2, 2)),
     lambda F, x: F.adaptive_max_pool2d(x[0, 0, 0], 2),

@@ -26,7 +26,8 @@ def t(a, grad=False):
 def ref_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     """Direct convolution: one strided slice of the padded input per kernel tap, contracted over channels."""
     nd = x.ndim - 2
-    stride, dilation = [stride] * nd if np.isscalar(stride) else stride, [dilation] * nd if np.isscalar(dilation) else dilation
+    stride = [stride] * nd if np.isscalar(stride) else stride
+    dilation = [dilation] * nd if np.isscalar(dilation) else dilation
     padding = [(padding, padding)] * nd if np.isscalar(padding) else [(p, p) if np.isscalar(p) else p for p in padding]
     xp = np.pad(x, [(0, 0), (0, 0)] + list(padding))
     k = w.shape[2:]
@@ -61,7 +62,8 @@ def ref_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, grou
                    for i in range(nd))
         for g in range(groups):
             wt = w[(slice(g * cig, (g + 1) * cig), slice(None)) + tap]
-            y[(slice(None), slice(g * cog, (g + 1) * cog)) + sl] += np.einsum("nc...,co->no...", x[:, g * cig:(g + 1) * cig], wt)
+            contrib = np.einsum("nc...,co->no...", x[:, g * cig:(g + 1) * cig], wt)
+            y[(slice(None), slice(g * cog, (g + 1) * cog)) + sl] += contrib
     crop = tuple(slice(padding[i], full[i] - padding[i]) for i in range(nd))
     y = y[(slice(None), slice(None)) + crop]
     if b is not None:
@@ -266,8 +268,11 @@ def test_max_pool2d_values_indices_grad(k, s, p, d, ceil):
     np.testing.assert_allclose(xt.grad.numpy(), expect.reshape(x.shape))
 
 
-@pytest.mark.parametrize("k,s,p,ceil,include_pad", [(3, 2, 1, False, True), (3, 2, 1, False, False),
-                                                    (3, 2, 1, True, True), (2, 3, 1, True, False), (2, 2, 0, False, True)])
+AVG_CASES = [(3, 2, 1, False, True), (3, 2, 1, False, False), (3, 2, 1, True, True), (2, 3, 1, True, False),
+             (2, 2, 0, False, True)]
+
+
+@pytest.mark.parametrize("k,s,p,ceil,include_pad", AVG_CASES)
 def test_avg_pool2d_values_and_grad(k, s, p, ceil, include_pad):
     x = arr(2, 3, 9, 8)
     xt = t(x, True)

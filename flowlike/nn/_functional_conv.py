@@ -7,6 +7,7 @@ spatial dims (1 to 3) and carry the autograd formulas; this module parses PyTorc
 composites (lp_pool, max_unpool) once in terms of them.
 """
 import builtins
+import operator
 
 from .. import _C
 from .._tensor import Tensor
@@ -21,12 +22,19 @@ __all__ = [
 ]
 
 
-def _tuple(value, n):
-    """An int (or a 1-element sequence) repeated n times; other sequences as a list (the op checks the length)."""
+def _int(v, arg):
+    if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"argument '{arg}' must be tuple of ints, not {type(v).__name__}")
+    return operator.index(v)
+
+
+def _tuple(value, n, arg):
+    """An int (or a 1-element sequence) repeated n times; other sequences as a list (the op checks the length).
+    TypeError, as PyTorch's argument parser, for anything that is not ints."""
     if isinstance(value, (tuple, list)) or (isinstance(value, Tensor) and value.dim() == 1):
-        value = [builtins.int(v) for v in value]
+        value = [_int(v, arg) for v in value]
         return value * n if len(value) == 1 else value
-    return [builtins.int(value)] * n
+    return [_int(value, arg)] * n
 
 
 # ---- convolution -------------------------------------------------------------------------------------
@@ -42,7 +50,7 @@ def _batched(input, nd, name):
 
 def _conv_padding(padding, weight, stride, dilation, nd):
     if not isinstance(padding, str):
-        return _tuple(padding, nd)
+        return _tuple(padding, nd, "padding")
     if padding == "valid":
         return [0] * nd
     if padding != "same":
@@ -58,16 +66,17 @@ def _conv_padding(padding, weight, stride, dilation, nd):
 
 def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):
     x, batched = _batched(input, nd, name)
-    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
     pad = _conv_padding(padding, weight, stride, dilation, nd)
-    out = _C._convolution(x, weight, bias, stride, pad, dilation, False, [0] * nd, builtins.int(groups))
+    out = _C._convolution(x, weight, bias, stride, pad, dilation, False, [0] * nd, _int(groups, "groups"))
     return out if batched else out.squeeze(0)
 
 
 def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation):
     x, batched = _batched(input, nd, name)
-    out = _C._convolution(x, weight, bias, _tuple(stride, nd), _tuple(padding, nd), _tuple(dilation, nd), True,
-                          _tuple(output_padding, nd), builtins.int(groups))
+    out = _C._convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
+                          _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"),
+                          _int(groups, "groups"))
     return out if batched else out.squeeze(0)
 
 
@@ -88,29 +97,35 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-d transposed convolution (the adjoint of conv1d); weight is (C_in, C_out / groups, kL)."""
-    return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-d transposed convolution (the adjoint of conv2d); weight is (C_in, C_out / groups, kH, kW)."""
-    return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-d transposed convolution (the adjoint of conv3d); weight is (C_in, C_out / groups, kD, kH, kW)."""
-    return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
 
 
 # ---- pooling -----------------------------------------------------------------------------------------
 
 
-def _stride(stride, kernel, nd):
-    return [] if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _tuple(stride, nd)
+def _stride(stride, nd):
+    """Pooling's stride: None or empty means the kernel size (the op's default)."""
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        return []
+    return _tuple(stride, nd, "stride")
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
-    return _C._max_pool(input, _tuple(kernel_size, nd), _stride(stride, kernel_size, nd), _tuple(padding, nd),
-                        _tuple(dilation, nd), builtins.bool(ceil_mode))
+    return _C._max_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                        _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"), builtins.bool(ceil_mode))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -150,11 +165,12 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if divisor_override is not None and builtins.int(divisor_override) == 0:
+    divisor = 0 if divisor_override is None else _int(divisor_override, "divisor_override")
+    if divisor_override is not None and divisor == 0:
         raise RuntimeError("divisor must be not zero")
-    return _C._avg_pool(input, _tuple(kernel_size, nd), _stride(stride, kernel_size, nd), _tuple(padding, nd),
-                        builtins.bool(ceil_mode), builtins.bool(count_include_pad),
-                        0 if divisor_override is None else builtins.int(divisor_override))
+    return _C._avg_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                        _tuple(padding, nd, "padding"), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+                        divisor)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -179,10 +195,11 @@ def _output_size(input, output_size, nd, name):
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != nd:
             raise RuntimeError(f"{name}: output_size must be {nd}")
-        return [input.shape[input.dim() - nd + i] if o is None else builtins.int(o) for i, o in enumerate(output_size)]
+        return [input.shape[input.dim() - nd + i] if o is None else _int(o, "output_size")
+                for i, o in enumerate(output_size)]
     if output_size is None:
         return [input.shape[input.dim() - nd + i] for i in range(nd)] if input.dim() >= nd else [0] * nd
-    return [builtins.int(output_size)] * nd
+    return [_int(output_size, "output_size")] * nd
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -235,7 +252,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     # PyTorch's formula: (sum over the window of x^p)^(1/p), via the average times the window size.
-    kernel = _tuple(kernel_size, nd)
+    kernel = _tuple(kernel_size, nd, "kernel_size")
     out = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
     size = 1
     for k in kernel:
@@ -262,7 +279,7 @@ def _unpool_size(input, nd, kernel, stride, padding, output_size):
     default = [(input.shape[input.dim() - nd + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
     if output_size is None:
         return default
-    output_size = [builtins.int(s) for s in output_size]
+    output_size = [_int(s, "output_size") for s in output_size]
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -276,9 +293,9 @@ def _unpool_size(input, nd, kernel, stride, padding, output_size):
 
 
 def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
-    kernel = _tuple(kernel_size, nd)
-    stride = kernel if stride is None else _tuple(stride, nd)
-    padding = _tuple(padding, nd)
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"max_unpool{nd}d: Expected {nd + 1}D or {nd + 2}D input, but got input of size: "
                            f"{list(input.shape)}")
@@ -308,7 +325,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.dim() not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
     x = input if input.dim() == 4 else input.unsqueeze(0)
-    out = _C._im2col(x, _tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2))
+    out = _C._im2col(x, _tuple(kernel_size, 2, "kernel_size"), _tuple(dilation, 2, "dilation"),
+                     _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
     return out if input.dim() == 4 else out.squeeze(0)
 
 
@@ -318,6 +336,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
                                   f"{input.dim()}D)")
     x = input if input.dim() == 3 else input.unsqueeze(0)
-    out = _C._col2im(x, _tuple(output_size, 2), _tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2),
-                     _tuple(stride, 2))
+    out = _C._col2im(x, _tuple(output_size, 2, "output_size"), _tuple(kernel_size, 2, "kernel_size"),
+                     _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
     return out if input.dim() == 3 else out.squeeze(0)
