@@ -249,6 +249,17 @@ def test_max_pool_dtypes(dtype):
     compare(lambda m, F, x: F.max_pool2d(x, 3, 2, 1), [arr(2, 3, 9, 8)], dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint8])
+def test_max_pool_integer_dtypes(dtype):
+    a = RNG.integers(0, 100, size=(2, 3, 7, 8)).astype(dtype)
+    for fn in (lambda F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
+               lambda F, x: F.max_pool3d(x, 2, return_indices=True, ceil_mode=True)):
+        got, want = fn(FF, fl.from_numpy(a.copy())), fn(TF, torch.from_numpy(a.copy()))
+        for g, w in zip(got, want):
+            assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 def test_max_pool_nan_and_noncontiguous():
     x = arr(1, 2, 6, 6)
     x[0, 0, 1, 1] = np.nan

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "conv_kernels.h"
 
@@ -166,6 +167,12 @@ void parallel_planes(const PoolPlan& p, F&& f) {
 }
 
 template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+template <typename T>
 void max_kernel(const PoolPlan& p, const T* x, T* y, int64_t* idx) {
   const DimWindows &a = p.w[0], &b = p.w[1], &c = p.w[2];
   const int64_t H = b.in, W = c.in;
@@ -174,14 +181,14 @@ void max_kernel(const PoolPlan& p, const T* x, T* y, int64_t* idx) {
     T* yp = y + pl * p.out_plane();
     int64_t* ip = idx + pl * p.out_plane();
     for_outputs(p, [&](int64_t o, int64_t od, int64_t oh, int64_t ow) {
-      T best = -std::numeric_limits<T>::infinity();
+      T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
       int64_t bi = (a.first[od] * H + b.first[oh]) * W + c.first[ow];
       for (int64_t i = 0, id = a.first[od]; i < a.count[od]; ++i, id += a.step)
         for (int64_t j = 0, ih = b.first[oh]; j < b.count[oh]; ++j, ih += b.step)
           for (int64_t k = 0, iw = c.first[ow]; k < c.count[ow]; ++k, iw += c.step) {
             const int64_t at = (id * H + ih) * W + iw;
             const T v = xp[at];
-            if (v > best || std::isnan(v)) {  // NaN wins (the last one), as in PyTorch
+            if (v > best || is_nan(v)) {  // NaN wins (the last one), as in PyTorch
               best = v;
               bi = at;
             }
@@ -242,15 +249,33 @@ void avg_backward_kernel(const PoolPlan& p, const T* gy, T* gx, bool include_pad
   });
 }
 
+// Max pooling runs on integer types as they are (as PyTorch's does), floating types as the others.
 TensorPair run_max(const PoolPlan& p, const Tensor& input, size_t nd, const char* op) {
-  const ScalarType ct = compute_type(input->dtype, op);
+  Tensor idx = empty(p.out_sizes(nd), ScalarType::Int64);
+  const ScalarType dt = input->dtype;
+  if (is_integral(dt, false)) {
+    Tensor x = contiguous(input), y = empty(p.out_sizes(nd), dt);
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      max_kernel<T>(p, x->data<const T>(), y->data<T>(), idx->data<int64_t>());
+    };
+    switch (dt) {
+      case ScalarType::UInt8: run(uint8_t()); break;
+      case ScalarType::Int8: run(int8_t()); break;
+      case ScalarType::Int16: run(int16_t()); break;
+      case ScalarType::Int32: run(int32_t()); break;
+      default: run(int64_t()); break;
+    }
+    return {y, idx};
+  }
+  const ScalarType ct = compute_type(dt, op);
   Tensor x = prepared(input, ct);
-  Tensor y = empty(p.out_sizes(nd), ct), idx = empty(p.out_sizes(nd), ScalarType::Int64);
+  Tensor y = empty(p.out_sizes(nd), ct);
   with_type(ct, [&](auto tag) {
     using T = decltype(tag);
     max_kernel<T>(p, x->data<const T>(), y->data<T>(), idx->data<int64_t>());
   });
-  return {finished(y, input->dtype), idx};
+  return {finished(y, dt), idx};
 }
 
 Tensor run_avg(const PoolPlan& p, const Tensor& input, size_t nd, bool include_pad, int64_t divisor_override,

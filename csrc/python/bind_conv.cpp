@@ -17,14 +17,6 @@ void bind(py::module_& m, TensorClass&) {
     return ops::convolution(input, weight, optional_tensor(bias), stride, padding, dilation, transposed, output_padding,
                             groups);
   });
-  m.def("_convolution_backward", [](const Tensor& grad, const Tensor& input, const Tensor& weight, const IntList& stride,
-                                    const IntList& padding, const IntList& dilation, bool transposed,
-                                    const IntList& output_padding, int64_t groups, std::vector<bool> mask) {
-    FL_CHECK(mask.size() == 3, ValueError, "convolution_backward: output_mask must have 3 elements");
-    auto [gx, gw, gb] = ops::convolution_backward(grad, input, weight, stride, padding, dilation, transposed,
-                                                  output_padding, groups, mask[0], mask[1], mask[2]);
-    return py::make_tuple(gx ? py::cast(gx) : py::none(), gw ? py::cast(gw) : py::none(), gb ? py::cast(gb) : py::none());
-  });
   m.def("_im2col", [](const Tensor& x, const IntList& k, const IntList& d, const IntList& p, const IntList& s) {
     return ops::im2col(x, k, d, p, s);
   });
