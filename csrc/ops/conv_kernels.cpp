@@ -53,32 +53,29 @@ struct BlasThreads {
   ~BlasThreads() { scipy_openblas_set_num_threads(prev); }
 };
 
-// Runs body(n, slot, inner_parallel) for every sample n: across samples (one slot per thread,
-// single-threaded BLAS inside) when there are at least as many samples as threads, otherwise
-// one sample at a time in slot 0 with threaded BLAS and parallel im2col.
-struct BatchPlan {
-  int slots = 1;
-  bool across = false;
-  explicit BatchPlan(int64_t N) {
-    const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
-    across = nt > 1 && N >= nt;
-    slots = across ? nt : 1;
+// Threads available to a kernel's parallel loop over `count` work items.
+int thread_slots(int64_t count) {
+  const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nt, count)));
+}
+
+// Runs body(item, slot) for items [0, count) on `slots` OpenMP threads (slot: the thread), with
+// single-threaded GEMMs inside. All the parallelism is OpenMP's: OpenMP workers spinning between
+// regions would starve OpenBLAS's own threads if the two alternated.
+template <typename F>
+void parallel_items(int64_t count, int slots, F&& body) {
+  if (slots <= 1) {
+    for (int64_t i = 0; i < count; ++i) body(i, 0);
+    return;
   }
-  template <typename F>
-  void run(int64_t N, F&& body) const {
-    if (!across) {
-      for (int64_t n = 0; n < N; ++n) body(n, 0, true);
-      return;
-    }
-    BlasThreads one(1);
+  BlasThreads one(1);
 #pragma omp parallel num_threads(slots)
-    {
-      const int slot = omp_get_thread_num();
+  {
+    const int slot = omp_get_thread_num();
 #pragma omp for schedule(static)
-      for (int64_t n = 0; n < N; ++n) body(n, slot, false);
-    }
+    for (int64_t i = 0; i < count; ++i) body(i, slot);
   }
-};
+}
 
 // Scratch memory from the caching allocator (fresh pages cost more than the copies they hold).
 template <typename T>
@@ -170,11 +167,13 @@ void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
 }
 
 // Output rows (od, oh) per chunk: a chunk's columns (about 1 MiB) stay in L2 between im2col and the
-// GEMM that reads them.
+// GEMM that reads them, and a small batch is cut into enough chunks to keep every thread busy.
 int64_t chunk_rows(const Geom& g, size_t elem) {
   const int64_t rows = std::max<int64_t>(1, g.out[0] * g.out[1]);
   const int64_t bytes_per_row = std::max<int64_t>(1, g.out[2] * g.Cin * g.taps() * static_cast<int64_t>(elem));
-  return std::clamp<int64_t>((int64_t(1) << 20) / bytes_per_row, 1, rows);
+  const int64_t cached = std::clamp<int64_t>((int64_t(1) << 20) / bytes_per_row, 1, rows);
+  const int64_t nt = omp_get_max_threads(), per_sample = (nt + std::max<int64_t>(g.N, 1) - 1) / std::max<int64_t>(g.N, 1);
+  return std::min(cached, std::max<int64_t>(1, rows / per_sample));
 }
 
 // Columns of output rows [r0, r1) of one sample (Cin, in_plane): row c * taps + tap, one column per
@@ -220,11 +219,10 @@ void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool
 
 // Transposed columns of output rows [r0, r1) from a channels-last sample (in_plane, Cin): one row
 // per output position holding, group by group, the group's taps each with its cin_g channels, so
-// every tap is one contiguous copy. Parallel over output rows when `par`.
+// every tap is one contiguous copy.
 template <typename T>
-void im2col_channels_last(const Geom& g, const T* x, T* colT, int64_t r0, int64_t r1, bool par) {
+void im2col_channels_last(const Geom& g, const T* x, T* colT, int64_t r0, int64_t r1) {
   const int64_t K = g.K(), cig = g.cin_g(), OW = g.out[2];
-#pragma omp parallel for schedule(static) if (par && r1 - r0 > 1 && !omp_in_parallel())
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t od = r / g.out[1], oh = r % g.out[1];
     for (int64_t ow = 0; ow < OW; ++ow) {
@@ -266,99 +264,113 @@ void col2im(const Geom& g, const T* col, T* x, bool par) {
 // Per sample and chunk of output rows: the input made channels-last, its transposed columns colT
 // (positions x G*K), y^T = colT @ W'^T with W' the weight with channels innermost per tap, stored
 // transposed into y with the bias. OpenBLAS runs this tall-skinny product several times faster
-// than W @ col (few rows, very long ones).
+// than W @ col (few rows, very long ones). Parallel over (sample, chunk) items.
 template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if (g.depthwise()) return dw_forward(g, x, w, bias, y);
   const int64_t L = g.out_plane(), K = g.K(), GK = g.G * K, cog = g.cout_g(), cig = g.cin_g(), inP = g.in_plane();
   const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
+  const int64_t chunks = (rows + CR - 1) / CR, xsize = g.Cin * inP;
   const bool pw = g.pointwise();
-  Tensor wt_hold;  // W'[co][tap][c] = W[co][c][tap]
-  T* wt = scratch<T>(wt_hold, g.Cout * K);
+  Tensor wt_hold, xt_hold, hold;
+  T* wt = scratch<T>(wt_hold, g.Cout * K);  // W'[co][tap][c] = W[co][c][tap]
   for (int64_t co = 0; co < g.Cout; ++co) transpose(w + co * K, cig, g.taps(), wt + co * K);
-  BatchPlan plan(g.N);
-  const int64_t xsize = g.Cin * inP, colsize = pw ? 0 : CR * OW * GK, per_slot = xsize + colsize + CR * OW * g.Cout;
-  Tensor hold;
-  T* buf = scratch<T>(hold, plan.slots * per_slot);
-  plan.run(g.N, [&](int64_t n, int slot, bool par) {
-    T* xt = buf + slot * per_slot;
-    T* colT = xt + xsize;
+  T* xt = scratch<T>(xt_hold, g.N * xsize);
+  parallel_items(g.N, thread_slots(g.N), [&](int64_t n, int) { transpose(x + n * xsize, g.Cin, inP, xt + n * xsize); });
+  const int slots = thread_slots(g.N * chunks);
+  const int64_t colsize = pw ? 0 : CR * OW * GK, per_slot = colsize + CR * OW * g.Cout;
+  T* buf = scratch<T>(hold, slots * per_slot);
+  parallel_items(g.N * chunks, slots, [&](int64_t item, int slot) {
+    const int64_t n = item / chunks, r0 = (item % chunks) * CR, r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
+    T* colT = buf + slot * per_slot;
     T* yt = colT + colsize;
-    T* yn = y + n * g.Cout * L;
-    transpose(x + n * xsize, g.Cin, inP, xt);
-    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
-      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
-      const T* a = pw ? xt + r0 * OW * g.Cin : colT;
-      if (!pw) im2col_channels_last(g, xt, colT, r0, r1, par);
-      for (int64_t grp = 0; grp < g.G; ++grp)
-        gemm<T>(np, cog, K, a + grp * K, GK, 1, wt + grp * cog * K, 1, K, T(0), yt + grp * cog, g.Cout);
-      for (int64_t co = 0; co < g.Cout; ++co) {
-        T* dst = yn + co * L + r0 * OW;
-        const T b = bias ? bias[co] : T(0);
-        for (int64_t p = 0; p < np; ++p) dst[p] = yt[p * g.Cout + co] + b;
-      }
+    const T* xn = xt + n * xsize;
+    const T* a = pw ? xn + r0 * OW * g.Cin : colT;
+    if (!pw) im2col_channels_last(g, xn, colT, r0, r1);
+    for (int64_t grp = 0; grp < g.G; ++grp)
+      gemm<T>(np, cog, K, a + grp * K, GK, 1, wt + grp * cog * K, 1, K, T(0), yt + grp * cog, g.Cout);
+    T* yn = y + n * g.Cout * L + r0 * OW;
+    for (int64_t co = 0; co < g.Cout; ++co) {
+      const T b = bias ? bias[co] : T(0);
+      for (int64_t p = 0; p < np; ++p) yn[co * L + p] = yt[p * g.Cout + co] + b;
     }
   });
 }
 
-// Per sample and chunk of output rows: columns = W^T @ gy (the fast orientation here: many rows),
-// added back into the input gradient by col2im.
+// Columns = W^T @ gy (the fast orientation here: many rows), added back into the input gradient by
+// col2im. Chunks of one sample overlap in the input, so a large batch runs a sample per thread; a
+// small one fills one sample's whole column matrix in parallel chunks, then col2im's channels.
 template <typename T>
 void backward_data(const Geom& g, const T* gy, const T* w, T* gx) {
   if (g.depthwise()) return dw_backward_data(g, gy, w, gx);
-  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane(), OW = g.out[2];
-  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
+  const int64_t L = g.out_plane(), K = g.K(), GK = g.G * K, cog = g.cout_g(), inP = g.in_plane(), OW = g.out[2];
+  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T)), chunks = (rows + CR - 1) / CR;
   const bool pw = g.pointwise();
-  BatchPlan plan(g.N);
-  const int64_t colsize = pw ? 0 : CR * OW * g.G * K;
+  // columns of rows [r0, r1) of sample n into out (leading dimension ld)
+  auto columns = [&](int64_t n, int64_t r0, int64_t r1, T* out, int64_t ld) {
+    for (int64_t grp = 0; grp < g.G; ++grp)
+      gemm<T>(K, (r1 - r0) * OW, cog, w + grp * cog * K, 1, K, gy + (n * g.Cout + grp * cog) * L + r0 * OW, L, 1, T(0),
+              out + grp * K * ld, ld);
+  };
   Tensor hold;
-  T* cols = scratch<T>(hold, plan.slots * colsize);
-  plan.run(g.N, [&](int64_t n, int slot, bool par) {
-    const T* gyn = gy + n * g.Cout * L;
+  if (g.N >= thread_slots(g.N * chunks)) {
+    const int slots = thread_slots(g.N);
+    const int64_t colsize = pw ? 0 : CR * OW * GK;
+    T* cols = scratch<T>(hold, slots * colsize);
+    parallel_items(g.N, slots, [&](int64_t n, int slot) {
+      T* gxn = gx + n * g.Cin * inP;
+      if (!pw) std::fill(gxn, gxn + g.Cin * inP, T(0));
+      for (int64_t r0 = 0; r0 < rows; r0 += CR) {
+        const int64_t r1 = std::min(rows, r0 + CR);
+        if (pw) {
+          columns(n, r0, r1, gxn + r0 * OW, L);  // the columns are the input gradient itself
+        } else {
+          columns(n, r0, r1, cols + slot * colsize, (r1 - r0) * OW);
+          col2im_rows(g, cols + slot * colsize, gxn, r0, r1, false);
+        }
+      }
+    });
+    return;
+  }
+  T* col = pw ? nullptr : scratch<T>(hold, GK * L);
+  for (int64_t n = 0; n < g.N; ++n) {
     T* gxn = gx + n * g.Cin * inP;
-    T* col = cols + slot * colsize;
-    if (!pw) std::fill(gxn, gxn + g.Cin * inP, T(0));
-    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
-      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
-      // pointwise: the columns are the input gradient itself (leading dimension L)
-      T* out = pw ? gxn + r0 * OW : col;
-      const int64_t ld = pw ? L : np;
-      for (int64_t grp = 0; grp < g.G; ++grp)
-        gemm<T>(K, np, cog, w + grp * cog * K, 1, K, gyn + grp * cog * L + r0 * OW, L, 1, T(0), out + grp * K * ld, ld);
-      if (!pw) col2im_rows(g, col, gxn, r0, r1, par);
-    }
-  });
+    parallel_items(chunks, thread_slots(chunks), [&](int64_t c, int) {
+      const int64_t r0 = c * CR, r1 = std::min(rows, r0 + CR);
+      columns(n, r0, r1, (pw ? gxn : col) + r0 * OW, L);
+    });
+    if (!pw) col2im(g, col, gxn, true);
+  }
 }
 
 // gw^T (K x cog per group) += columns (K x positions) @ gy^T (positions x cog): the tall-skinny
-// orientation, as in forward. Each slot accumulates its samples into its own gw^T buffer; their sum
-// is transposed into gw.
+// orientation, as in forward. Parallel over (sample, chunk) items, each thread accumulating into
+// its own gw^T buffer; their sum is transposed into gw.
 template <typename T>
 void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   if (g.depthwise()) return dw_backward_weight(g, gy, x, gw);
   const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane(), OW = g.out[2];
-  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T)), wsize = g.Cout * K;
+  const int64_t rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T)), chunks = (rows + CR - 1) / CR;
+  const int64_t wsize = g.Cout * K;
   const bool pw = g.pointwise();
-  BatchPlan plan(g.N);
+  const int slots = thread_slots(g.N * chunks);
   const int64_t colsize = pw ? 0 : CR * OW * g.G * K;
   Tensor hold;
-  T* buf = scratch<T>(hold, plan.slots * (colsize + wsize));
-  T* partial = buf + plan.slots * colsize;  // per slot: gw^T of each group, (K x cog)
-  std::fill(partial, partial + plan.slots * wsize, T(0));
-  plan.run(g.N, [&](int64_t n, int slot, bool par) {
+  T* buf = scratch<T>(hold, slots * (colsize + wsize));
+  T* partial = buf + slots * colsize;  // per slot: gw^T of each group, (K x cog)
+  std::fill(partial, partial + slots * wsize, T(0));
+  parallel_items(g.N * chunks, slots, [&](int64_t item, int slot) {
+    const int64_t n = item / chunks, r0 = (item % chunks) * CR, r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
     const T* xn = x + n * g.Cin * inP;
-    const T* gyn = gy + n * g.Cout * L;
+    const T* col = pw ? xn + r0 * OW : buf + slot * colsize;
+    const int64_t ld = pw ? L : np;
+    if (!pw) im2col_rows(g, xn, buf + slot * colsize, r0, r1, false);
     T* acc = partial + slot * wsize;
-    for (int64_t r0 = 0; r0 < rows; r0 += CR) {
-      const int64_t r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
-      const T* col = pw ? xn + r0 * OW : buf + slot * colsize;
-      const int64_t ld = pw ? L : np;
-      if (!pw) im2col_rows(g, xn, buf + slot * colsize, r0, r1, par);
-      for (int64_t grp = 0; grp < g.G; ++grp)
-        gemm<T>(K, cog, np, col + grp * K * ld, ld, 1, gyn + grp * cog * L + r0 * OW, 1, L, T(1), acc + grp * K * cog, cog);
-    }
+    for (int64_t grp = 0; grp < g.G; ++grp)
+      gemm<T>(K, cog, np, col + grp * K * ld, ld, 1, gy + (n * g.Cout + grp * cog) * L + r0 * OW, 1, L, T(1),
+              acc + grp * K * cog, cog);
   });
-  for (int s = 1; s < plan.slots; ++s)
+  for (int s = 1; s < slots; ++s)
     for (int64_t i = 0; i < wsize; ++i) partial[i] += partial[s * wsize + i];
   for (int64_t grp = 0; grp < g.G; ++grp) transpose(partial + grp * K * cog, K, cog, gw + grp * cog * K);
 }
