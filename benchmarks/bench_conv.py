@@ -44,6 +44,8 @@ def main():
     x, w, b = arr(16, 64, 56, 56), arr(64, 64, 3, 3), arr(64)
     dw_x, dw_w = arr(16, 128, 56, 56), arr(128, 1, 3, 3)
     c1_x, c1_w = arr(32, 64, 1024), arr(128, 64, 5)
+    one_x, one_w = arr(1, 256, 14, 14), arr(256, 256, 3, 3)
+    tr_x, tr_w = arr(8, 128, 16, 16), arr(128, 64, 4, 4)
     pool_x = arr(16, 64, 112, 112)
     cases = {
         "conv2d 3x3 16x64x56x56 fwd": ((x, w, b), False, lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, padding=1)),
@@ -51,6 +53,10 @@ def main():
         "conv2d depthwise 3x3 fwd": ((dw_x, dw_w), False,
                                      lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1, groups=128)),
         "conv1d k5 32x64x1024 fwd": ((c1_x, c1_w), False, lambda m, x, w: m.nn.functional.conv1d(x, w)),
+        "conv2d 3x3 N=1 256x14x14 fwd": ((one_x, one_w), False,
+                                         lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1)),
+        "conv_transpose2d 4x4 s2 fwd": ((tr_x, tr_w), False,
+                                        lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, stride=2, padding=1)),
         "max_pool2d 3x3 s2 16x64x112": ((pool_x,), False,
                                         lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1)),
         "avg_pool2d 2x2 16x64x112": ((pool_x,), False, lambda m, x: m.nn.functional.avg_pool2d(x, 2)),
