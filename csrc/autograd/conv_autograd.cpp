@@ -35,8 +35,8 @@ Tensor weight_grad(const Tensor& x, const Tensor& gout, const IntList& wsizes, c
     back.push_back(static_cast<int64_t>(2 + i));
   }
   Tensor xb = ops::reshape(ops::permute(ops::reshape(x, split), perm), merged);
-  Tensor r = ops::convolution(xb, ops::transpose(gout, 0, 1), nullptr, dilation, padding, stride, false,
-                              IntList(nd, 0), groups);
+  Tensor r = ops::convolution(xb, ops::transpose(gout, 0, 1), nullptr, dilation, padding, stride, false, IntList(nd, 0),
+                              groups);
   return ops::permute(narrowed(r, IntList(wsizes.begin() + 2, wsizes.end())), back);
 }
 
@@ -57,8 +57,8 @@ TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tens
                                                  dilation[i] * (weight->sizes[2 + i] - 1) + 1));
       grads[0] = narrowed(ops::convolution(g, weight, nullptr, stride, lo, dilation, true, op, groups), in_sp);
     } else {
-      grads[0] = narrowed(ops::convolution(g, weight, nullptr, stride, padding, dilation, false, IntList(nd, 0), groups),
-                          in_sp);
+      grads[0] = narrowed(
+          ops::convolution(g, weight, nullptr, stride, padding, dilation, false, IntList(nd, 0), groups), in_sp);
     }
   }
   if (gw)
@@ -101,9 +101,8 @@ Tensor im2col_autograd(DispatchKeySet ks, const Tensor& input, const IntList& ke
 Tensor col2im_autograd(DispatchKeySet ks, const Tensor& input, const IntList& output_size, const IntList& kernel,
                        const IntList& dilation, const IntList& padding, const IntList& stride) {
   Tensor r = redispatch_no_grad(ops::col2im, ks, input, output_size, kernel, dilation, padding, stride);
-  return record_lambda("Col2ImBackward0", r, {gradient_edge(input)}, [=](const Tensor& g) {
-    return TensorList{ops::im2col(g, kernel, dilation, padding, stride)};
-  });
+  return record_lambda("Col2ImBackward0", r, {gradient_edge(input)},
+                       [=](const Tensor& g) { return TensorList{ops::im2col(g, kernel, dilation, padding, stride)}; });
 }
 
 }  // namespace

@@ -11,10 +11,9 @@ namespace {
 
 TensorPair record_max(const char* name, const TensorPair& r, const Tensor& input, size_t nd) {
   IntList plane(input->sizes.end() - nd, input->sizes.end());
-  record_saved(name, std::get<0>(r), {gradient_edge(input)}, {std::get<1>(r)}, false,
-               [plane](const Tensor& g, const TensorList& s) {
-                 return TensorList{ops::plane_scatter(g, s[0], plane, true)};
-               });
+  record_saved(
+      name, std::get<0>(r), {gradient_edge(input)}, {std::get<1>(r)}, false,
+      [plane](const Tensor& g, const TensorList& s) { return TensorList{ops::plane_scatter(g, s[0], plane, true)}; });
   return r;
 }
 
@@ -29,8 +28,8 @@ TensorPair adaptive_max_pool_autograd(DispatchKeySet ks, const Tensor& input, co
   return record_max("AdaptiveMaxPoolBackward0", r, input, output_size.size());
 }
 
-Tensor plane_scatter_autograd(DispatchKeySet ks, const Tensor& values, const Tensor& indices, const IntList& plane_sizes,
-                              bool accumulate) {
+Tensor plane_scatter_autograd(DispatchKeySet ks, const Tensor& values, const Tensor& indices,
+                              const IntList& plane_sizes, bool accumulate) {
   Tensor r = redispatch_no_grad(ops::plane_scatter, ks, values, indices, plane_sizes, accumulate);
   const size_t nd = plane_sizes.size();
   IntList vsizes = values->sizes;
@@ -47,11 +46,10 @@ Tensor plane_scatter_autograd(DispatchKeySet ks, const Tensor& values, const Ten
 Tensor avg_pool_autograd(DispatchKeySet ks, const Tensor& input, const IntList& kernel, const IntList& stride,
                          const IntList& padding, bool ceil_mode, bool include_pad, int64_t divisor) {
   Tensor r = redispatch_no_grad(ops::avg_pool, ks, input, kernel, stride, padding, ceil_mode, include_pad, divisor);
-  return record_saved("AvgPoolBackward0", r, {gradient_edge(input)}, {input}, false,
-                      [=](const Tensor& g, const TensorList& s) {
-                        return TensorList{
-                            ops::avg_pool_backward(g, s[0], kernel, stride, padding, ceil_mode, include_pad, divisor)};
-                      });
+  return record_saved(
+      "AvgPoolBackward0", r, {gradient_edge(input)}, {input}, false, [=](const Tensor& g, const TensorList& s) {
+        return TensorList{ops::avg_pool_backward(g, s[0], kernel, stride, padding, ceil_mode, include_pad, divisor)};
+      });
 }
 
 Tensor avg_pool_backward_autograd(DispatchKeySet ks, const Tensor& grad, const Tensor& input, const IntList& kernel,
@@ -75,10 +73,9 @@ Tensor adaptive_avg_pool_autograd(DispatchKeySet ks, const Tensor& input, const 
 Tensor adaptive_avg_pool_backward_autograd(DispatchKeySet ks, const Tensor& grad, const Tensor& input,
                                            const IntList& output_size) {
   Tensor r = redispatch_no_grad(ops::adaptive_avg_pool_backward, ks, grad, input, output_size);
-  return record_lambda("AdaptiveAvgPoolBackwardBackward0", r, {gradient_edge(grad), Edge{}},
-                       [output_size](const Tensor& gg) {
-                         return TensorList{ops::adaptive_avg_pool(gg, output_size), nullptr};
-                       });
+  return record_lambda(
+      "AdaptiveAvgPoolBackwardBackward0", r, {gradient_edge(grad), Edge{}},
+      [output_size](const Tensor& gg) { return TensorList{ops::adaptive_avg_pool(gg, output_size), nullptr}; });
 }
 
 }  // namespace

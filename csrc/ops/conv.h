@@ -24,14 +24,15 @@
 // `input` is batched (N, C, *spatial) with 1 to 3 spatial dims; `bias` may be undefined. `padding`
 // holds one value per spatial dim, or 2 per dim (all the low sides, then all the high sides) for
 // the asymmetric padding of padding='same' with even kernels (not transposed).
-FL_DECLARE_OP(convolution, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-                                        const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&, bool,
-                                        const ::fl::IntList&, int64_t))
+FL_DECLARE_OP(convolution,
+              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
+                           const ::fl::IntList&, const ::fl::IntList&, bool, const ::fl::IntList&, int64_t))
 // (grad_input, grad_weight, grad_bias) of convolution; each computed only when its mask bit is set.
 FL_DECLARE_OP(convolution_backward,
-              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
-                  const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                  const ::fl::IntList&, const ::fl::IntList&, bool, const ::fl::IntList&, int64_t, bool, bool, bool))
+              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
+                                                                   const ::fl::Tensor&, const ::fl::IntList&,
+                                                                   const ::fl::IntList&, const ::fl::IntList&, bool,
+                                                                   const ::fl::IntList&, int64_t, bool, bool, bool))
 // im2col(input (N, C, H, W), kernel_size, dilation, padding, stride) -> (N, C*kH*kW, L): F.unfold.
 FL_DECLARE_OP(im2col, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
                                    const ::fl::IntList&, const ::fl::IntList&))

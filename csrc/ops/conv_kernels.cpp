@@ -44,7 +44,9 @@ void for_rows(const Geom& g, int64_t r0, int64_t r1, F&& f) {
       }
 }
 template <typename F>
-void for_rows(const Geom& g, F&& f) { for_rows(g, 0, g.out[0] * g.out[1], f); }
+void for_rows(const Geom& g, F&& f) {
+  for_rows(g, 0, g.out[0] * g.out[1], f);
+}
 
 // OpenBLAS's own thread count, set for a scope (batch-parallel loops run single-threaded GEMMs).
 struct BlasThreads {
@@ -172,7 +174,8 @@ int64_t chunk_rows(const Geom& g, size_t elem) {
   const int64_t rows = std::max<int64_t>(1, g.out[0] * g.out[1]);
   const int64_t bytes_per_row = std::max<int64_t>(1, g.out[2] * g.Cin * g.taps() * static_cast<int64_t>(elem));
   const int64_t cached = std::clamp<int64_t>((int64_t(1) << 20) / bytes_per_row, 1, rows);
-  const int64_t nt = omp_get_max_threads(), per_sample = (nt + std::max<int64_t>(g.N, 1) - 1) / std::max<int64_t>(g.N, 1);
+  const int64_t nt = omp_get_max_threads(),
+                per_sample = (nt + std::max<int64_t>(g.N, 1) - 1) / std::max<int64_t>(g.N, 1);
   return std::min(cached, std::max<int64_t>(1, rows / per_sample));
 }
 
@@ -194,7 +197,8 @@ void im2col_rows(const Geom& g, const T* x, T* col, int64_t r0, int64_t r1, bool
       const T* src = xc + irow + iw0;
       std::fill(dst, dst + lo, T(0));
       if (sw == 1) std::memcpy(dst + lo, src + lo, sizeof(T) * (hi - lo));
-      else for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * sw];
+      else
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * sw];
       std::fill(dst + hi, dst + OW, T(0));
     });
   }
@@ -375,11 +379,11 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   for (int64_t grp = 0; grp < g.G; ++grp) transpose(partial + grp * K * cog, K, cog, gw + grp * cog * K);
 }
 
-#define FL_CONV_INSTANTIATE(T)                                              \
-  template void im2col<T>(const Geom&, const T*, T*, bool);                  \
-  template void col2im<T>(const Geom&, const T*, T*, bool);                  \
-  template void forward<T>(const Geom&, const T*, const T*, const T*, T*);   \
-  template void backward_data<T>(const Geom&, const T*, const T*, T*);       \
+#define FL_CONV_INSTANTIATE(T)                                             \
+  template void im2col<T>(const Geom&, const T*, T*, bool);                \
+  template void col2im<T>(const Geom&, const T*, T*, bool);                \
+  template void forward<T>(const Geom&, const T*, const T*, const T*, T*); \
+  template void backward_data<T>(const Geom&, const T*, const T*, T*);     \
   template void backward_weight<T>(const Geom&, const T*, const T*, T*);
 FL_CONV_INSTANTIATE(float)
 FL_CONV_INSTANTIATE(double)

@@ -46,15 +46,20 @@ struct Geom {
 };
 
 // Columns (Cin * taps, out_plane) of one sample (Cin, in_plane); parallel over channels when `par`.
-template <typename T> void im2col(const Geom& g, const T* x, T* col, bool par);
+template <typename T>
+void im2col(const Geom& g, const T* x, T* col, bool par);
 // The adjoint: x (Cin, in_plane) = sum of the columns over the positions they were read from.
-template <typename T> void col2im(const Geom& g, const T* col, T* x, bool par);
+template <typename T>
+void col2im(const Geom& g, const T* col, T* x, bool par);
 
 // y = conv(x, w) + bias (bias may be null).
-template <typename T> void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y);
+template <typename T>
+void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y);
 // gx = the input gradient for output gradient gy.
-template <typename T> void backward_data(const Geom& g, const T* gy, const T* w, T* gx);
+template <typename T>
+void backward_data(const Geom& g, const T* gy, const T* w, T* gx);
 // gw = the weight gradient, summed over the batch.
-template <typename T> void backward_weight(const Geom& g, const T* gy, const T* x, T* gw);
+template <typename T>
+void backward_weight(const Geom& g, const T* gy, const T* x, T* gw);
 
 }  // namespace fl::conv

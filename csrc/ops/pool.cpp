@@ -48,8 +48,9 @@ PoolPlan plan_for(const char* op, const Tensor& input, size_t nd, bool empty_cha
   FL_CHECK(dim == n + 1 || dim == n + 2, Error, op, ": Expected ", n + 1, "D or ", n + 2,
            "D (batch mode) tensor with optional 0 dim batch size for input, but got: ", input->sizes);
   for (int64_t i = empty_channels_ok ? dim - n : (dim == n + 2 ? 1 : 0); i < dim; ++i)
-    FL_CHECK(input->sizes[i] > 0, Error, op, ": Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
-             input->sizes, " with dimension ", i, " being empty");
+    FL_CHECK(input->sizes[i] > 0, Error, op,
+             ": Expected input to have non-zero size for non-batch dimensions, but input has sizes ", input->sizes,
+             " with dimension ", i, " being empty");
   PoolPlan p;
   p.lead.assign(input->sizes.begin(), input->sizes.end() - n);
   p.planes = 1;
@@ -74,18 +75,21 @@ PoolPlan fixed_plan(const char* op, const Tensor& input, const IntList& kernel, 
   const IntList stride = stride_in.empty() ? kernel : stride_in;
   FL_CHECK(stride.size() == nd && padding.size() == nd && dilation.size() == nd, Error, op,
            ": stride, padding and dilation must have ", nd, " elements, like kernel_size");
-  for (int64_t k : kernel) FL_CHECK(k > 0, Error, op, ": kernel size should be greater than zero, but got kernel_size=", kernel);
+  for (int64_t k : kernel)
+    FL_CHECK(k > 0, Error, op, ": kernel size should be greater than zero, but got kernel_size=", kernel);
   for (int64_t s : stride) FL_CHECK(s > 0, Error, op, ": stride should be greater than zero, but got stride=", stride);
-  for (int64_t d : dilation) FL_CHECK(d > 0, Error, op, ": dilation should be greater than zero, but got dilation=", dilation);
+  for (int64_t d : dilation)
+    FL_CHECK(d > 0, Error, op, ": dilation should be greater than zero, but got dilation=", dilation);
   for (size_t i = 0; i < nd; ++i) {
     FL_CHECK(padding[i] >= 0, Error, op, ": pad must be non-negative, but got pad: ", padding[i]);
     if (is_max)
       FL_CHECK(padding[i] <= ((kernel[i] - 1) * dilation[i] + 1) / 2, Error,
-               "pad should be at most half of effective kernel size, but got pad=", padding[i], ", kernel_size=",
-               kernel[i], " and dilation=", dilation[i]);
+               "pad should be at most half of effective kernel size, but got pad=", padding[i],
+               ", kernel_size=", kernel[i], " and dilation=", dilation[i]);
     else
-      FL_CHECK(padding[i] <= kernel[i] / 2, Error, "pad should be smaller than or equal to half of kernel size, but got padding=",
-               padding, ", kernel_size=", kernel);
+      FL_CHECK(padding[i] <= kernel[i] / 2, Error,
+               "pad should be smaller than or equal to half of kernel size, but got padding=", padding,
+               ", kernel_size=", kernel);
   }
   PoolPlan p = plan_for(op, input, nd);
   IntList in_sizes, out_sizes;
@@ -114,7 +118,10 @@ PoolPlan fixed_plan(const char* op, const Tensor& input, const IntList& kernel, 
       int64_t j0 = start < 0 ? (-start + dl - 1) / dl : 0;  // first tap inside the input
       int64_t j1 = 0;                                       // one past the last
       for (int64_t j = k; j > 0; --j)
-        if (start + (j - 1) * dl < w.in) { j1 = j; break; }
+        if (start + (j - 1) * dl < w.in) {
+          j1 = j;
+          break;
+        }
       w.first[o] = start + j0 * dl;
       w.count[o] = std::max<int64_t>(0, j1 - j0);
       w.padded[o] = std::min(start + k, w.in + padding[i]) - start;  // avg pooling's count_include_pad extent
@@ -128,7 +135,8 @@ PoolPlan adaptive_plan(const char* op, const Tensor& input, const IntList& outpu
   const size_t nd = output_size.size();
   FL_CHECK(nd >= 1 && nd <= 3, Error, op, ": output_size must have 1 to 3 elements");
   for (int64_t o : output_size)
-    FL_CHECK(o >= 0, Error, op, ": elements of output_size must be greater than or equal to 0 but received {", output_size, "}");
+    FL_CHECK(o >= 0, Error, op, ": elements of output_size must be greater than or equal to 0 but received {",
+             output_size, "}");
   PoolPlan p = plan_for(op, input, nd, true);
   for (size_t i = 0; i < nd; ++i) {
     DimWindows& w = p.w[kD - nd + i];
@@ -181,7 +189,8 @@ void max_kernel(const PoolPlan& p, const T* x, T* y, int64_t* idx) {
     T* yp = y + pl * p.out_plane();
     int64_t* ip = idx + pl * p.out_plane();
     for_outputs(p, [&](int64_t o, int64_t od, int64_t oh, int64_t ow) {
-      T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+      T best =
+          std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
       int64_t bi = (a.first[od] * H + b.first[oh]) * W + c.first[ow];
       for (int64_t i = 0, id = a.first[od]; i < a.count[od]; ++i, id += a.step)
         for (int64_t j = 0, ih = b.first[oh]; j < b.count[oh]; ++j, ih += b.step)
@@ -260,11 +269,21 @@ TensorPair run_max(const PoolPlan& p, const Tensor& input, size_t nd, const char
       max_kernel<T>(p, x->data<const T>(), y->data<T>(), idx->data<int64_t>());
     };
     switch (dt) {
-      case ScalarType::UInt8: run(uint8_t()); break;
-      case ScalarType::Int8: run(int8_t()); break;
-      case ScalarType::Int16: run(int16_t()); break;
-      case ScalarType::Int32: run(int32_t()); break;
-      default: run(int64_t()); break;
+      case ScalarType::UInt8:
+        run(uint8_t());
+        break;
+      case ScalarType::Int8:
+        run(int8_t());
+        break;
+      case ScalarType::Int16:
+        run(int16_t());
+        break;
+      case ScalarType::Int32:
+        run(int32_t());
+        break;
+      default:
+        run(int64_t());
+        break;
     }
     return {y, idx};
   }
@@ -319,7 +338,8 @@ Tensor avg_pool_cpu(DispatchKeySet, const Tensor& input, const IntList& kernel, 
 Tensor avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const IntList& kernel,
                              const IntList& stride, const IntList& padding, bool ceil_mode, bool include_pad,
                              int64_t divisor_override) {
-  PoolPlan p = fixed_plan("avg_pool_backward", input, kernel, stride, padding, IntList(kernel.size(), 1), ceil_mode, false);
+  PoolPlan p =
+      fixed_plan("avg_pool_backward", input, kernel, stride, padding, IntList(kernel.size(), 1), ceil_mode, false);
   return run_avg_backward(p, grad, input, kernel.size(), include_pad, divisor_override, "avg_pool_backward");
 }
 
@@ -328,7 +348,8 @@ Tensor adaptive_avg_pool_cpu(DispatchKeySet, const Tensor& input, const IntList&
   return run_avg(p, input, output_size.size(), false, 0, "adaptive_avg_pool");
 }
 
-Tensor adaptive_avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const IntList& output_size) {
+Tensor adaptive_avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input,
+                                      const IntList& output_size) {
   PoolPlan p = adaptive_plan("adaptive_avg_pool_backward", input, output_size);
   return run_avg_backward(p, grad, input, output_size.size(), false, 0, "adaptive_avg_pool_backward");
 }
@@ -343,8 +364,8 @@ Tensor plane_scatter_cpu(DispatchKeySet, const Tensor& values, const Tensor& ind
   const int64_t nd = static_cast<int64_t>(plane_sizes.size());
   FL_CHECK(values->sizes == indices->sizes, Error, "Expected shape of indices to be same as that of the input tensor (",
            values->sizes, ") but got indices tensor with shape: ", indices->sizes);
-  FL_CHECK(indices->dtype == ScalarType::Int64, Error, "elements in indices should be type int64 but got: ",
-           c10_type_name(indices->dtype));
+  FL_CHECK(indices->dtype == ScalarType::Int64, Error,
+           "elements in indices should be type int64 but got: ", c10_type_name(indices->dtype));
   FL_CHECK(values->dim() >= nd, Error, "plane_scatter: expected values with at least ", nd, " dims");
   int64_t plane = 1;
   for (int64_t s : plane_sizes) {
@@ -382,24 +403,29 @@ Tensor plane_scatter_cpu(DispatchKeySet, const Tensor& values, const Tensor& ind
 }  // namespace fl
 
 FL_DEFINE_OP(max_pool,
-             "max_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> (Tensor, Tensor)",
+             "max_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> "
+             "(Tensor, Tensor)",
              ::fl::TensorPair(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&,
                               const ::fl::IntList&, bool))
 FL_DEFINE_OP(avg_pool,
-             "avg_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&, bool, bool,
-                          int64_t))
+             "avg_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool "
+             "count_include_pad, int divisor_override) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&, bool,
+                          bool, int64_t))
 FL_DEFINE_OP(avg_pool_backward,
-             "avg_pool_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor",
+             "avg_pool_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride, int[] padding, bool "
+             "ceil_mode, bool count_include_pad, int divisor_override) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
                           const ::fl::IntList&, bool, bool, int64_t))
 FL_DEFINE_OP(adaptive_avg_pool, "adaptive_avg_pool(Tensor self, int[] output_size) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DEFINE_OP(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor self, int[] output_size) -> Tensor",
+FL_DEFINE_OP(adaptive_avg_pool_backward,
+             "adaptive_avg_pool_backward(Tensor grad_output, Tensor self, int[] output_size) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&))
 FL_DEFINE_OP(adaptive_max_pool, "adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor, Tensor)",
              ::fl::TensorPair(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DEFINE_OP(plane_scatter, "plane_scatter(Tensor values, Tensor indices, int[] plane_sizes, bool accumulate) -> Tensor",
+FL_DEFINE_OP(plane_scatter,
+             "plane_scatter(Tensor values, Tensor indices, int[] plane_sizes, bool accumulate) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&, bool))
 
 FL_REGISTER_KERNEL(max_pool, CPU, ::fl::max_pool_cpu)
