@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "../kernels/blas.h"
 
@@ -108,7 +109,10 @@ void dw_forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
       const T wv = w[co * taps + tap];
       const T* src = xp + irow + iw0;
       T* dst = yp + orow;
-      for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow * sw];
+      if (sw == 1)
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow];
+      else
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow * sw];
     });
   }
 }
@@ -128,7 +132,10 @@ void dw_backward_data(const Geom& g, const T* gy, const T* w, T* gx) {
         const T wv = w[co * taps + tap];
         const T* src = gyp + orow;
         T* dst = gxp + irow + iw0;
-        for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += wv * src[ow];
+        if (sw == 1)
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow];
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += wv * src[ow];
       });
     }
   }
@@ -149,7 +156,10 @@ void dw_backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
         const T* a = gyp + orow;
         const T* b = xp + irow + iw0;
         T acc = 0;
-        for (int64_t ow = lo; ow < hi; ++ow) acc += a[ow] * b[ow * sw];
+        if (sw == 1)
+          for (int64_t ow = lo; ow < hi; ++ow) acc += a[ow] * b[ow];
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) acc += a[ow] * b[ow * sw];
         gwc[tap] += acc;
       });
     }
@@ -216,7 +226,10 @@ void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool
       if (irow < 0) return;
       const T* src = colc + tap * np + oc;
       T* dst = xc + irow + iw0;
-      for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += src[ow];
+      if (sw == 1)
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += src[ow];
+      else
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += src[ow];
     });
   }
 }
@@ -276,19 +289,24 @@ void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
   const int64_t chunks = (rows + CR - 1) / CR, xsize = g.Cin * inP;
   const bool pw = g.pointwise();
-  Tensor wt_hold, xt_hold, hold;
+  Tensor wt_hold, hold;
   T* wt = scratch<T>(wt_hold, g.Cout * K);  // W'[co][tap][c] = W[co][c][tap]
   for (int64_t co = 0; co < g.Cout; ++co) transpose(w + co * K, cig, g.taps(), wt + co * K);
-  T* xt = scratch<T>(xt_hold, g.N * xsize);
-  parallel_items(g.N, thread_slots(g.N), [&](int64_t n, int) { transpose(x + n * xsize, g.Cin, inP, xt + n * xsize); });
   const int slots = thread_slots(g.N * chunks);
-  const int64_t colsize = pw ? 0 : CR * OW * GK, per_slot = colsize + CR * OW * g.Cout;
+  // per slot: the channels-last copy of the sample it works on (made when it reaches a new one,
+  // so it is still in cache for that sample's chunks), the chunk's columns, and y^T
+  const int64_t colsize = pw ? 0 : CR * OW * GK, per_slot = xsize + colsize + CR * OW * g.Cout;
   T* buf = scratch<T>(hold, slots * per_slot);
+  std::vector<int64_t> sample_of(slots, -1);
   parallel_items(g.N * chunks, slots, [&](int64_t item, int slot) {
     const int64_t n = item / chunks, r0 = (item % chunks) * CR, r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
-    T* colT = buf + slot * per_slot;
+    T* xn = buf + slot * per_slot;
+    T* colT = xn + xsize;
     T* yt = colT + colsize;
-    const T* xn = xt + n * xsize;
+    if (sample_of[slot] != n) {
+      transpose(x + n * xsize, g.Cin, inP, xn);
+      sample_of[slot] = n;
+    }
     const T* a = pw ? xn + r0 * OW * g.Cin : colT;
     if (!pw) im2col_channels_last(g, xn, colT, r0, r1);
     for (int64_t grp = 0; grp < g.G; ++grp)
