@@ -249,9 +249,23 @@ void im2col_channels_last(const Geom& g, const T* x, T* colT, int64_t r0, int64_
         const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
         for (int64_t kh = 0; kh < g.k[1]; ++kh) {
           const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          const bool row_in = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+          const int64_t iw0 = ow * g.s[2] - g.p[2];
+          if (g.G == 1 && g.d[2] == 1) {
+            // one group, unit dilation: the row's taps are one contiguous run of the input
+            const int64_t lo = row_in ? std::clamp<int64_t>(-iw0, 0, g.k[2]) : g.k[2];
+            const int64_t hi = row_in ? std::clamp<int64_t>(g.in[2] - iw0, lo, g.k[2]) : g.k[2];
+            T* d = dst + tap * cig;
+            std::fill(d, d + lo * cig, T(0));
+            if (hi > lo)
+              std::memcpy(d + lo * cig, x + ((id * g.in[1] + ih) * g.in[2] + iw0 + lo) * g.Cin, sizeof(T) * (hi - lo) * cig);
+            std::fill(d + hi * cig, d + g.k[2] * cig, T(0));
+            tap += g.k[2];
+            continue;
+          }
           for (int64_t kw = 0; kw < g.k[2]; ++kw, ++tap) {
-            const int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
-            const bool in = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2];
+            const int64_t iw = iw0 + kw * g.d[2];
+            const bool in = row_in && iw >= 0 && iw < g.in[2];
             const T* src = x + ((id * g.in[1] + ih) * g.in[2] + iw) * g.Cin;
             for (int64_t grp = 0; grp < g.G; ++grp) {
               T* d = dst + grp * K + tap * cig;
