@@ -62,6 +62,10 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)
 from .jit import _compile as compile  # noqa: E402
+from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
+                                 conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices,
+                                 avg_pool1d, adaptive_avg_pool1d,
+                                 adaptive_max_pool1d_with_indices as adaptive_max_pool1d)  # torch.* returns both
 
 
 def __getattr__(name):

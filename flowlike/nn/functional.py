@@ -10,3 +10,4 @@ from ._functional_activation import *  # noqa: F401,F403
 from ._functional_norm import *  # noqa: F401,F403
 from ._functional_attention import *  # noqa: F401,F403
 from ._functional_linear import *  # noqa: F401,F403
+from ._functional_conv import *  # noqa: F401,F403  (convolution, pooling, fold/unfold)

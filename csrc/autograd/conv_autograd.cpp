@@ -1,0 +1,114 @@
+// Autograd kernels of convolution and of im2col/col2im (each the other's adjoint, so they are
+// differentiable any number of times).
+//
+// Convolution's gradients come from the convolution_backward op (no derivative of its own, as in
+// PyTorch's CPU kernels). When the backward itself is recorded (create_graph=True), they are written
+// as convolutions instead, so they are differentiable again: the input gradient is the transposed
+// convolution (or, for a transposed one, the ordinary one), and the weight gradient a convolution
+// in which the samples are the channels and the input channels the batch.
+#include "../ops/conv.h"
+#include "../ops/reduce.h"
+#include "../ops/views.h"
+#include "autograd.h"
+
+namespace fl::autograd {
+namespace {
+
+// Narrows the spatial dims of t (from dim 2 on) to `sizes` where they are larger.
+Tensor narrowed(Tensor t, const IntList& sizes) {
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (t->sizes[2 + i] != sizes[i]) t = ops::narrow(t, static_cast<int64_t>(2 + i), 0, sizes[i]);
+  return t;
+}
+
+// The weight gradient of the ordinary convolution x (N, G*cig, sp) -> gout (N, Cout, osp) as a
+// convolution: x as a batch of cig samples with G*N channels, gout as the weight (Cout, N, osp).
+Tensor weight_grad(const Tensor& x, const Tensor& gout, const IntList& wsizes, const IntList& stride,
+                   const IntList& padding, const IntList& dilation, int64_t groups) {
+  const size_t nd = wsizes.size() - 2;
+  const int64_t N = x->sizes[0], cig = x->sizes[1] / groups;
+  IntList split{N, groups, cig}, perm{2, 1, 0}, merged{cig, groups * N}, back{1, 0};
+  for (size_t i = 0; i < nd; ++i) {
+    split.push_back(x->sizes[2 + i]);
+    merged.push_back(x->sizes[2 + i]);
+    perm.push_back(static_cast<int64_t>(3 + i));
+    back.push_back(static_cast<int64_t>(2 + i));
+  }
+  Tensor xb = ops::reshape(ops::permute(ops::reshape(x, split), perm), merged);
+  Tensor r = ops::convolution(xb, ops::transpose(gout, 0, 1), nullptr, dilation, padding, stride, false, IntList(nd, 0),
+                              groups);
+  return ops::permute(narrowed(r, IntList(wsizes.begin() + 2, wsizes.end())), back);
+}
+
+// The gradients of convolution as differentiable convolutions (create_graph=True).
+TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
+                                const IntList& padding, const IntList& dilation, bool transposed,
+                                const IntList& output_padding, int64_t groups, bool gi, bool gw, bool gb) {
+  const size_t nd = stride.size();
+  TensorList grads(3);
+  IntList in_sp(input->sizes.begin() + 2, input->sizes.end());
+  if (gi) {
+    if (!transposed) {
+      // output_padding restores the rows the forward's floor division dropped; with asymmetric
+      // padding (low sides first) the transposed convolution pads by the low side and is narrowed
+      IntList lo(padding.begin(), padding.begin() + nd), op(nd);
+      for (size_t i = 0; i < nd; ++i)
+        op[i] = std::max<int64_t>(0, in_sp[i] - ((g->sizes[2 + i] - 1) * stride[i] - 2 * lo[i] +
+                                                 dilation[i] * (weight->sizes[2 + i] - 1) + 1));
+      grads[0] = narrowed(ops::convolution(g, weight, nullptr, stride, lo, dilation, true, op, groups), in_sp);
+    } else {
+      grads[0] = narrowed(
+          ops::convolution(g, weight, nullptr, stride, padding, dilation, false, IntList(nd, 0), groups), in_sp);
+    }
+  }
+  if (gw)
+    grads[1] = transposed ? weight_grad(g, input, weight->sizes, stride, padding, dilation, groups)
+                          : weight_grad(input, g, weight->sizes, stride, padding, dilation, groups);
+  if (gb) {
+    IntList dims{0};
+    for (size_t i = 0; i < nd; ++i) dims.push_back(static_cast<int64_t>(2 + i));
+    grads[2] = ops::sum(g, dims, false, ScalarType::NumTypes);
+  }
+  return grads;
+}
+
+Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                            const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
+                            const IntList& output_padding, int64_t groups) {
+  Tensor r = redispatch_no_grad(ops::convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
+                                output_padding, groups);
+  const bool gi = requires_grad(input), gw = requires_grad(weight), gb = requires_grad(bias);
+  return record_saved("ConvolutionBackward0", r, {gradient_edge(input), gradient_edge(weight), gradient_edge(bias)},
+                      {input, weight}, false, [=](const Tensor& g, const TensorList& s) {
+                        if (thread_state().grad_enabled)
+                          return differentiable_grads(g, s[0], s[1], stride, padding, dilation, transposed,
+                                                      output_padding, groups, gi, gw, gb);
+                        auto [dx, dw, db] = ops::convolution_backward(g, s[0], s[1], stride, padding, dilation,
+                                                                      transposed, output_padding, groups, gi, gw, gb);
+                        return TensorList{dx, dw, db};
+                      });
+}
+
+Tensor im2col_autograd(DispatchKeySet ks, const Tensor& input, const IntList& kernel, const IntList& dilation,
+                       const IntList& padding, const IntList& stride) {
+  Tensor r = redispatch_no_grad(ops::im2col, ks, input, kernel, dilation, padding, stride);
+  IntList plane{input->sizes[2], input->sizes[3]};
+  return record_lambda("Im2ColBackward0", r, {gradient_edge(input)}, [=](const Tensor& g) {
+    return TensorList{ops::col2im(g, plane, kernel, dilation, padding, stride)};
+  });
+}
+
+Tensor col2im_autograd(DispatchKeySet ks, const Tensor& input, const IntList& output_size, const IntList& kernel,
+                       const IntList& dilation, const IntList& padding, const IntList& stride) {
+  Tensor r = redispatch_no_grad(ops::col2im, ks, input, output_size, kernel, dilation, padding, stride);
+  return record_lambda("Col2ImBackward0", r, {gradient_edge(input)},
+                       [=](const Tensor& g) { return TensorList{ops::im2col(g, kernel, dilation, padding, stride)}; });
+}
+
+}  // namespace
+
+FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
+FL_REGISTER_KERNEL(im2col, Autograd, im2col_autograd)
+FL_REGISTER_KERNEL(col2im, Autograd, col2im_autograd)
+
+}  // namespace fl::autograd

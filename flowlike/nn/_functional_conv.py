@@ -1,0 +1,341 @@
+"""Convolution, pooling and fold/unfold of torch.nn.functional.
+
+The C++ ops (`_C._convolution`, `_C._max_pool`, `_C._avg_pool`, `_C._adaptive_avg_pool`,
+`_C._adaptive_max_pool`, `_C._plane_scatter`, `_C._im2col`, `_C._col2im`) work on any number of
+spatial dims (1 to 3) and carry the autograd formulas; this module parses PyTorch's signatures
+(ints or tuples, padding='same'/'valid', optional stride, unbatched inputs) and writes the
+composites (lp_pool, max_unpool) once in terms of them.
+"""
+import builtins
+import operator
+
+from .. import _C
+from .._tensor import Tensor
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "fold", "unfold",
+]
+
+
+def _int(v, arg):
+    if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"argument '{arg}' must be tuple of ints, not {type(v).__name__}")
+    return operator.index(v)
+
+
+def _tuple(value, n, arg):
+    """An int (or a 1-element sequence) repeated n times; other sequences as a list (the op checks the length).
+    TypeError, as PyTorch's argument parser, for anything that is not ints."""
+    if isinstance(value, (tuple, list)) or (isinstance(value, Tensor) and value.dim() == 1):
+        value = [_int(v, arg) for v in value]
+        return value * n if len(value) == 1 else value
+    return [_int(value, arg)] * n
+
+
+# ---- convolution -------------------------------------------------------------------------------------
+
+
+def _batched(input, nd, name):
+    """(input as a batch, whether it was one): (C, *spatial) gets a batch dim of 1."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    return (input, True) if input.dim() == nd + 2 else (input.unsqueeze(0), False)
+
+
+def _conv_padding(padding, weight, stride, dilation, nd):
+    if not isinstance(padding, str):
+        return _tuple(padding, nd, "padding")
+    if padding == "valid":
+        return [0] * nd
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    kernel = list(weight.shape[2:]) if weight.dim() == nd + 2 else [1] * nd
+    total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+    lo = [t // 2 for t in total]
+    hi = [t - t // 2 for t in total]
+    return lo if lo == hi else lo + hi  # the op takes (low sides, high sides) when they differ
+
+
+def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):
+    x, batched = _batched(input, nd, name)
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    pad = _conv_padding(padding, weight, stride, dilation, nd)
+    out = _C._convolution(x, weight, bias, stride, pad, dilation, False, [0] * nd, _int(groups, "groups"))
+    return out if batched else out.squeeze(0)
+
+
+def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    x, batched = _batched(input, nd, name)
+    out = _C._convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
+                          _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"),
+                          _int(groups, "groups"))
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution over (N, C_in, L) or (C_in, L); padding is an int, a tuple, 'valid' or 'same'."""
+    return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution over (N, C_in, H, W) or (C_in, H, W); padding is an int, a tuple, 'valid' or 'same'."""
+    return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W); padding is an int, a tuple, 'valid' or 'same'."""
+    return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-d transposed convolution (the adjoint of conv1d); weight is (C_in, C_out / groups, kL)."""
+    return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-d transposed convolution (the adjoint of conv2d); weight is (C_in, C_out / groups, kH, kW)."""
+    return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-d transposed convolution (the adjoint of conv3d); weight is (C_in, C_out / groups, kD, kH, kW)."""
+    return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+# ---- pooling -----------------------------------------------------------------------------------------
+
+
+def _stride(stride, nd):
+    """Pooling's stride: None or empty means the kernel size (the op's default)."""
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        return []
+    return _tuple(stride, nd, "stride")
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _C._max_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                        _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"), builtins.bool(ceil_mode))
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """(values, indices) of 1-d max pooling; indices are positions in the input's last dim."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """(values, indices) of 2-d max pooling; indices are flat positions in each input plane (h * W + w)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """(values, indices) of 3-d max pooling; indices are flat positions in each input volume."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling over (N, C, L) or (C, L); stride defaults to kernel_size; NaN propagates."""
+    r = _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return r if return_indices else r[0]
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-d max pooling over (N, C, H, W) or (C, H, W); stride defaults to kernel_size; NaN propagates."""
+    r = _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return r if return_indices else r[0]
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-d max pooling over (N, C, D, H, W) or (C, D, H, W); stride defaults to kernel_size; NaN propagates."""
+    r = _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return r if return_indices else r[0]
+
+
+def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    divisor = 0 if divisor_override is None else _int(divisor_override, "divisor_override")
+    if divisor_override is not None and divisor == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _C._avg_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                        _tuple(padding, nd, "padding"), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+                        divisor)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling over (N, C, L) or (C, L); stride defaults to kernel_size."""
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-d average pooling over (N, C, H, W) or (C, H, W); stride defaults to kernel_size."""
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W); stride defaults to kernel_size."""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _output_size(input, output_size, nd, name):
+    """The adaptive pools' output_size: an int or a sequence of nd entries, None keeping the input's size."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        return [input.shape[input.dim() - nd + i] if o is None else _int(o, "output_size")
+                for i, o in enumerate(output_size)]
+    if output_size is None:
+        return [input.shape[input.dim() - nd + i] for i in range(nd)] if input.dim() >= nd else [0] * nd
+    return [_int(output_size, "output_size")] * nd
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """1-d average pooling to a fixed output length over (N, C, L) or (C, L)."""
+    return _C._adaptive_avg_pool(input, _output_size(input, output_size, 1, "adaptive_avg_pool1d"))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-d average pooling to a fixed output size (None entries keep the input's size)."""
+    return _C._adaptive_avg_pool(input, _output_size(input, output_size, 2, "adaptive_avg_pool2d"))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-d average pooling to a fixed output size (None entries keep the input's size)."""
+    return _C._adaptive_avg_pool(input, _output_size(input, output_size, 3, "adaptive_avg_pool3d"))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """(values, indices) of 1-d adaptive max pooling."""
+    return _C._adaptive_max_pool(input, _output_size(input, output_size, 1, "adaptive_max_pool1d"))
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """(values, indices) of 2-d adaptive max pooling; indices are flat positions in each input plane."""
+    return _C._adaptive_max_pool(input, _output_size(input, output_size, 2, "adaptive_max_pool2d"))
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """(values, indices) of 3-d adaptive max pooling; indices are flat positions in each input volume."""
+    return _C._adaptive_max_pool(input, _output_size(input, output_size, 3, "adaptive_max_pool3d"))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-d max pooling to a fixed output length; with return_indices, also the argmax positions."""
+    r = adaptive_max_pool1d_with_indices(input, output_size)
+    return r if return_indices else r[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-d max pooling to a fixed output size; with return_indices, also the argmax positions."""
+    r = adaptive_max_pool2d_with_indices(input, output_size)
+    return r if return_indices else r[0]
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-d max pooling to a fixed output size; with return_indices, also the argmax positions."""
+    r = adaptive_max_pool3d_with_indices(input, output_size)
+    return r if return_indices else r[0]
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    # PyTorch's formula: (sum over the window of x^p)^(1/p), via the average times the window size.
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    out = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
+    size = 1
+    for k in kernel:
+        size *= k
+    return (out.sign() * out.abs().clamp(min=0)).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1-d power-average pooling: (sum over each window of x^p)^(1/p)."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling: (sum over each window of x^p)^(1/p)."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-d power-average pooling: (sum over each window of x^p)^(1/p)."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _unpool_size(input, nd, kernel, stride, padding, output_size):
+    default = [(input.shape[input.dim() - nd + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    output_size = [_int(s, "output_size") for s in output_size]
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a length "
+                         f"of '{len(output_size)}'")
+    for d in range(nd):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    return output_size
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"max_unpool{nd}d: Expected {nd + 1}D or {nd + 2}D input, but got input of size: "
+                           f"{list(input.shape)}")
+    return _C._plane_scatter(input, indices, _unpool_size(input, nd, kernel, stride, padding, output_size), False)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: values placed at their indices, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: values placed at their indices, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: values placed at their indices, zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ---- fold / unfold -----------------------------------------------------------------------------------
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) (or (C, H, W)) as columns: (N, C * kH * kW, L) (im2col)."""
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    x = input if input.dim() == 4 else input.unsqueeze(0)
+    out = _C._im2col(x, _tuple(kernel_size, 2, "kernel_size"), _tuple(dilation, 2, "dilation"),
+                     _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
+    return out if input.dim() == 4 else out.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding local blocks (N, C * kH * kW, L) (or unbatched) into (N, C, *output_size) (col2im)."""
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
+                                  f"{input.dim()}D)")
+    x = input if input.dim() == 3 else input.unsqueeze(0)
+    out = _C._col2im(x, _tuple(output_size, 2, "output_size"), _tuple(kernel_size, 2, "kernel_size"),
+                     _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
+    return out if input.dim() == 3 else out.squeeze(0)
