@@ -58,6 +58,8 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)
 from .jit import _compile as compile  # noqa: E402
+from . import nn, optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
 
 
 def __getattr__(name):
