@@ -69,11 +69,16 @@ def test_load_state_dict_errors_match():
 ])
 def test_init_statistics(name, args, kwargs):
     shape = (256, 64, 3)
+    torch.manual_seed(0)
+    fl.manual_seed(0)
     t = getattr(torch.nn.init, name)(torch.empty(*shape), *args, **kwargs).numpy()
     f = getattr(fl.nn.init, name)(fl.empty(*shape), *args, **kwargs).numpy()
-    bounded = name in ("uniform_", "xavier_uniform_", "kaiming_uniform_", "trunc_normal_")
-    for stat in (np.mean, np.std) + ((np.min, np.max) if bounded else ()):
-        assert abs(stat(f) - stat(t)) < 0.02 * max(1.0, abs(stat(t))), (stat.__name__, stat(f), stat(t))
+    # Different generators: compare distributions (mean within 5 standard errors, spread within 2%).
+    assert abs(f.mean() - t.mean()) < 5 * t.std() / np.sqrt(t.size) + 1e-4
+    assert abs(f.std() - t.std()) < 0.02 * t.std()
+    if name in ("uniform_", "xavier_uniform_", "kaiming_uniform_", "trunc_normal_"):
+        spread = t.max() - t.min()
+        assert abs(f.min() - t.min()) < 0.01 * spread and abs(f.max() - t.max()) < 0.01 * spread
 
 
 def test_linear_default_init_bounds():

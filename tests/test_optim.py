@@ -159,3 +159,44 @@ def test_schedulers():
     s = lr_scheduler.StepLR(opt, 3)
     sd = s.state_dict()
     assert "optimizer" not in sd and sd["step_size"] == 3
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1, nesterov=True, maximize=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3)),
+    ("Adam", dict(lr=0.1, weight_decay=0.1)), ("Adam", dict(lr=0.1, amsgrad=True, maximize=True)),
+    ("AdamW", dict(lr=0.1, weight_decay=0.1)),
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_step_matches_per_op_path(name, kwargs, dtype):
+    """Contiguous float params take the fused C++ step; a transposed (non-contiguous) copy takes the per-op path."""
+    rs = np.random.RandomState(0)
+    init = rs.randn(3, 4)
+    fused = nn.Parameter(torch.tensor(init, dtype=dtype))
+    per_op = nn.Parameter(torch.tensor(init.T.copy(), dtype=dtype).t())
+    assert fused.is_contiguous() and not per_op.is_contiguous()
+    opt_a = getattr(optim, name)([fused], **kwargs)
+    opt_b = getattr(optim, name)([per_op], **kwargs)
+    for _ in range(4):
+        g = rs.randn(3, 4)
+        fused.grad = torch.tensor(g, dtype=dtype)
+        per_op.grad = torch.tensor(g.T.copy(), dtype=dtype).t()
+        opt_a.step()
+        opt_b.step()
+        tol = 1e-6 if dtype == torch.float32 else 1e-12
+        np.testing.assert_allclose(fused.detach().numpy(), per_op.detach().numpy(), rtol=tol, atol=tol)
+    assert set(opt_a.state[fused]) == set(opt_b.state[per_op])
+
+
+def test_fused_kernel_rejects_bad_lists():
+    p = nn.Parameter(torch.ones(3))
+    with pytest.raises(ValueError):
+        torch._C._fused_sgd_([p], [], [], lr=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                             maximize=False, is_first_step=False)
+    with pytest.raises(TypeError):
+        torch._C._fused_sgd_([p], [torch.ones(3, dtype=torch.float64)], [], lr=0.1, momentum=0.0, dampening=0.0,
+                             weight_decay=0.0, nesterov=False, maximize=False, is_first_step=False)
+    with pytest.raises(ValueError):
+        torch._C._fused_adam_([p], [torch.ones(4)], [torch.ones(3)], [torch.ones(3)], [], [torch.zeros(())], lr=0.1,
+                              beta1=0.9, beta2=0.99, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False,
+                              decoupled_weight_decay=False)

@@ -1,6 +1,6 @@
 """Adam (torch.optim.Adam); AdamW is Adam with decoupled weight decay."""
-from .. import _creation
-from .optimizer import Optimizer, _check_range, _get_value, _grads_of, _step_tensor, _to_scalar, _use_grad
+from .. import _C, _creation
+from .optimizer import Optimizer, _check_range, _get_value, _split_fusable, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["Adam"]
 
@@ -31,41 +31,55 @@ class Adam(Optimizer):
                          ("differentiable", False), ("fused", None), ("decoupled_weight_decay", False)):
                 group.setdefault(k, v)
 
+    def _init_state(self, param, amsgrad):
+        state = self.state[param]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _creation.zeros_like(param)
+            state["exp_avg_sq"] = _creation.zeros_like(param)
+            if amsgrad:
+                state["max_exp_avg_sq"] = _creation.zeros_like(param)
+        return state
+
     @_use_grad
     def step(self, closure=None):
-        """One Adam step; returns closure() when given."""
+        """One Adam step (a fused C++ update per param group for dense float tensors); returns closure() if given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = (_to_scalar(b) for b in group["betas"])
-            lr, eps, weight_decay = _to_scalar(group["lr"]), group["eps"], group["weight_decay"]
-            amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
-            for param, grad in _grads_of(group, group["maximize"]):
-                state = self.state[param]
-                if len(state) == 0:
-                    state["step"] = _step_tensor()
-                    state["exp_avg"] = _creation.zeros_like(param)
-                    state["exp_avg_sq"] = _creation.zeros_like(param)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = _creation.zeros_like(param)
-                exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-                step_t += 1
-                if weight_decay != 0:
-                    if decoupled:
-                        param.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(param, alpha=weight_decay)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step = _get_value(step_t)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2 ** 0.5
-                if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
-                    max_sq.copy_(max_sq.maximum(exp_avg_sq))
-                    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                param.addcdiv_(exp_avg, denom, value=-step_size)
+            hyper = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
+                         eps=group["eps"], amsgrad=group["amsgrad"], maximize=group["maximize"],
+                         decoupled_weight_decay=group["decoupled_weight_decay"])
+            params, grads, rest = _split_fusable(group, group["differentiable"])
+            if params:
+                states = [self._init_state(p, hyper["amsgrad"]) for p in params]
+                _C._fused_adam_(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                                [s["max_exp_avg_sq"] for s in states] if hyper["amsgrad"] else [],
+                                [s["step"] for s in states], **hyper)
+            for param, grad in rest:
+                self._single(param, grad.neg() if hyper["maximize"] else grad, **hyper)
         return loss
+
+    def _single(self, param, grad, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled_weight_decay):
+        state = self._init_state(param, amsgrad)
+        exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = _get_value(step_t)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        if amsgrad:
+            max_sq = state["max_exp_avg_sq"]
+            max_sq.copy_(max_sq.maximum(exp_avg_sq))
+            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-step_size)

@@ -346,6 +346,30 @@ def _check_range(name, value, low=0.0, high=None, text=None):
         raise ValueError(text or f"Invalid {name}: {value}")
 
 
+def _fusable(param, grad):
+    """Whether the fused C++ step can update param in place: dense float32/float64, same dtype and shape as grad."""
+    return (param.dtype in _FUSED_DTYPES and grad.dtype == param.dtype and param.is_contiguous()
+            and grad.is_contiguous() and grad.shape == param.shape)
+
+
+_FUSED_DTYPES = (D.float32, D.float64)
+
+
+def _split_fusable(group, differentiable=False):
+    """(params, grads) the fused kernel can take, and (param, grad) pairs that need the per-op path."""
+    fused_params, fused_grads, rest = [], [], []
+    for p in group["params"]:
+        g = p.grad
+        if g is None:
+            continue
+        if not differentiable and _fusable(p, g):
+            fused_params.append(p)
+            fused_grads.append(g)
+        else:
+            rest.append((p, g))
+    return fused_params, fused_grads, rest
+
+
 def _grads_of(group, maximize):
     """(param, grad) for the params of group that have a gradient; grad negated under maximize."""
     out = []
