@@ -352,3 +352,21 @@ def test_save_load(tmp_path):
     clone = copy.deepcopy(net)
     assert clone.fc1.weight is not net.fc1.weight
     assert np.array_equal(clone.fc1.weight.detach().numpy(), net.fc1.weight.detach().numpy())
+
+
+def test_deepcopy_non_leaf_raises():
+    x = torch.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x)
+
+
+def test_full_backward_hook_registration():
+    lin = nn.Linear(2, 2)
+    h = lin.register_full_backward_hook(lambda m, gi, go: None)
+    assert len(lin._backward_hooks) == 1
+    if not hasattr(torch.Tensor, "register_hook"):
+        with pytest.raises(NotImplementedError, match="register_hook"):
+            lin(torch.ones(1, 2, requires_grad=True))
+    h.remove()
+    assert len(lin._backward_hooks) == 0
+    assert lin(torch.ones(1, 2)).shape == (1, 2)
