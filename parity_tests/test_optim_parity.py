@@ -158,3 +158,33 @@ def test_reduce_lr_on_plateau():
                 seq.append(s.get_last_lr()[0])
             out.append(seq)
         assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("opt_name,kwargs,sched", [
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=1e-3), lambda m, o: m.StepLR(o, 5, 0.5)),
+    ("AdamW", dict(lr=0.01), lambda m, o: m.OneCycleLR(o, max_lr=0.02, total_steps=30)),
+])
+def test_training_loop_matches(opt_name, kwargs, sched):
+    """An MLP trained from identical weights on identical batches: the losses follow torch's step by step."""
+    rs = np.random.RandomState(0)
+    x = rs.randn(60, 5).astype(np.float32)
+    y = rs.randn(60, 1).astype(np.float32)
+    losses = []
+    weights = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Linear(8, 1)).state_dict()
+    for lib in (torch, fl):
+        model = lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.Linear(8, 1))
+        model.load_state_dict({k: lib.tensor(v.numpy()) for k, v in weights.items()})
+        opt = getattr(lib.optim, opt_name)(model.parameters(), **kwargs)
+        scheduler = sched(lib.optim.lr_scheduler, opt)
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.tensor(x), lib.tensor(y)), batch_size=20)
+        seq = []
+        for _ in range(10):
+            for xb, yb in loader:
+                opt.zero_grad()
+                loss = ((model[1](model[0](xb).tanh()) - yb) ** 2).mean()
+                loss.backward()
+                opt.step()
+                scheduler.step()
+                seq.append(loss.item())
+        losses.append(seq)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4, atol=1e-6)
