@@ -2,7 +2,9 @@
 import io
 import os
 import pickle
+import struct
 import zipfile
+from collections import OrderedDict
 
 import numpy as np
 
@@ -64,12 +66,22 @@ Tensor.__deepcopy__ = _tensor_deepcopy
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Saves obj (tensors, state_dicts, nested containers) to a path or a binary file object with pickle."""
+    """Saves obj to a path or a binary file object.
+
+    Tensors, Parameters, numbers, strings and dict/OrderedDict/list/tuple nests of them (state_dicts, optimizer
+    state, checkpoints) are written in torch.save's zip format, so torch.load reads them; any other object is
+    pickled as is."""
+    try:
+        data = _torch_zip_bytes(obj) if _use_new_zipfile_serialization else None
+    except _NotTorchWritable:
+        data = None
+    if data is None:
+        data = pickle_module.dumps(obj, protocol=pickle_protocol)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
-            pickle_module.dump(obj, fh, protocol=pickle_protocol)
+            fh.write(data)
     else:
-        pickle_module.dump(obj, f, protocol=pickle_protocol)
+        f.write(data)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
@@ -180,3 +192,123 @@ def _load_torch_zip(fileobj):
         pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
         prefix = pkl[:-len("data.pkl")]
         return _TorchUnpickler(io.BytesIO(archive.read(pkl)), archive, prefix).load()
+
+
+# ---- writing torch.save's zip format ------------------------------------------------------------------------
+
+class _NotTorchWritable(Exception):
+    """obj holds something the torch-format writer does not cover: save falls back to plain pickle."""
+
+
+_STORAGE_NAMES = {dtype: name for name, (_, dtype) in _STORAGE_DTYPES.items()}
+
+
+class _TorchPickleWriter:
+    """A minimal protocol-2 pickler that emits the globals torch.load expects (without importing torch)."""
+
+    def __init__(self):
+        self.out = bytearray(b"\x80\x02")
+        self.storages = []
+
+    def global_(self, module, name):
+        self.out += b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+    def str_(self, s):
+        b = s.encode("utf-8")
+        self.out += b"X" + struct.pack("<I", len(b)) + b
+
+    def tuple_(self, items):
+        self.out += b"("
+        for item in items:
+            self.dump(item)
+        self.out += b"t"
+
+    def ordered_dict(self):
+        self.global_("collections", "OrderedDict")
+        self.out += b")R"
+
+    def tensor(self, t):
+        array, dtype_name = _tensor_payload(t)
+        if dtype_name == _BF16:
+            array = (array.view(np.uint32) >> 16).astype(np.uint16)
+        key = str(len(self.storages))
+        self.storages.append((key, array.tobytes()))
+        self.global_("torch._utils", "_rebuild_tensor_v2")
+        self.out += b"("
+        self.out += b"("
+        self.str_("storage")
+        self.global_("torch", _STORAGE_NAMES[t.dtype])
+        self.str_(key)
+        self.str_("cpu")
+        self.dump(int(array.size))
+        self.out += b"tQ"
+        self.dump(0)
+        self.tuple_(tuple(t.shape))
+        self.tuple_(tuple(int(s) for s in np.asarray(array.strides) // max(array.itemsize, 1)) if array.ndim else ())
+        self.dump(bool(t.requires_grad) and type(t) is Tensor)
+        self.ordered_dict()
+        self.out += b"tR"
+
+    def dump(self, obj):
+        from .nn.parameter import Parameter
+        if obj is None:
+            self.out += b"N"
+        elif obj is True or obj is False:
+            self.out += b"\x88" if obj else b"\x89"
+        elif isinstance(obj, int) and not isinstance(obj, bool):
+            if -2 ** 31 <= obj < 2 ** 31:
+                self.out += b"J" + struct.pack("<i", obj)
+            else:
+                n = (obj.bit_length() + 8) // 8
+                self.out += b"\x8a" + bytes([n]) + obj.to_bytes(n, "little", signed=True)
+        elif isinstance(obj, float):
+            self.out += b"G" + struct.pack(">d", obj)
+        elif isinstance(obj, str):
+            self.str_(obj)
+        elif isinstance(obj, Parameter):
+            self.global_("torch._utils", "_rebuild_parameter")
+            self.out += b"("
+            self.tensor(obj)
+            self.dump(bool(obj.requires_grad))
+            self.ordered_dict()
+            self.out += b"tR"
+        elif isinstance(obj, Tensor):
+            if obj.dtype not in _STORAGE_NAMES:
+                raise _NotTorchWritable(str(obj.dtype))
+            self.tensor(obj)
+        elif type(obj) in (dict, OrderedDict):
+            if type(obj) is dict:
+                self.out += b"}"
+            else:
+                self.ordered_dict()
+            if obj:
+                self.out += b"("
+                for k, v in obj.items():
+                    self.dump(k)
+                    self.dump(v)
+                self.out += b"u"
+        elif type(obj) is list:
+            self.out += b"]"
+            if obj:
+                self.out += b"("
+                for v in obj:
+                    self.dump(v)
+                self.out += b"e"
+        elif type(obj) is tuple:
+            self.tuple_(obj)
+        else:
+            raise _NotTorchWritable(type(obj).__name__)
+
+
+def _torch_zip_bytes(obj):
+    writer = _TorchPickleWriter()
+    writer.dump(obj)
+    writer.out += b"."
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", bytes(writer.out))
+        z.writestr("archive/byteorder", "little")
+        for key, raw in writer.storages:
+            z.writestr(f"archive/data/{key}", raw)
+        z.writestr("archive/version", "3\n")
+    return buf.getvalue()

@@ -126,3 +126,25 @@ def test_torch_checkpoint_loads_into_flowlike(tmp_path):
     assert_same(ck["ints"], extra["ints"])
     assert_same(ck["half"], extra["half"])
     assert isinstance(ck["param"], fl.nn.Parameter) and ck["param"].requires_grad
+
+
+def test_flowlike_checkpoint_loads_into_torch(tmp_path):
+    f = fl.nn.Sequential(fl.nn.Linear(3, 2), fl.nn.Linear(2, 1))
+    opt = fl.optim.Adam(f.parameters(), lr=0.1)
+    f(fl.ones(4, 3)).sum().backward()
+    opt.step()
+    path = tmp_path / "flowlike.pt"
+    fl.save({"model": f.state_dict(), "optim": opt.state_dict(), "epoch": 7, "bf16": fl.ones(2, dtype=fl.bfloat16) / 3,
+             "view": fl.arange(6).view(2, 3).t(), "param": fl.nn.Parameter(fl.zeros(2))}, path)
+    ck = torch.load(path)  # torch's default weights_only=True unpickler accepts the file
+    t = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 1))
+    t.load_state_dict(ck["model"])
+    for (n, p), (m, q) in zip(f.named_parameters(), t.named_parameters()):
+        assert n == m
+        assert_same(p, q)
+    topt = torch.optim.Adam(t.parameters(), lr=0.1)
+    topt.load_state_dict(ck["optim"])
+    assert_same(fl.tensor(topt.state_dict()["state"][0]["exp_avg"].numpy()), opt.state_dict()["state"][0]["exp_avg"])
+    assert ck["epoch"] == 7 and isinstance(ck["param"], torch.nn.Parameter)
+    assert_same(fl.tensor(ck["bf16"].float().numpy()).to(fl.bfloat16), fl.ones(2, dtype=fl.bfloat16) / 3)
+    assert ck["view"].tolist() == [[0, 3], [1, 4], [2, 5]]
