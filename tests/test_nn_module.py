@@ -370,3 +370,13 @@ def test_full_backward_hook_registration():
     h.remove()
     assert len(lin._backward_hooks) == 0
     assert lin(torch.ones(1, 2)).shape == (1, 2)
+
+
+def test_parameter_data():
+    p = nn.Parameter(torch.zeros(3))
+    p.data.fill_(2.0)
+    assert p.tolist() == [2.0, 2.0, 2.0] and not p.data.requires_grad
+    p.data = torch.ones(3)
+    assert p.tolist() == [1.0, 1.0, 1.0] and p.requires_grad
+    with pytest.raises(NotImplementedError):
+        p.data = torch.ones(4)

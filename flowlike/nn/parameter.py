@@ -53,3 +53,20 @@ class Buffer(Tensor):
 def is_lazy(param):
     """flowlike has no lazy (uninitialized) parameters."""
     return False
+
+
+def _get_data(self):
+    return self.detach()
+
+
+def _set_data(self, value):
+    # Rebinding storage needs core support; same-shape, same-dtype assignment keeps torch's visible result.
+    if not isinstance(value, Tensor) or value.shape != self.shape or value.dtype != self.dtype:
+        raise NotImplementedError("flowlike: assigning .data with a different shape or dtype is not supported yet; "
+                                  "use `with torch.no_grad(): t.copy_(value)` or create a new Parameter")
+    self.detach().copy_(value)
+
+
+if not hasattr(Tensor, "data"):
+    # torch's Tensor.data: the same values without autograd history (used as `param.data.normal_()`).
+    Tensor.data = property(_get_data, _set_data, doc="The tensor's values, detached from autograd.")
