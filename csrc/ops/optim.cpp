@@ -3,8 +3,10 @@
 // operation order follows torch.optim's _single_tensor_sgd / _single_tensor_adam.
 #include "optim.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace fl {
 namespace {
@@ -25,26 +27,48 @@ void check_list(const char* op, const char* name, const std::vector<Tensor>& ts,
   }
 }
 
+struct SgdArgs {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, maximize, first;
+};
+
+// The element loop, compiled per ISA below. Loop-invariant flags are plain branches the compiler
+// unswitches; maximize is a multiplication by -1, which is exact.
 template <typename T>
-void sgd_one(const Tensor& p, const Tensor& g, const Tensor* buf, double lr, double momentum, double dampening,
-             double weight_decay, bool nesterov, bool maximize, bool first) {
-  T* pd = p->data<T>();
-  const T* gd = g->data<T>();
-  T* bd = buf ? (*buf)->data<T>() : nullptr;
-  const T wd = static_cast<T>(weight_decay), mom = static_cast<T>(momentum);
-  const T damp = static_cast<T>(1.0 - dampening), neg_lr = static_cast<T>(-lr);
-  const int64_t n = p->numel;
-#pragma omp parallel for if (n >= 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    T grad = maximize ? -gd[i] : gd[i];
-    if (weight_decay != 0) grad = grad + wd * pd[i];
-    if (bd) {
-      T b = first ? grad : static_cast<T>(bd[i] * mom) + damp * grad;
-      bd[i] = b;
-      grad = nesterov ? grad + mom * b : b;
+inline void sgd_loop(T* pd, const T* gd, T* bd, int64_t lo, int64_t hi, const SgdArgs& a) {
+  const T sign = a.maximize ? T(-1) : T(1), wd = static_cast<T>(a.weight_decay), mom = static_cast<T>(a.momentum);
+  const T damp = static_cast<T>(1.0 - a.dampening), neg_lr = static_cast<T>(-a.lr);
+  const bool decay = a.weight_decay != 0, first = a.first, nesterov = a.nesterov;
+  if (bd == nullptr) {
+    for (int64_t i = lo; i < hi; ++i) {
+      T grad = gd[i] * sign;
+      if (decay) grad = grad + wd * pd[i];
+      pd[i] = pd[i] + neg_lr * grad;
     }
-    pd[i] = pd[i] + neg_lr * grad;
+    return;
   }
+  for (int64_t i = lo; i < hi; ++i) {
+    T grad = gd[i] * sign;
+    if (decay) grad = grad + wd * pd[i];
+    const T b = first ? grad : static_cast<T>(bd[i] * mom) + damp * grad;
+    bd[i] = b;
+    pd[i] = pd[i] + neg_lr * (nesterov ? grad + mom * b : b);
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void sgd_f32(float* p, const float* g, float* b, int64_t lo, int64_t hi, const SgdArgs& a) { sgd_loop(p, g, b, lo, hi, a); }
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void sgd_f64(double* p, const double* g, double* b, int64_t lo, int64_t hi, const SgdArgs& a) { sgd_loop(p, g, b, lo, hi, a); }
+
+// Splits [0, n) into per-thread chunks for large tensors.
+template <typename F>
+void parallel_chunks(int64_t n, F f) {
+  constexpr int64_t kGrain = 1 << 16;
+  if (n < 2 * kGrain) { f(0, n); return; }
+  const int64_t chunks = (n + kGrain - 1) / kGrain;
+#pragma omp parallel for
+  for (int64_t c = 0; c < chunks; ++c) f(c * kGrain, std::min(n, (c + 1) * kGrain));
 }
 
 void fused_sgd_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
@@ -53,57 +77,81 @@ void fused_sgd_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std:
   check_list("_fused_sgd_", "grads", grads, params);
   const bool use_buf = momentum != 0;
   if (use_buf) check_list("_fused_sgd_", "momentum_buffers", bufs, params);
+  const SgdArgs args{lr, momentum, dampening, weight_decay, nesterov, maximize, is_first_step};
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor* buf = use_buf ? &bufs[i] : nullptr;
-    if (params[i]->dtype == ScalarType::Float32)
-      sgd_one<float>(params[i], grads[i], buf, lr, momentum, dampening, weight_decay, nesterov, maximize, is_first_step);
-    else
-      sgd_one<double>(params[i], grads[i], buf, lr, momentum, dampening, weight_decay, nesterov, maximize,
-                      is_first_step);
-    params[i]->bump_version();
+    const Tensor& p = params[i];
+    const Tensor& g = grads[i];
+    if (p->dtype == ScalarType::Float32) {
+      float* bd = buf ? (*buf)->data<float>() : nullptr;
+      parallel_chunks(p->numel, [&](int64_t lo, int64_t hi) { sgd_f32(p->data<float>(), g->data<float>(), bd, lo, hi, args); });
+    } else {
+      double* bd = buf ? (*buf)->data<double>() : nullptr;
+      parallel_chunks(p->numel, [&](int64_t lo, int64_t hi) { sgd_f64(p->data<double>(), g->data<double>(), bd, lo, hi, args); });
+    }
+    p->bump_version();
     if (buf) (*buf)->bump_version();
   }
 }
 
+struct AdamArgs {
+  double step, lr, beta1, beta2, weight_decay, eps;
+  bool maximize, decoupled;
+};
+
 template <typename T>
-void adam_one(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor* vmax, double step,
-              double lr, double beta1, double beta2, double weight_decay, double eps, bool maximize,
-              bool decoupled) {
-  T* pd = p->data<T>();
-  const T* gd = g->data<T>();
-  T* md = m->data<T>();
-  T* vd = v->data<T>();
-  T* xd = vmax ? (*vmax)->data<T>() : nullptr;
-  const double bias_correction1 = 1 - std::pow(beta1, step);
-  const double bias_correction2 = 1 - std::pow(beta2, step);
-  const T neg_step_size = static_cast<T>(-(lr / bias_correction1));
+inline void adam_loop(T* pd, const T* gd, T* md, T* vd, T* xd, int64_t lo, int64_t hi, const AdamArgs& a) {
+  const double bias_correction1 = 1 - std::pow(a.beta1, a.step);
+  const double bias_correction2 = 1 - std::pow(a.beta2, a.step);
+  const T neg_step_size = static_cast<T>(-(a.lr / bias_correction1));
   const T bc2_sqrt = static_cast<T>(std::pow(bias_correction2, 0.5));
-  const T w = static_cast<T>(1 - beta1), b2 = static_cast<T>(beta2), one_minus_b2 = static_cast<T>(1 - beta2);
-  const T wd = static_cast<T>(weight_decay), decay = static_cast<T>(1 - lr * weight_decay), e = static_cast<T>(eps);
-  const bool lerp_low = std::abs(1 - beta1) < 0.5;
-  const int64_t n = p->numel;
-#pragma omp parallel for if (n >= 65536)
-  for (int64_t i = 0; i < n; ++i) {
-    T grad = maximize ? -gd[i] : gd[i];
-    T param = pd[i];
-    if (weight_decay != 0) {
-      if (decoupled) param = param * decay;
-      else grad = grad + wd * param;
-    }
+  const T w = static_cast<T>(1 - a.beta1), b2 = static_cast<T>(a.beta2), one_minus_b2 = static_cast<T>(1 - a.beta2);
+  const T one_minus_w = static_cast<T>(1 - w), e = static_cast<T>(a.eps), sign = a.maximize ? T(-1) : T(1);
+  // torch: decoupled decay is param *= 1 - lr * wd (a multiplication by 1 when off, which is exact);
+  // L2 decay adds wd * param to the gradient.
+  const T decay = static_cast<T>(a.decoupled ? 1 - a.lr * a.weight_decay : 1.0);
+  const T wd = static_cast<T>(a.weight_decay);
+  const bool l2 = !a.decoupled && a.weight_decay != 0, lerp_low = std::abs(1 - a.beta1) < 0.5;
+  for (int64_t i = lo; i < hi; ++i) {
+    T grad = gd[i] * sign;
+    const T param = pd[i] * decay;
+    if (l2) grad = grad + wd * pd[i];
     const T diff = grad - md[i];
-    const T mi = lerp_low ? md[i] + w * diff : grad - diff * static_cast<T>(1 - w);
+    // torch's lerp: from the nearer end, so weight 1 reproduces `end` exactly
+    const T mi = lerp_low ? md[i] + w * diff : grad - diff * one_minus_w;
     md[i] = mi;
-    T vi = static_cast<T>(vd[i] * b2);
-    vi = vi + static_cast<T>(one_minus_b2 * grad) * grad;
+    const T vi = static_cast<T>(vd[i] * b2) + static_cast<T>(one_minus_b2 * grad) * grad;
     vd[i] = vi;
     T s = vi;
     if (xd) {
       s = xd[i] > vi ? xd[i] : vi;
       xd[i] = s;
     }
-    const T denom = std::sqrt(s) / bc2_sqrt + e;
-    pd[i] = param + neg_step_size * (mi / denom);
+    pd[i] = param + neg_step_size * (mi / (std::sqrt(s) / bc2_sqrt + e));
   }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void adam_f32(float* p, const float* g, float* m, float* v, float* x, int64_t lo, int64_t hi, const AdamArgs& a) {
+  adam_loop(p, g, m, v, x, lo, hi, a);
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void adam_f64(double* p, const double* g, double* m, double* v, double* x, int64_t lo, int64_t hi, const AdamArgs& a) {
+  adam_loop(p, g, m, v, x, lo, hi, a);
+}
+
+template <typename T>
+void adam_one(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor* vmax,
+              const AdamArgs& a) {
+  T* pd = p->data<T>();
+  const T* gd = g->data<T>();
+  T* md = m->data<T>();
+  T* vd = v->data<T>();
+  T* xd = vmax ? (*vmax)->data<T>() : nullptr;
+  parallel_chunks(p->numel, [&](int64_t lo, int64_t hi) {
+    if constexpr (std::is_same_v<T, float>) adam_f32(pd, gd, md, vd, xd, lo, hi, a);
+    else adam_f64(pd, gd, md, vd, xd, lo, hi, a);
+  });
 }
 
 void fused_adam_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
@@ -128,12 +176,11 @@ void fused_adam_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std
     steps[i]->bump_version();
     const double step = *step_ptr;
     const Tensor* vmax = amsgrad ? &max_exp_avg_sqs[i] : nullptr;
+    const AdamArgs args{step, lr, beta1, beta2, weight_decay, eps, maximize, decoupled_weight_decay};
     if (params[i]->dtype == ScalarType::Float32)
-      adam_one<float>(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, step, lr, beta1, beta2, weight_decay,
-                      eps, maximize, decoupled_weight_decay);
+      adam_one<float>(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, args);
     else
-      adam_one<double>(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, step, lr, beta1, beta2, weight_decay,
-                       eps, maximize, decoupled_weight_decay);
+      adam_one<double>(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, args);
     for (const Tensor* t : {&params[i], &exp_avgs[i], &exp_avg_sqs[i]}) (*t)->bump_version();
     if (vmax) (*vmax)->bump_version();
   }
