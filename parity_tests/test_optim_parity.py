@@ -188,3 +188,22 @@ def test_training_loop_matches(opt_name, kwargs, sched):
                 seq.append(loss.item())
         losses.append(seq)
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,make", [s for s in SCHEDULERS if s[0] not in ("LambdaLR", "MultiplicativeLR")],
+                         ids=[n for n, _ in SCHEDULERS if n not in ("LambdaLR", "MultiplicativeLR")])
+def test_scheduler_state_dict_from_torch(name, make):
+    """A torch scheduler's state_dict, loaded into flowlike mid-schedule, continues the same lr sequence."""
+    seq_t, st = _lr_sequence(torch, make, steps=7)
+    w = fl.nn.Parameter(fl.zeros(1))
+    opt = fl.optim.SGD([w], lr=0.1, momentum=0.9)
+    sf = make(fl.optim.lr_scheduler, opt)
+    sf.load_state_dict(st.state_dict())
+    for g, gt in zip(opt.param_groups, st.optimizer.param_groups):
+        g["lr"], g["momentum"] = gt["lr"], gt["momentum"]
+    for _ in range(6):
+        st.optimizer.step()
+        st.step()
+        opt.step()
+        sf.step()
+        assert sf.get_last_lr() == st.get_last_lr()

@@ -138,3 +138,33 @@ class Failing(Dataset):
 def test_dataloader_worker_error():
     with pytest.raises(KeyError, match="bad sample"):
         list(DataLoader(Failing(), batch_size=2, num_workers=1))
+
+
+def _bad_init(worker_id):
+    raise ValueError(f"init failed in {worker_id}")
+
+
+def test_dataloader_worker_init_error_and_timeout():
+    with pytest.raises(ValueError, match="init failed in 0"):
+        list(DataLoader(Squares(), batch_size=2, num_workers=1, worker_init_fn=_bad_init))
+    with pytest.raises(ValueError):
+        DataLoader(Squares(), num_workers=0, prefetch_factor=2)
+    with pytest.raises(ValueError):
+        DataLoader(Squares(), persistent_workers=True)
+    with pytest.raises(ValueError):
+        DataLoader(Squares(), timeout=-1)
+
+
+class Slow(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import time
+        time.sleep(3)
+        return i
+
+
+def test_dataloader_timeout():
+    with pytest.raises(RuntimeError, match="timed out"):
+        list(DataLoader(Slow(), batch_size=1, num_workers=1, timeout=0.5))

@@ -143,7 +143,7 @@ def _worker_loop(kind, dataset, index_queue, data_queue, auto_collation, collate
     import numpy as np
     np.random.seed(_generate_state(base_seed, worker_id))
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-    init_exception = None
+    init_exception = fetcher = None
     try:
         if init_fn is not None:
             init_fn(worker_id)
@@ -169,6 +169,7 @@ def _worker_loop(kind, dataset, index_queue, data_queue, auto_collation, collate
         idx, index = r
         if init_exception is not None:
             data, init_exception = init_exception, None
+            iteration_end = fetcher is None
         else:
             try:
                 data = fetcher.fetch(index)
