@@ -168,3 +168,27 @@ class Slow(Dataset):
 def test_dataloader_timeout():
     with pytest.raises(RuntimeError, match="timed out"):
         list(DataLoader(Slow(), batch_size=1, num_workers=1, timeout=0.5))
+
+
+def test_generic_subscripting():
+    from flowlike.utils.data import Sampler
+
+    class Evens(Sampler[int]):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(0, self.n, 2))
+
+        def __len__(self):
+            return (self.n + 1) // 2
+
+    class Pairs(Dataset[tuple]):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            return i, -i
+
+    out = list(DataLoader(Pairs(), batch_size=2, sampler=Evens(6)))
+    assert [b[0].tolist() for b in out] == [[0, 2], [4]]

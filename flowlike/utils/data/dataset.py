@@ -3,13 +3,17 @@ import bisect
 import itertools
 import math
 import warnings
+from typing import Generic, TypeVar
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
 
 
-class Dataset:
-    """A map-style dataset: implement __getitem__ (and usually __len__)."""
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Dataset(Generic[_T_co]):
+    """A map-style dataset: implement __getitem__ (and usually __len__); subscriptable as Dataset[T]."""
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -18,7 +22,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co]):
     """A dataset that is an iterable of samples: implement __iter__."""
 
     def __iter__(self):

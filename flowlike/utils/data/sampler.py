@@ -1,5 +1,6 @@
 """Samplers: the index orders a DataLoader draws (sequential, random, weighted, batched)."""
 import itertools
+from typing import Generic, TypeVar
 
 from ... import _dtype as D
 
@@ -7,8 +8,11 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "BatchSampler"]
 
 
-class Sampler:
-    """Base class of samplers: an iterable of indices (or of index lists)."""
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
+    """Base class of samplers: an iterable of indices (or of index lists); subscriptable as Sampler[int]."""
 
     def __init__(self, data_source=None):
         pass
@@ -17,7 +21,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1."""
 
     def __init__(self, data_source):
@@ -42,7 +46,7 @@ def _seeded_generator(generator):
     return g
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation of the indices, or num_samples draws with replacement."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
@@ -76,7 +80,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in random order."""
 
     def __init__(self, indices, generator=None):
@@ -92,7 +96,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """num_samples indices drawn with the given (unnormalized) weights."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
@@ -118,7 +122,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Groups the indices of sampler into lists of batch_size (the last one shorter unless drop_last)."""
 
     def __init__(self, sampler, batch_size, drop_last):
