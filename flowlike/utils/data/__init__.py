@@ -4,7 +4,7 @@ from .dataset import (Dataset, IterableDataset, TensorDataset, StackDataset, Con
 from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
                       BatchSampler)
 from .dataloader import DataLoader, get_worker_info, WorkerInfo
-from ._collate import default_collate, default_convert
+from ._utils.collate import default_collate, default_convert
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",

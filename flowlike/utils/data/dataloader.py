@@ -5,7 +5,7 @@ import queue
 import random
 
 from ... import _dtype as D
-from ._collate import default_collate, default_convert
+from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 

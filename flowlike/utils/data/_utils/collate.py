@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...._tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -16,7 +16,7 @@ _convert_err = "default_convert: batch must contain tensors, numpy arrays, numbe
 
 def default_convert(data):
     """Converts numpy arrays (recursively inside mappings and sequences) to tensors; leaves the rest as is."""
-    from ..._creation import as_tensor
+    from ...._creation import as_tensor
     elem_type = type(data)
     if isinstance(data, Tensor):
         return data
@@ -52,9 +52,9 @@ def default_convert(data):
 
 def default_collate(batch):
     """Stacks a list of samples into a batch, recursing into dicts, tuples, namedtuples and lists (torch rules)."""
-    from ..._creation import as_tensor, tensor
-    from ..._views import stack
-    from ... import _dtype as D
+    from ...._creation import as_tensor, tensor
+    from ...._views import stack
+    from .... import _dtype as D
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, Tensor):
