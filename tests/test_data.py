@@ -192,3 +192,17 @@ def test_generic_subscripting():
 
     out = list(DataLoader(Pairs(), batch_size=2, sampler=Evens(6)))
     assert [b[0].tolist() for b in out] == [[0, 2], [4]]
+
+
+class Big(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return (torch.ones(300, 300) * i).exp().sum(0)
+
+
+def test_workers_after_parent_used_threads():
+    (torch.ones(2000, 2000) * 2).exp().sum()  # the parent's OpenMP pool is live before fork
+    out = list(DataLoader(Big(), batch_size=2, num_workers=2, timeout=60))
+    assert [tuple(b.shape) for b in out] == [(2, 300), (2, 300)]

@@ -136,7 +136,9 @@ def _worker_loop(kind, dataset, index_queue, data_queue, auto_collation, collate
                  worker_id, num_workers):
     """A worker process: seeds its RNGs, then fetches batches for the indices it receives until told to stop."""
     global _worker_info
-    from ..._random import manual_seed
+    from ..._random import manual_seed, set_num_threads
+    # As torch: one intra-op thread per worker (and no use of the parent's OpenMP pool after fork).
+    set_num_threads(1)
     seed = base_seed + worker_id
     random.seed(seed)
     manual_seed(seed)
