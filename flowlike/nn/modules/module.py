@@ -421,8 +421,7 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Moves/casts parameters and buffers: to(device), to(dtype), to(device, dtype), to(tensor)."""
-        dtype, device = None, kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
+        device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
         kwargs.pop("memory_format", None)
         if kwargs:
@@ -441,10 +440,11 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
         if dtype is None:
             return self
-        return self._apply(lambda t: t._to_dtype(dtype, False) if t.is_floating_point() else t)
+        return self._cast_floating(dtype)
 
     def _cast_floating(self, dtype):
-        return self._apply(lambda t: t._to_dtype(dtype, False) if t.is_floating_point() else t)
+        # Keeps unconverted tensors as they are (the same object), so Parameters are only replaced on a real cast.
+        return self._apply(lambda t: t._to_dtype(dtype, False) if t.is_floating_point() and t.dtype != dtype else t)
 
     def float(self):
         """Casts floating point parameters and buffers to float32."""
