@@ -58,8 +58,11 @@ def _tensor_deepcopy(self, memo):
     return result
 
 
-Tensor.__reduce_ex__ = _tensor_reduce_ex
-Tensor.__deepcopy__ = _tensor_deepcopy
+# Installed unless the core already provides them.
+if "__reduce_ex__" not in Tensor.__dict__:
+    Tensor.__reduce_ex__ = _tensor_reduce_ex
+if "__deepcopy__" not in Tensor.__dict__:
+    Tensor.__deepcopy__ = _tensor_deepcopy
 
 
 # ---- save / load -------------------------------------------------------------------------------------------
