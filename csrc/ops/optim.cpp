@@ -1,6 +1,9 @@
 // CPU kernels of the fused SGD and Adam/AdamW steps over lists of dense float32/float64 tensors.
-// Scalars are rounded to the tensor type where PyTorch's ops round them, and the per-element
-// operation order follows torch.optim's _single_tensor_sgd / _single_tensor_adam.
+// Scalars are rounded to the tensor type where PyTorch's ops round them, and each element goes through
+// the roundings of torch.optim's _single_tensor_sgd / _single_tensor_adam on an FMA CPU: torch's
+// add(alpha), lerp and addcmul kernels are fused multiply-adds, its mul, div and addcdiv are not.
+// Every fused multiply-add is an explicit std::fma, and no plain `a * b + c` is left for the compiler
+// to contract (a product that torch rounds on its own is taken as fma(a, b, -0.0)).
 #include "optim.h"
 
 #include <algorithm>
@@ -27,39 +30,64 @@ void check_list(const char* op, const char* name, const std::vector<Tensor>& ts,
   }
 }
 
+template <typename T>
+__attribute__((always_inline)) inline T madd(T a, T b, T c) { return std::fma(a, b, c); }
+
 struct SgdArgs {
   double lr, momentum, dampening, weight_decay;
   bool nesterov, maximize, first;
 };
 
-// The element loop, compiled per ISA below. Loop-invariant flags are plain branches the compiler
-// unswitches; maximize is a multiplication by -1, which is exact.
+// The element loop, compiled per ISA below; the state tensors never alias (as torch assumes). Loop-invariant
+// flags are plain branches the compiler unswitches; maximize is a multiplication by -1, which is exact.
 template <typename T>
-inline void sgd_loop(T* pd, const T* gd, T* bd, int64_t lo, int64_t hi, const SgdArgs& a) {
+__attribute__((always_inline)) inline void sgd_loop(T* __restrict__ pd, const T* __restrict__ gd, T* __restrict__ bd, int64_t lo, int64_t hi, const SgdArgs& a) {
   const T sign = a.maximize ? T(-1) : T(1), wd = static_cast<T>(a.weight_decay), mom = static_cast<T>(a.momentum);
   const T damp = static_cast<T>(1.0 - a.dampening), neg_lr = static_cast<T>(-a.lr);
   const bool decay = a.weight_decay != 0, first = a.first, nesterov = a.nesterov;
   if (bd == nullptr) {
     for (int64_t i = lo; i < hi; ++i) {
       T grad = gd[i] * sign;
-      if (decay) grad = grad + wd * pd[i];
-      pd[i] = pd[i] + neg_lr * grad;
+      if (decay) grad = madd(wd, pd[i], grad);
+      pd[i] = madd(neg_lr, grad, pd[i]);
     }
     return;
   }
   for (int64_t i = lo; i < hi; ++i) {
     T grad = gd[i] * sign;
-    if (decay) grad = grad + wd * pd[i];
-    const T b = first ? grad : static_cast<T>(bd[i] * mom) + damp * grad;
+    if (decay) grad = madd(wd, pd[i], grad);
+    const T b = first ? grad : madd(damp, grad, bd[i] * mom);
     bd[i] = b;
-    pd[i] = pd[i] + neg_lr * (nesterov ? grad + mom * b : b);
+    pd[i] = madd(neg_lr, nesterov ? madd(mom, b, grad) : b, pd[i]);
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void sgd_f32(float* p, const float* g, float* b, int64_t lo, int64_t hi, const SgdArgs& a) { sgd_loop(p, g, b, lo, hi, a); }
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void sgd_f64(double* p, const double* g, double* b, int64_t lo, int64_t hi, const SgdArgs& a) { sgd_loop(p, g, b, lo, hi, a); }
+// Each loop is compiled three times: AVX-512, AVX2 with FMA, and the baseline; the first the CPU supports
+// runs (chosen by feature, so any vendor's CPU with the instructions gets the fast path).
+enum class Isa { Base, Avx2, Avx512 };
+Isa cpu_isa() {
+  static const Isa isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") ? Isa::Avx512
+                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
+                                                                                          : Isa::Base;
+  return isa;
+}
+
+#define FL_ISA_VARIANTS(name, loop, params, args)                                   \
+  __attribute__((target("avx512f,fma"))) void name##_avx512 params { loop args; } \
+  __attribute__((target("avx2,fma"))) void name##_avx2 params { loop args; }      \
+  void name##_base params { loop args; }                                         \
+  void name params {                                                             \
+    switch (cpu_isa()) {                                                         \
+      case Isa::Avx512: name##_avx512 args; break;                               \
+      case Isa::Avx2: name##_avx2 args; break;                                   \
+      default: name##_base args;                                                 \
+    }                                                                            \
+  }
+
+FL_ISA_VARIANTS(sgd_f32, sgd_loop, (float* p, const float* g, float* b, int64_t lo, int64_t hi, const SgdArgs& a),
+                (p, g, b, lo, hi, a))
+FL_ISA_VARIANTS(sgd_f64, sgd_loop, (double* p, const double* g, double* b, int64_t lo, int64_t hi, const SgdArgs& a),
+                (p, g, b, lo, hi, a))
 
 // Splits [0, n) into per-thread chunks for large tensors.
 template <typename F>
@@ -99,46 +127,57 @@ struct AdamArgs {
   bool maximize, decoupled;
 };
 
-template <typename T>
-inline void adam_loop(T* pd, const T* gd, T* md, T* vd, T* xd, int64_t lo, int64_t hi, const AdamArgs& a) {
+// amsgrad changes which tensors are stored, so it is a template flag; the other options are selects
+// between values, which keep the loop free of branches (vectorizable).
+template <typename T, bool AMSGRAD>
+__attribute__((always_inline)) inline void adam_loop_impl(T* __restrict__ pd, const T* __restrict__ gd,
+                                                          T* __restrict__ md, T* __restrict__ vd, T* __restrict__ xd,
+                                                          int64_t lo, int64_t hi, const AdamArgs& a) {
   const double bias_correction1 = 1 - std::pow(a.beta1, a.step);
   const double bias_correction2 = 1 - std::pow(a.beta2, a.step);
   const T neg_step_size = static_cast<T>(-(a.lr / bias_correction1));
   const T bc2_sqrt = static_cast<T>(std::pow(bias_correction2, 0.5));
   const T w = static_cast<T>(1 - a.beta1), b2 = static_cast<T>(a.beta2), one_minus_b2 = static_cast<T>(1 - a.beta2);
-  const T one_minus_w = static_cast<T>(1 - w), e = static_cast<T>(a.eps), sign = a.maximize ? T(-1) : T(1);
+  const T e = static_cast<T>(a.eps), sign = a.maximize ? T(-1) : T(1);
   // torch: decoupled decay is param *= 1 - lr * wd (a multiplication by 1 when off, which is exact);
-  // L2 decay adds wd * param to the gradient.
+  // L2 decay adds wd * param to the gradient (a zero coefficient when off).
   const T decay = static_cast<T>(a.decoupled ? 1 - a.lr * a.weight_decay : 1.0);
+  const bool l2 = !a.decoupled && a.weight_decay != 0;
   const T wd = static_cast<T>(a.weight_decay);
-  const bool l2 = !a.decoupled && a.weight_decay != 0, lerp_low = std::abs(1 - a.beta1) < 0.5;
+  // torch's lerp runs from the nearer end (so weight 1 reproduces `end`): start + w * diff or end + (w - 1) * diff.
+  const bool lerp_low = std::abs(w) < T(0.5);
+  const T lerp_coeff = lerp_low ? w : w - T(1);
   for (int64_t i = lo; i < hi; ++i) {
-    T grad = gd[i] * sign;
-    const T param = pd[i] * decay;
-    if (l2) grad = grad + wd * pd[i];
-    const T diff = grad - md[i];
-    // torch's lerp: from the nearer end, so weight 1 reproduces `end` exactly
-    const T mi = lerp_low ? md[i] + w * diff : grad - diff * one_minus_w;
+    const T g0 = gd[i] * sign;
+    const T grad = l2 ? madd(wd, pd[i], g0) : g0;
+    const T param = madd(pd[i], decay, T(-0.0));
+    const T m0 = md[i];
+    const T mi = madd(lerp_coeff, grad - m0, lerp_low ? m0 : grad);
     md[i] = mi;
-    const T vi = static_cast<T>(vd[i] * b2) + static_cast<T>(one_minus_b2 * grad) * grad;
+    const T vi = madd(one_minus_b2 * grad, grad, vd[i] * b2);
     vd[i] = vi;
     T s = vi;
-    if (xd) {
+    if constexpr (AMSGRAD) {
       s = xd[i] > vi ? xd[i] : vi;
       xd[i] = s;
     }
-    pd[i] = param + neg_step_size * (mi / (std::sqrt(s) / bc2_sqrt + e));
+    pd[i] = param + (neg_step_size * mi) / (std::sqrt(s) / bc2_sqrt + e);
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void adam_f32(float* p, const float* g, float* m, float* v, float* x, int64_t lo, int64_t hi, const AdamArgs& a) {
-  adam_loop(p, g, m, v, x, lo, hi, a);
+template <typename T>
+__attribute__((always_inline)) inline void adam_loop(T* pd, const T* gd, T* md, T* vd, T* xd, int64_t lo, int64_t hi,
+                                                     const AdamArgs& a) {
+  if (xd) adam_loop_impl<T, true>(pd, gd, md, vd, xd, lo, hi, a);
+  else adam_loop_impl<T, false>(pd, gd, md, vd, xd, lo, hi, a);
 }
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void adam_f64(double* p, const double* g, double* m, double* v, double* x, int64_t lo, int64_t hi, const AdamArgs& a) {
-  adam_loop(p, g, m, v, x, lo, hi, a);
-}
+
+FL_ISA_VARIANTS(adam_f32, adam_loop,
+                (float* p, const float* g, float* m, float* v, float* x, int64_t lo, int64_t hi, const AdamArgs& a),
+                (p, g, m, v, x, lo, hi, a))
+FL_ISA_VARIANTS(adam_f64, adam_loop,
+                (double* p, const double* g, double* m, double* v, double* x, int64_t lo, int64_t hi, const AdamArgs& a),
+                (p, g, m, v, x, lo, hi, a))
 
 template <typename T>
 void adam_one(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor* vmax,
