@@ -2,8 +2,8 @@
 // Scalars are rounded to the tensor type where PyTorch's ops round them, and each element goes through
 // the roundings of torch.optim's _single_tensor_sgd / _single_tensor_adam on an FMA CPU: torch's
 // add(alpha), lerp and addcmul kernels are fused multiply-adds, its mul, div and addcdiv are not.
-// Every fused multiply-add is an explicit std::fma, and no plain `a * b + c` is left for the compiler
-// to contract (a product that torch rounds on its own is taken as fma(a, b, -0.0)).
+// Every fused multiply-add is an explicit fma, and no plain `a * b + c` is left for the compiler to
+// contract (a product torch rounds on its own is stored by a pass of its own).
 #include "optim.h"
 
 #include <algorithm>
@@ -30,8 +30,10 @@ void check_list(const char* op, const char* name, const std::vector<Tensor>& ts,
   }
 }
 
-template <typename T>
-__attribute__((always_inline)) inline T madd(T a, T b, T c) { return std::fma(a, b, c); }
+__attribute__((always_inline)) inline float madd(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+__attribute__((always_inline)) inline double madd(double a, double b, double c) { return __builtin_fma(a, b, c); }
+__attribute__((always_inline)) inline float root(float x) { return __builtin_sqrtf(x); }
+__attribute__((always_inline)) inline double root(double x) { return __builtin_sqrt(x); }
 
 struct SgdArgs {
   double lr, momentum, dampening, weight_decay;
@@ -139,9 +141,12 @@ __attribute__((always_inline)) inline void adam_loop_impl(T* __restrict__ pd, co
   const T bc2_sqrt = static_cast<T>(std::pow(bias_correction2, 0.5));
   const T w = static_cast<T>(1 - a.beta1), b2 = static_cast<T>(a.beta2), one_minus_b2 = static_cast<T>(1 - a.beta2);
   const T e = static_cast<T>(a.eps), sign = a.maximize ? T(-1) : T(1);
-  // torch: decoupled decay is param *= 1 - lr * wd (a multiplication by 1 when off, which is exact);
-  // L2 decay adds wd * param to the gradient (a zero coefficient when off).
-  const T decay = static_cast<T>(a.decoupled ? 1 - a.lr * a.weight_decay : 1.0);
+  // torch: decoupled decay is its own pass, param *= 1 - lr * wd (rounded before the update is added);
+  // L2 decay adds wd * param to the gradient.
+  if (a.decoupled && a.weight_decay != 0) {
+    const T decay = static_cast<T>(1 - a.lr * a.weight_decay);
+    for (int64_t i = lo; i < hi; ++i) pd[i] = pd[i] * decay;
+  }
   const bool l2 = !a.decoupled && a.weight_decay != 0;
   const T wd = static_cast<T>(a.weight_decay);
   // torch's lerp runs from the nearer end (so weight 1 reproduces `end`): start + w * diff or end + (w - 1) * diff.
@@ -150,7 +155,6 @@ __attribute__((always_inline)) inline void adam_loop_impl(T* __restrict__ pd, co
   for (int64_t i = lo; i < hi; ++i) {
     const T g0 = gd[i] * sign;
     const T grad = l2 ? madd(wd, pd[i], g0) : g0;
-    const T param = madd(pd[i], decay, T(-0.0));
     const T m0 = md[i];
     const T mi = madd(lerp_coeff, grad - m0, lerp_low ? m0 : grad);
     md[i] = mi;
@@ -161,7 +165,7 @@ __attribute__((always_inline)) inline void adam_loop_impl(T* __restrict__ pd, co
       s = xd[i] > vi ? xd[i] : vi;
       xd[i] = s;
     }
-    pd[i] = param + (neg_step_size * mi) / (std::sqrt(s) / bc2_sqrt + e);
+    pd[i] = pd[i] + (neg_step_size * mi) / (root(s) / bc2_sqrt + e);
   }
 }
 
