@@ -43,7 +43,8 @@ struct SgdArgs {
 // The element loop, compiled per ISA below; the state tensors never alias (as torch assumes). Loop-invariant
 // flags are plain branches the compiler unswitches; maximize is a multiplication by -1, which is exact.
 template <typename T>
-__attribute__((always_inline)) inline void sgd_loop(T* __restrict__ pd, const T* __restrict__ gd, T* __restrict__ bd, int64_t lo, int64_t hi, const SgdArgs& a) {
+__attribute__((always_inline)) inline void sgd_loop(T* __restrict__ pd, const T* __restrict__ gd, T* __restrict__ bd,
+                                                    int64_t lo, int64_t hi, const SgdArgs& a) {
   const T sign = a.maximize ? T(-1) : T(1), wd = static_cast<T>(a.weight_decay), mom = static_cast<T>(a.momentum);
   const T damp = static_cast<T>(1.0 - a.dampening), neg_lr = static_cast<T>(-a.lr);
   const bool decay = a.weight_decay != 0, first = a.first, nesterov = a.nesterov;
@@ -114,10 +115,12 @@ void fused_sgd_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std:
     const Tensor& g = grads[i];
     if (p->dtype == ScalarType::Float32) {
       float* bd = buf ? (*buf)->data<float>() : nullptr;
-      parallel_chunks(p->numel, [&](int64_t lo, int64_t hi) { sgd_f32(p->data<float>(), g->data<float>(), bd, lo, hi, args); });
+      parallel_chunks(p->numel,
+                      [&](int64_t lo, int64_t hi) { sgd_f32(p->data<float>(), g->data<float>(), bd, lo, hi, args); });
     } else {
       double* bd = buf ? (*buf)->data<double>() : nullptr;
-      parallel_chunks(p->numel, [&](int64_t lo, int64_t hi) { sgd_f64(p->data<double>(), g->data<double>(), bd, lo, hi, args); });
+      parallel_chunks(p->numel,
+                      [&](int64_t lo, int64_t hi) { sgd_f64(p->data<double>(), g->data<double>(), bd, lo, hi, args); });
     }
     p->bump_version();
     if (buf) (*buf)->bump_version();
@@ -180,7 +183,8 @@ FL_ISA_VARIANTS(adam_f32, adam_loop,
                 (float* p, const float* g, float* m, float* v, float* x, int64_t lo, int64_t hi, const AdamArgs& a),
                 (p, g, m, v, x, lo, hi, a))
 FL_ISA_VARIANTS(adam_f64, adam_loop,
-                (double* p, const double* g, double* m, double* v, double* x, int64_t lo, int64_t hi, const AdamArgs& a),
+                (double* p, const double* g, double* m, double* v, double* x, int64_t lo, int64_t hi,
+                 const AdamArgs& a),
                 (p, g, m, v, x, lo, hi, a))
 
 template <typename T>
@@ -234,7 +238,8 @@ void fused_adam_cpu(DispatchKeySet, const std::vector<Tensor>& params, const std
 
 FL_DEFINE_OP(_fused_sgd_,
              "_fused_sgd_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] momentum_buffers, *, float lr, "
-             "float momentum, float dampening, float weight_decay, bool nesterov, bool maximize, bool is_first_step) -> ()",
+             "float momentum, float dampening, float weight_decay, bool nesterov, bool maximize, "
+             "bool is_first_step) -> ()",
              void(const std::vector<::fl::Tensor>&, const std::vector<::fl::Tensor>&, const std::vector<::fl::Tensor>&,
                   double, double, double, double, bool, bool, bool))
 FL_DEFINE_OP(_fused_adam_,

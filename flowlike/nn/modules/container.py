@@ -58,7 +58,8 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
+            raise ValueError("add operator supports only objects of Sequential class, "
+                             f"but {str(type(other))} is given.")
         ret = Sequential()
         for layer in chain(self, other):
             ret.append(layer)
@@ -66,7 +67,8 @@ class Sequential(Module):
 
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
+            raise ValueError("add operator supports only objects of Sequential class, "
+                             f"but {str(type(other))} is given.")
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)

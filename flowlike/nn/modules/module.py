@@ -437,7 +437,8 @@ class Module:
                 device = a
         check_device(device)
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                            f"but got desired dtype={dtype}")
         if dtype is None:
             return self
         return self._cast_floating(dtype)

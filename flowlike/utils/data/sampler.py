@@ -116,7 +116,8 @@ class WeightedRandomSampler(Sampler[int]):
 
     def __iter__(self):
         from ..._random import multinomial
-        yield from iter(multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist())
+        draws = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from iter(draws.tolist())
 
     def __len__(self):
         return self.num_samples
