@@ -66,6 +66,8 @@ from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv
                                  conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices,
                                  avg_pool1d, adaptive_avg_pool1d,
                                  adaptive_max_pool1d_with_indices as adaptive_max_pool1d)  # torch.* returns both
+from . import nn, optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
 
 
 def __getattr__(name):

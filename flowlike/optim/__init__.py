@@ -1,0 +1,16 @@
+"""flowlike.optim: optimizers and learning-rate schedulers (`torch.optim`)."""
+from . import lr_scheduler  # noqa: F401
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .lbfgs import LBFGS
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
+           "lr_scheduler"]

@@ -1,0 +1,2 @@
+"""flowlike.utils (`torch.utils`): data loading."""
+from . import data  # noqa: F401

@@ -1,0 +1,209 @@
+"""Optimizer trajectories, state_dict interchange and lr scheduler sequences against real torch."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+from helpers import to_flowlike, assert_same  # noqa: E402
+
+SHAPES = [(3, 4), (5,), ()]
+
+CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.01, maximize=True, decoupled_weight_decay=True, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.05, foreach=False)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1)),
+    ("Adadelta", dict(lr=1.0, rho=0.8, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+]
+
+
+def _params(lib, rs):
+    return [lib.nn.Parameter(lib.tensor(np.asarray(rs.randn(*s), np.float32))) for s in SHAPES]
+
+
+def _run(opt_t, opt_f, pt, pf, rs, steps):
+    for _ in range(steps):
+        for p, q in zip(pt, pf):
+            g = np.asarray(rs.randn(*p.shape), np.float32)
+            p.grad, q.grad = torch.tensor(g), fl.tensor(g)
+        opt_t.step()
+        opt_f.step()
+        for p, q in zip(pt, pf):
+            assert_same(q.detach(), p.detach(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_trajectory_and_state_dict(name, kwargs):
+    pt, pf = _params(torch, np.random.RandomState(0)), _params(fl, np.random.RandomState(0))
+    opt_t, opt_f = getattr(torch.optim, name)(pt, **kwargs), getattr(fl.optim, name)(pf, **kwargs)
+    rs = np.random.RandomState(1)
+    _run(opt_t, opt_f, pt, pf, rs, 6)
+    sd_t, sd_f = opt_t.state_dict(), opt_f.state_dict()
+    assert sd_f["param_groups"] == sd_t["param_groups"]
+    assert sd_f["state"].keys() == sd_t["state"].keys()
+    for k in sd_t["state"]:
+        assert sd_f["state"][k].keys() == sd_t["state"][k].keys()
+        for key, v in sd_t["state"][k].items():
+            assert_same(sd_f["state"][k][key], v, rtol=1e-5, atol=1e-6)
+    # A torch state_dict converted tensor by tensor continues the same trajectory in flowlike.
+    pf2 = [fl.nn.Parameter(to_flowlike(p.detach())) for p in pt]
+    opt_f2 = getattr(fl.optim, name)(pf2, **kwargs)
+    opt_f2.load_state_dict({"state": {k: {key: to_flowlike(v) if isinstance(v, torch.Tensor) else v
+                                          for key, v in s.items()} for k, s in sd_t["state"].items()},
+                            "param_groups": sd_t["param_groups"]})
+    _run(opt_t, opt_f2, pt, pf2, rs, 3)
+
+
+def test_lbfgs_trajectory():
+    target = np.array([1.0, -2.0, 0.5], np.float32)
+    for ls in (None, "strong_wolfe"):
+        results = []
+        for lib in (torch, fl):
+            w = lib.nn.Parameter(lib.zeros(3))
+            opt = lib.optim.LBFGS([w], lr=0.8, max_iter=7, history_size=3, line_search_fn=ls)
+            tgt = lib.tensor(target)
+
+            def closure():
+                opt.zero_grad()
+                loss = ((w - tgt) ** 2).sum() + (w ** 4).sum() * 0.1
+                loss.backward()
+                return loss
+            for _ in range(3):
+                opt.step(closure)
+            results.append(w.detach().numpy().copy())
+        np.testing.assert_allclose(results[1], results[0], rtol=1e-4, atol=1e-5)
+
+
+def test_constructor_errors_match():
+    for name, kw in [("SGD", dict(lr=-1)), ("SGD", dict(lr=0.1, nesterov=True)), ("Adam", dict(betas=(1.0, 0.9))),
+                     ("Adam", dict(eps=-1)), ("RMSprop", dict(alpha=-1)), ("Adadelta", dict(rho=2.0))]:
+        with pytest.raises(ValueError) as et:
+            getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(1))], **kw)
+        with pytest.raises(ValueError) as ef:
+            getattr(fl.optim, name)([fl.nn.Parameter(fl.ones(1))], **kw)
+        assert str(ef.value) == str(et.value)
+
+
+SCHEDULERS = [
+    ("LambdaLR", lambda m, o: m.LambdaLR(o, lambda e: 0.9 ** e)),
+    ("MultiplicativeLR", lambda m, o: m.MultiplicativeLR(o, lambda e: 0.95)),
+    ("StepLR", lambda m, o: m.StepLR(o, step_size=3, gamma=0.3)),
+    ("MultiStepLR", lambda m, o: m.MultiStepLR(o, milestones=[2, 5, 5], gamma=0.5)),
+    ("ConstantLR", lambda m, o: m.ConstantLR(o, factor=0.25, total_iters=4)),
+    ("LinearLR", lambda m, o: m.LinearLR(o, start_factor=0.1, end_factor=1.0, total_iters=5)),
+    ("ExponentialLR", lambda m, o: m.ExponentialLR(o, gamma=0.8)),
+    ("PolynomialLR", lambda m, o: m.PolynomialLR(o, total_iters=6, power=2.0)),
+    ("CosineAnnealingLR", lambda m, o: m.CosineAnnealingLR(o, T_max=5, eta_min=0.01)),
+    ("CosineAnnealingWarmRestarts", lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001)),
+    ("CyclicLR", lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, mode="triangular2")),
+    ("CyclicLR-exp", lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range",
+                                             gamma=0.9)),
+    ("OneCycleLR", lambda m, o: m.OneCycleLR(o, max_lr=0.5, total_steps=16)),
+    ("OneCycleLR-linear", lambda m, o: m.OneCycleLR(o, max_lr=0.5, epochs=2, steps_per_epoch=8,
+                                                    anneal_strategy="linear", three_phase=True)),
+    ("SequentialLR", lambda m, o: m.SequentialLR(o, [m.LinearLR(o, 0.1, total_iters=3), m.ExponentialLR(o, 0.9)],
+                                                 milestones=[3])),
+    ("ChainedScheduler", lambda m, o: m.ChainedScheduler([m.ConstantLR(o, 0.5, total_iters=3),
+                                                          m.ExponentialLR(o, 0.9)])),
+]
+
+
+def _lr_sequence(lib, make, steps=16):
+    w = lib.nn.Parameter(lib.zeros(1))
+    opt = lib.optim.SGD([w, ], lr=0.1, momentum=0.9)
+    sched = make(lib.optim.lr_scheduler, opt)
+    out = []
+    for _ in range(steps):
+        out.append((list(sched.get_last_lr()), opt.param_groups[0]["lr"], opt.param_groups[0]["momentum"]))
+        opt.step()
+        sched.step()
+    return out, sched
+
+
+@pytest.mark.parametrize("name,make", SCHEDULERS, ids=[n for n, _ in SCHEDULERS])
+def test_scheduler_sequences(name, make):
+    seq_t, st = _lr_sequence(torch, make)
+    seq_f, sf = _lr_sequence(fl, make)
+    assert seq_f == seq_t
+    keys_t = {k for k in st.state_dict() if not callable(st.state_dict()[k])}
+    assert keys_t <= set(sf.state_dict())
+
+
+def test_reduce_lr_on_plateau():
+    metrics = [1.0, 0.9, 0.95, 0.96, 0.97, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    for kw in (dict(), dict(mode="max", factor=0.5, patience=1, threshold_mode="abs", cooldown=1),
+               dict(patience=0, min_lr=0.02, eps=0)):
+        out = []
+        for lib in (torch, fl):
+            w = lib.nn.Parameter(lib.zeros(1))
+            opt = lib.optim.SGD([w], lr=0.1)
+            s = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+            seq = []
+            for m in metrics:
+                opt.step()
+                s.step(m)
+                seq.append(s.get_last_lr()[0])
+            out.append(seq)
+        assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("opt_name,kwargs,sched", [
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=1e-3), lambda m, o: m.StepLR(o, 5, 0.5)),
+    ("AdamW", dict(lr=0.01), lambda m, o: m.OneCycleLR(o, max_lr=0.02, total_steps=30)),
+])
+def test_training_loop_matches(opt_name, kwargs, sched):
+    """An MLP trained from identical weights on identical batches: the losses follow torch's step by step."""
+    rs = np.random.RandomState(0)
+    x = rs.randn(60, 5).astype(np.float32)
+    y = rs.randn(60, 1).astype(np.float32)
+    losses = []
+    weights = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Linear(8, 1)).state_dict()
+    for lib in (torch, fl):
+        model = lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.Linear(8, 1))
+        model.load_state_dict({k: lib.tensor(v.numpy()) for k, v in weights.items()})
+        opt = getattr(lib.optim, opt_name)(model.parameters(), **kwargs)
+        scheduler = sched(lib.optim.lr_scheduler, opt)
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.tensor(x), lib.tensor(y)), batch_size=20)
+        seq = []
+        for _ in range(10):
+            for xb, yb in loader:
+                opt.zero_grad()
+                loss = ((model[1](model[0](xb).tanh()) - yb) ** 2).mean()
+                loss.backward()
+                opt.step()
+                scheduler.step()
+                seq.append(loss.item())
+        losses.append(seq)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,make", [s for s in SCHEDULERS if s[0] not in ("LambdaLR", "MultiplicativeLR")],
+                         ids=[n for n, _ in SCHEDULERS if n not in ("LambdaLR", "MultiplicativeLR")])
+def test_scheduler_state_dict_from_torch(name, make):
+    """A torch scheduler's state_dict, loaded into flowlike mid-schedule, continues the same lr sequence."""
+    seq_t, st = _lr_sequence(torch, make, steps=7)
+    w = fl.nn.Parameter(fl.zeros(1))
+    opt = fl.optim.SGD([w], lr=0.1, momentum=0.9)
+    sf = make(fl.optim.lr_scheduler, opt)
+    sf.load_state_dict(st.state_dict())
+    for g, gt in zip(opt.param_groups, st.optimizer.param_groups):
+        g["lr"], g["momentum"] = gt["lr"], gt["momentum"]
+    for _ in range(6):
+        st.optimizer.step()
+        st.step()
+        opt.step()
+        sf.step()
+        assert sf.get_last_lr() == st.get_last_lr()
