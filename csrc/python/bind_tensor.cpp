@@ -216,7 +216,12 @@ void bind(py::module_& m, TensorClass& cls) {
         autograd::record_overwrite("ZeroBackward0", self, nullptr);
         return self;
       })
-      .def("_detach_alias", [](const Tensor& t) { return make_view(t, t->sizes, t->strides, t->offset); });
+      .def("_detach_alias", [](const Tensor& t) {
+        // shares t's memory and version counter, but is not an autograd view of t (as torch's detach())
+        Tensor a = make_view(t, t->sizes, t->strides, t->offset);
+        a->view_base.reset();
+        return a;
+      });
 }
 
 }  // namespace
