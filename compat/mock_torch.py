@@ -8,8 +8,10 @@
 
 A meta path finder placed first on sys.meta_path maps the module name `torch[.X.Y]` to `flowlike[.X.Y]` and
 registers that same module object under the torch name in sys.modules. Entering saves and removes any torch
-entries already in sys.modules (so a real torch imported earlier is not served from the import cache);
-leaving removes the finder and puts sys.modules' torch entries back exactly as they were. enable()/disable()
+entries already in sys.modules (so a real torch imported earlier is not served from the import cache), and
+likewise the library modules that bound the real torch when they were imported (safetensors.torch, ...), so
+importing them inside the block binds flowlike; leaving removes the finder, drops the modules first imported
+inside the block that bound flowlike, and puts the saved entries back exactly as they were. enable()/disable()
 are reference-counted, so nested uses compose.
 """
 import contextlib
@@ -66,10 +68,31 @@ _finder = _TorchAliasFinder()
 _lock = threading.RLock()
 _depth = 0
 _saved_modules = {}
+_modules_before = set()
 
 
 def _torch_entries():
     return {name: module for name, module in sys.modules.items() if _is_alias(name)}
+
+
+def _binds(module, prefix):
+    """Whether a module holds (as a global) a module whose name starts with prefix, e.g. `torch`."""
+    try:
+        values = list(vars(module).values())
+    except TypeError:
+        return False
+    return any(isinstance(v, types.ModuleType) and (v.__name__ == prefix or v.__name__.startswith(prefix + "."))
+               for v in values)
+
+
+def _torch_dependents():
+    """Modules already imported with the real torch bound in them (e.g. safetensors.torch): set aside while the
+    mock is on, so importing them again inside it binds flowlike."""
+    if "torch" not in sys.modules or sys.modules["torch"].__name__ != "torch":
+        return {}
+    return {name: m for name, m in list(sys.modules.items())
+            if m is not None and not _is_alias(name) and not name.startswith(("flowlike", "__main__")) and
+            getattr(m, "__file__", None) and _binds(m, "torch")}
 
 
 def enable():
@@ -80,9 +103,12 @@ def enable():
         if _depth > 1:
             return
         _saved_modules.clear()
+        _saved_modules.update(_torch_dependents())
         _saved_modules.update(_torch_entries())
         for name in _saved_modules:
             del sys.modules[name]
+        _modules_before.clear()
+        _modules_before.update(sys.modules)
         sys.meta_path.insert(0, _finder)
 
 
@@ -99,6 +125,12 @@ def disable():
             sys.meta_path.remove(_finder)
         for name in _torch_entries():
             del sys.modules[name]
+        # Modules first imported under the mock that bound flowlike as torch are dropped, so code after the
+        # mock that imports them again gets them with the real torch.
+        for name in [n for n in sys.modules if n not in _modules_before]:
+            m = sys.modules[name]
+            if m is not None and not name.startswith("flowlike") and _binds(m, "flowlike"):
+                del sys.modules[name]
         sys.modules.update(_saved_modules)
         _saved_modules.clear()
 

@@ -148,3 +148,22 @@ def test_flowlike_checkpoint_loads_into_torch(tmp_path):
     assert ck["epoch"] == 7 and isinstance(ck["param"], torch.nn.Parameter)
     assert_same(fl.tensor(ck["bf16"].float().numpy()).to(fl.bfloat16), fl.ones(2, dtype=fl.bfloat16) / 3)
     assert ck["view"].tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
+def test_full_backward_hooks_see_the_same_gradients():
+    seen = {}
+    for m in (torch, fl):
+        lin = m.nn.Linear(3, 2)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(np.arange(6.0).reshape(2, 3) * 0.1, dtype=m.float32))
+            lin.bias.fill_(0.5)
+        calls = []
+        lin.register_full_backward_pre_hook(lambda mod, go, calls=calls: calls.append(("pre", tuple(go[0].shape))))
+        lin.register_full_backward_hook(
+            lambda mod, gi, go, calls=calls: calls.append((gi[0].detach().numpy().copy(), go[0].detach().numpy().copy())))
+        x = m.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=m.float32, requires_grad=True)
+        (lin(x) ** 2).sum().backward()
+        seen[m] = calls
+    assert seen[fl][0] == seen[torch][0]
+    for got, want in zip(seen[fl][1], seen[torch][1]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
