@@ -86,8 +86,9 @@ def test_layer_norm(dtype, affine):
     ya, yb = TF.layer_norm(a, (5, 40), wa, ba, 1e-3), F.layer_norm(b, (5, 40), wb, bb, 1e-3)
     tol = TOL[dtype] if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-5)
     assert_same(yb, ya, **tol)
+    # bfloat16 weight/bias gradients sum 8 rows rounded to 8 bits: a few units in the last place apart
     check_grad(ya, yb, [a] + ([wa, ba] if affine else []), [b] + ([wb, bb] if affine else []),
-               {torch.float32: dict(rtol=1e-3, atol=1e-3)}.get(dtype, TOL[dtype]))
+               {torch.float32: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=5e-2, atol=5e-2)}.get(dtype, TOL[dtype]))
 
 
 @pytest.mark.parametrize("eps", [None, 1e-3])
