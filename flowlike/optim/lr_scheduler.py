@@ -256,8 +256,17 @@ class _initial_mode:
 
 
 class _LambdaStateMixin:
-    """state_dict/load_state_dict of schedulers driven by lr_lambdas: callable objects keep their __dict__,
-    plain functions are not saved (as in PyTorch)."""
+    """Schedulers driven by lr_lambdas (one per param group, or one for all). In state_dict, callable objects
+    keep their __dict__ and plain functions are not saved (as in PyTorch)."""
+
+    def _set_lambdas(self, optimizer, lr_lambda):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        elif len(lr_lambda) != len(optimizer.param_groups):
+            raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+        else:
+            self.lr_lambdas = list(lr_lambda)
 
     def state_dict(self) -> dict[str, Any]:
         """Return the state of the scheduler as a dict."""
@@ -321,17 +330,7 @@ class LambdaLR(_LambdaStateMixin, LRScheduler):
         lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        self.optimizer = optimizer
-
-        self.lr_lambdas: list[Callable[[int], float]]
-        if not isinstance(lr_lambda, list) and not isinstance(lr_lambda, tuple):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
+        self._set_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float | Tensor]:
@@ -353,17 +352,7 @@ class MultiplicativeLR(_LambdaStateMixin, LRScheduler):
         lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        self.optimizer = optimizer
-
-        self.lr_lambdas: list[Callable[[int], float]]
-        if not isinstance(lr_lambda, list) and not isinstance(lr_lambda, tuple):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
+        self._set_lambdas(optimizer, lr_lambda)
         for lr_lambda in self.lr_lambdas:
             if not callable(lr_lambda):
                 raise TypeError(
