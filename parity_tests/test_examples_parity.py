@@ -26,3 +26,16 @@ def test_quickstart_losses_match_torch():
     np.testing.assert_allclose(fl_losses, t_losses, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(fl_w.numpy(), t_w.numpy(), rtol=1e-5)
     assert fl_losses[-1] < fl_losses[0] / 100
+
+
+def test_train_cnn_losses_match_torch_from_identical_weights():
+    example = load("train_cnn")
+    torch.manual_seed(0)
+    init = {k: v.detach().numpy().copy() for k, v in example.build_model(torch).state_dict().items()}
+    t_losses, t_accuracy, t_state = example.train(torch, epochs=2, init_state=init, progress=False)
+    f_losses, f_accuracy, f_state = example.train(fl, epochs=2, init_state=init, progress=False)
+    np.testing.assert_allclose(f_losses, t_losses, rtol=2e-4, atol=2e-5)
+    assert abs(f_accuracy - t_accuracy) <= 1 / 128
+    for k in t_state:
+        np.testing.assert_allclose(f_state[k], t_state[k], rtol=1e-3, atol=1e-4)
+    assert f_losses[-1] < f_losses[0]
