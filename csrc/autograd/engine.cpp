@@ -185,24 +185,14 @@ void accumulate_into(const Tensor& target, const Tensor& src) {
 
 Tensor sum_to(const Tensor& grad, const IntList& sizes) {
   if (!grad || grad->sizes == sizes) return grad;
-  if (thread_state().grad_enabled) {
-    // create_graph: the reduction must itself be recorded, so it goes through the dispatcher
-    IntList dims;
-    const size_t lead = grad->sizes.size() - sizes.size();
-    for (size_t d = 0; d < grad->sizes.size(); ++d)
-      if (d < lead || (sizes[d - lead] == 1 && grad->sizes[d] != 1)) dims.push_back(static_cast<int64_t>(d));
-    Tensor r = dims.empty() ? grad : ops::sum(grad, dims, true, ScalarType::NumTypes);
-    return ops::reshape(r, sizes);
-  }
-  // Every element of grad lands on the element of `out` it was broadcast from (stride 0 there).
-  ScalarType acc_type = is_floating(grad->dtype) && grad->itemsize() == 2 ? ScalarType::Float32 : grad->dtype;
-  Tensor out = empty(sizes, acc_type);
-  fill(out, Scalar(int64_t(0)));
-  size_t lead = grad->sizes.size() - sizes.size();
-  IntList st(grad->sizes.size(), 0);
-  for (size_t d = 0; d < sizes.size(); ++d) st[lead + d] = sizes[d] == 1 ? 0 : out->strides[d];
-  accumulate_into(make_view(out, grad->sizes, st, 0), grad);
-  return to_dtype(out, grad->dtype);
+  // Through the dispatcher: the reduction engine is parallel and vectorized, and under create_graph
+  // the reduction is recorded too.
+  IntList dims;
+  const size_t lead = grad->sizes.size() - sizes.size();
+  for (size_t d = 0; d < grad->sizes.size(); ++d)
+    if (d < lead || (sizes[d - lead] == 1 && grad->sizes[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+  Tensor r = dims.empty() ? grad : ops::sum(grad, dims, true, ScalarType::NumTypes);
+  return ops::reshape(r, sizes);
 }
 
 Tensor record_lambda(const char* name, const Tensor& result, std::vector<Edge> edges,

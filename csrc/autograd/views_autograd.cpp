@@ -42,7 +42,8 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
     Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
   }
-  accumulate_into(region, g);
+  if (overlaps(out_sizes, out_strides)) accumulate_into(region, g);  // windows that share elements add up
+  else copy_into(region, g);  // parallel
   return contiguous(make_view(buf, in_sizes, in_strides, 0));
 }
 

@@ -2,6 +2,8 @@
 // float16/bfloat16 inputs are computed in float32 and rounded once at the end.
 #include "activation.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "../kernels/loops.h"
@@ -68,6 +70,51 @@ void backward_loop(Activation k, const ElementwiseIter& it, T a, T b, T c, bool 
   }
 }
 
+// Dense float32 tensors (the common case) run these, compiled for AVX-512, AVX2 and the baseline and
+// picked at load time; other layouts and dtypes take the generic element loops above.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_dense_f32(Activation k, float* out,
+                                                                                      const float* in, int64_t n,
+                                                                                      float a, float b, float c) {
+  using T = float;
+  switch (k) {
+#define FL_X(name, fwd, bwd, bwd2) \
+  case Activation::name:           \
+    for (int64_t i = 0; i < n; ++i) { const T x = in[i]; out[i] = fwd; } \
+    break;
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+    default: break;
+  }
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void backward_dense_f32(Activation k, float* out,
+                                                                                       const float* gin,
+                                                                                       const float* in, int64_t n,
+                                                                                       float a, float b, float c) {
+  using T = float;
+  switch (k) {
+#define FL_X(name, fwd, bwd, bwd2) \
+  case Activation::name:           \
+    for (int64_t i = 0; i < n; ++i) { const T g = gin[i], x = in[i]; out[i] = bwd; } \
+    break;
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+    default: break;
+  }
+}
+// Splits [0, n) into chunks over the OpenMP threads (as the element loops do).
+template <typename F>
+void parallel_chunks(int64_t n, F f) {
+  const int64_t grain = 32768;
+  const int nt = n >= 2 * grain ? omp_get_max_threads() : 1;
+  if (nt <= 1 || omp_in_parallel()) { f(0, n); return; }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int t = 0; t < nt; ++t) {
+    const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+    f(lo, hi);
+  }
+}
+bool dense(const Tensor& t) { return t->contiguous; }
+
 Activation kind_of(int64_t k) {
   FL_CHECK(k >= 0 && k < static_cast<int64_t>(Activation::NumActivations), ValueError, "activation: unknown kind ", k);
   return static_cast<Activation>(k);
@@ -86,9 +133,17 @@ Tensor activation_cpu(DispatchKeySet, const Tensor& x, int64_t kind, double a, d
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor xin = x->dtype == ct ? x : to_dtype(x, ct);
   Tensor result = out && out->dtype == ct ? out : empty_like(x, ct);
-  ElementwiseIter it({result.get(), xin.get()}, kNames[kind]);
-  if (ct == ScalarType::Float32) forward_loop<float>(k, it, float(a), float(b), float(c));
-  else forward_loop<double>(k, it, a, b, c);
+  if (ct == ScalarType::Float32 && dense(xin) && dense(result)) {
+    const float* in = xin->data<float>();
+    float* o = result->data<float>();
+    parallel_chunks(x->numel, [&](int64_t lo, int64_t hi) {
+      forward_dense_f32(k, o + lo, in + lo, hi - lo, float(a), float(b), float(c));
+    });
+  } else {
+    ElementwiseIter it({result.get(), xin.get()}, kNames[kind]);
+    if (ct == ScalarType::Float32) forward_loop<float>(k, it, float(a), float(b), float(c));
+    else forward_loop<double>(k, it, a, b, c);
+  }
   if (out) {
     if (result != out) copy_into(out, result);
     out->bump_version();
@@ -107,9 +162,18 @@ Tensor activation_backward_cpu(DispatchKeySet, const Tensor& g, const Tensor& x,
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor gin = g->dtype == ct ? g : to_dtype(g, ct), xin = x->dtype == ct ? x : to_dtype(x, ct);
   Tensor result = empty_like(x, ct);
-  ElementwiseIter it({result.get(), gin.get(), xin.get()}, kNames[kind]);
-  if (ct == ScalarType::Float32) backward_loop<float>(k, it, float(a), float(b), float(c), order == 2);
-  else backward_loop<double>(k, it, a, b, c, order == 2);
+  if (ct == ScalarType::Float32 && order == 1 && dense(gin) && dense(xin) && dense(result) &&
+      gin->strides == xin->strides && result->strides == xin->strides) {
+    const float *gp = gin->data<float>(), *xp = xin->data<float>();
+    float* o = result->data<float>();
+    parallel_chunks(x->numel, [&](int64_t lo, int64_t hi) {
+      backward_dense_f32(k, o + lo, gp + lo, xp + lo, hi - lo, float(a), float(b), float(c));
+    });
+  } else {
+    ElementwiseIter it({result.get(), gin.get(), xin.get()}, kNames[kind]);
+    if (ct == ScalarType::Float32) backward_loop<float>(k, it, float(a), float(b), float(c), order == 2);
+    else backward_loop<double>(k, it, a, b, c, order == 2);
+  }
   return result->dtype == x->dtype ? result : to_dtype(result, x->dtype);
 }
 
