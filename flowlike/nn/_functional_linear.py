@@ -1,6 +1,5 @@
 """F.linear and F.bilinear on the matrix-product primitives (one GEMM with the bias fused for 2-D input)."""
 from .. import _C
-from .._linalg_products import einsum
 
 __all__ = ["linear", "bilinear"]
 
@@ -17,14 +16,20 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """y_k = x1 @ weight[k] @ x2 + bias_k, for weight (out, in1, in2) and inputs (*, in1), (*, in2)."""
+    """y_k = x1 @ weight[k] @ x2 + bias_k, for weight (out, in1, in2) and inputs (*, in1), (*, in2): one GEMM
+    x1 @ W (*, out, in2), then a dot with x2."""
     if weight.dim() != 3:
         raise RuntimeError(f"bilinear(): weight must be 3-dimensional, got {weight.dim()} dimensions")
+    out_features, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input sizes {tuple(input1.shape)} and {tuple(input2.shape)} do not match "
+                           f"weight size {tuple(weight.shape)}")
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {tuple(input1.shape[:-1])} and "
                            f"{tuple(input2.shape[:-1])}")
-    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]}, {input2.shape[-1]} do not match weight "
-                           f"{tuple(weight.shape)}")
-    out = einsum("...i,kij,...j->...k", input1, weight, input2)
-    return out if bias is None else out + bias
+    lead = input1.shape[:-1]
+    t = _C._matmul(input1.reshape(-1, in1), weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    out = (t.reshape(-1, out_features, in2) * input2.reshape(-1, 1, in2)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*lead, out_features)
