@@ -18,6 +18,7 @@ that line) of the user's frame, so the two runs need not issue the same internal
 uniform_, nn.init.*, ...) take their values from the torch run, so both runs start from identical weights and
 inputs; dropout draws differ, so compare in eval mode or with p=0.
 """
+import importlib
 import linecache
 import os
 import runpy
@@ -156,8 +157,9 @@ def _flowlike_numpy(t):
 
 
 def _run_torch(step):
-    import torch
-    from torch.overrides import TorchFunctionMode
+    # real torch is needed only here, when a comparison is asked for (flowlike itself never imports it)
+    torch = importlib.import_module("torch")
+    TorchFunctionMode = importlib.import_module("torch.overrides").TorchFunctionMode
 
     rec = _Recorder()
     _LIBRARY_DIRS[:] = _library_dirs(torch)
