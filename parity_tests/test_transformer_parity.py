@@ -28,7 +28,7 @@ def test_encoder_layer_and_stack(kw):
     assert repr(fm) == repr(tm)
     assert list(fm.state_dict()) == list(tm.state_dict())
     copy_weights(tm, fm)
-    x = data(5, 3, 16)
+    x = data(3, 5, 16) if kw.get("batch_first") else data(5, 3, 16)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(5)
     pad = np.zeros((3, 5), dtype=bool)
     pad[1, 3:] = True

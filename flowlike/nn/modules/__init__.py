@@ -1,10 +1,20 @@
 """The nn layers, one file per family as in torch.nn.modules."""
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear, Bilinear
+from .linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear
 from .flatten import Flatten, Unflatten
+from . import activation, conv, dropout, loss, normalization, pooling, sparse, transformer
+from .activation import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
-           "GRUCell"]
+           "GRUCell"] + activation.__all__ + conv.__all__ + dropout.__all__ + loss.__all__ + normalization.__all__ + \
+    pooling.__all__ + sparse.__all__ + transformer.__all__

@@ -1,0 +1,114 @@
+"""Layer modules against torch: identical reprs and state_dict keys, and equal outputs and gradients after
+loading torch's weights."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+
+LAYERS = [
+    ("ReLU()", (3, 4)), ("ReLU6(inplace=False)", (3, 4)), ("LeakyReLU(0.2)", (3, 4)), ("ELU(alpha=0.5)", (3, 4)),
+    ("SELU()", (3, 4)), ("CELU()", (3, 4)), ("GELU(approximate='tanh')", (3, 4)), ("SiLU()", (3, 4)), ("Mish()", (3, 4)),
+    ("Hardswish()", (3, 4)), ("Hardsigmoid()", (3, 4)), ("Hardtanh(-2.0, 2.0)", (3, 4)), ("Hardshrink()", (3, 4)),
+    ("Softshrink(0.3)", (3, 4)), ("Softplus(beta=2.0)", (3, 4)), ("Softsign()", (3, 4)), ("Tanhshrink()", (3, 4)),
+    ("Threshold(0.1, 20.0)", (3, 4)), ("GLU()", (3, 4)), ("LogSigmoid()", (3, 4)), ("PReLU(3)", (2, 3, 4)),
+    ("Sigmoid()", (3, 4)), ("Tanh()", (3, 4)), ("Softmax(dim=1)", (3, 4)), ("LogSoftmax(dim=-1)", (3, 4)),
+    ("Softmin(dim=0)", (3, 4)),
+    ("Conv1d(3, 4, 3, padding=1)", (2, 3, 8)), ("Conv2d(3, 4, 3, stride=2, bias=False)", (2, 3, 9, 9)),
+    ("Conv2d(4, 4, 3, padding='same', groups=2, padding_mode='reflect')", (2, 4, 7, 7)),
+    ("Conv3d(2, 3, 2)", (1, 2, 4, 4, 4)), ("ConvTranspose2d(3, 2, 3, stride=2, output_padding=1)", (2, 3, 5, 5)),
+    ("ConvTranspose1d(3, 2, 4, stride=2, padding=1)", (2, 3, 6)),
+    ("MaxPool2d(3, stride=2, padding=1)", (2, 3, 8, 8)), ("MaxPool1d(2)", (2, 3, 8)), ("AvgPool2d(2, ceil_mode=True)", (2, 3, 7, 7)),
+    ("AdaptiveAvgPool2d((2, 3))", (2, 3, 8, 8)), ("AdaptiveMaxPool1d(3)", (2, 3, 8)), ("LPPool2d(2, 2)", (2, 3, 8, 8)),
+    ("BatchNorm1d(3)", (4, 3)), ("BatchNorm2d(3, momentum=None)", (4, 3, 5, 5)), ("BatchNorm3d(2, affine=False)", (3, 2, 3, 3, 3)),
+    ("InstanceNorm2d(3, affine=True)", (2, 3, 5, 5)), ("LayerNorm([4, 5])", (2, 4, 5)), ("LayerNorm(5, bias=False)", (2, 5)),
+    ("RMSNorm(5)", (3, 5)), ("GroupNorm(2, 4)", (2, 4, 3, 3)), ("LocalResponseNorm(2)", (2, 4, 5, 5)),
+    ("Dropout(p=0.3)", (3, 4)), ("Dropout2d()", (2, 3, 4, 4)),
+    ("MultiheadAttention(8, 2)", (5, 2, 8)), ("MultiheadAttention(8, 4, batch_first=True)", (2, 5, 8)),
+]
+
+
+def copy_weights(t_module, f_module):
+    f_module.load_state_dict({k: fl.from_numpy(v.detach().numpy().copy()) for k, v in t_module.state_dict().items()})
+
+
+@pytest.mark.parametrize("spec,shape", LAYERS, ids=[s for s, _ in LAYERS])
+def test_layer(spec, shape):
+    tm, fm = eval("torch.nn." + spec), eval("fl.nn." + spec)
+    assert repr(fm) == repr(tm)
+    assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+    copy_weights(tm, fm)
+    if "Dropout" in spec:  # random masks differ: compare eval mode (the identity) and the kept-scale in training
+        tm.eval()
+        fm.eval()
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    tx, fx = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+    attention = spec.startswith("MultiheadAttention")
+    to = tm(tx, tx, tx)[0] if attention else tm(tx)
+    fo = fm(fx, fx, fx)[0] if attention else fm(fx)
+    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    to.pow(2).sum().backward()
+    fo.pow(2).sum().backward()
+    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    for (name, tp), fp in zip(tm.named_parameters(), fm.parameters()):
+        np.testing.assert_allclose(fp.grad.numpy(), tp.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
+    for name, buf in tm.named_buffers():
+        np.testing.assert_allclose(fm.get_buffer(name).numpy(), buf.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_attention_weights_and_masks():
+    tm, fm = torch.nn.MultiheadAttention(8, 2), fl.nn.MultiheadAttention(8, 2)
+    copy_weights(tm, fm)
+    x = np.random.default_rng(1).standard_normal((4, 3, 8)).astype(np.float32)
+    pad = np.zeros((3, 4), dtype=bool)
+    pad[2, 2:] = True
+    causal = np.triu(np.ones((4, 4), dtype=bool), 1)
+    to, tw = tm(torch.tensor(x), torch.tensor(x), torch.tensor(x), key_padding_mask=torch.tensor(pad),
+                attn_mask=torch.tensor(causal))
+    fo, fw = fm(fl.tensor(x), fl.tensor(x), fl.tensor(x), key_padding_mask=fl.tensor(pad), attn_mask=fl.tensor(causal))
+    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("spec,n", [
+    ("L1Loss()", 2), ("MSELoss(reduction='sum')", 2), ("SmoothL1Loss(beta=0.5)", 2), ("HuberLoss(delta=0.5)", 2),
+    ("SoftMarginLoss()", 2), ("KLDivLoss(reduction='batchmean', log_target=True)", 2),
+    ("BCEWithLogitsLoss(pos_weight=M.ones(4) * 2)", 2), ("MarginRankingLoss(margin=0.1)", 3),
+    ("CosineEmbeddingLoss()", 3), ("TripletMarginLoss()", 3), ("PoissonNLLLoss()", 2),
+])
+def test_losses(spec, n):
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(3)]
+    if spec.startswith(("MarginRanking", "CosineEmbedding")):
+        arrays[2] = np.sign(rng.standard_normal(3 if spec.startswith("Cosine") else (3, 4))).astype(np.float32)
+    if spec.startswith("BCEWithLogits"):
+        arrays[1] = (arrays[1] > 0).astype(np.float32)
+    results = []
+    for M in (torch, fl):
+        m = eval("M.nn." + spec)
+        ins = [M.tensor(a, requires_grad=(i == 0)) for i, a in enumerate(arrays[:n])]
+        out = m(*ins)
+        out.backward()
+        results.append((repr(m), out.detach().numpy(), ins[0].grad.numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1][2], results[0][2], rtol=1e-4, atol=1e-6)
+
+
+def test_cross_entropy_and_embedding_modules():
+    w = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    for M in (torch, fl):
+        emb = M.nn.Embedding(5, 3, padding_idx=0)
+        assert float(emb.weight[0].abs().sum()) == 0.0
+    te, fe = torch.nn.Embedding.from_pretrained(torch.tensor(w)), fl.nn.Embedding.from_pretrained(fl.tensor(w))
+    assert repr(fe) == repr(te) and not fe.weight.requires_grad
+    idx = [[1, 4], [0, 2]]
+    np.testing.assert_allclose(fe(fl.tensor(idx)).numpy(), te(torch.tensor(idx)).numpy())
+    logits = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+    target = [1, 0, 4, 2]
+    t = torch.nn.CrossEntropyLoss(weight=torch.arange(1.0, 6.0), label_smoothing=0.1)(torch.tensor(logits),
+                                                                                     torch.tensor(target))
+    f = fl.nn.CrossEntropyLoss(weight=fl.arange(1.0, 6.0), label_smoothing=0.1)(fl.tensor(logits), fl.tensor(target))
+    np.testing.assert_allclose(f.item(), t.item(), rtol=1e-6)
