@@ -25,6 +25,11 @@ LAYERS = [
     ("InstanceNorm2d(3, affine=True)", (2, 3, 5, 5)), ("LayerNorm([4, 5])", (2, 4, 5)), ("LayerNorm(5, bias=False)", (2, 5)),
     ("RMSNorm(5)", (3, 5)), ("GroupNorm(2, 4)", (2, 4, 3, 3)), ("LocalResponseNorm(2)", (2, 4, 5, 5)),
     ("Dropout(p=0.3)", (3, 4)), ("Dropout2d()", (2, 3, 4, 4)),
+    ("Upsample(scale_factor=2)", (1, 2, 3, 3)), ("Upsample(size=(4, 5), mode='bilinear', align_corners=True)", (1, 2, 3, 3)),
+    ("UpsamplingNearest2d(scale_factor=2)", (1, 2, 3, 3)), ("UpsamplingBilinear2d(scale_factor=2)", (1, 2, 3, 3)),
+    ("PixelShuffle(2)", (1, 8, 3, 3)), ("PixelUnshuffle(2)", (1, 2, 4, 4)), ("ZeroPad2d((1, 2, 0, 1))", (1, 2, 3, 3)),
+    ("ConstantPad1d(2, 3.5)", (2, 3, 4)), ("ReflectionPad2d(1)", (1, 2, 3, 3)), ("ReplicationPad1d((1, 2))", (2, 3, 4)),
+    ("CircularPad2d(1)", (1, 2, 3, 3)), ("Unfold(2, padding=1)", (1, 2, 4, 4)), ("Fold((4, 4), 2)", (1, 8, 9)),
     ("MultiheadAttention(8, 2)", (5, 2, 8)), ("MultiheadAttention(8, 4, batch_first=True)", (2, 5, 8)),
 ]
 
@@ -56,6 +61,19 @@ def test_layer(spec, shape):
         np.testing.assert_allclose(fp.grad.numpy(), tp.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
     for name, buf in tm.named_buffers():
         np.testing.assert_allclose(fm.get_buffer(name).numpy(), buf.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_unpool_and_distances():
+    x = np.random.default_rng(5).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    outs = []
+    for M in (torch, fl):
+        pooled, idx = M.nn.MaxPool2d(2, return_indices=True)(M.tensor(x))
+        unpool, cos, dist = M.nn.MaxUnpool2d(2), M.nn.CosineSimilarity(dim=1), M.nn.PairwiseDistance(p=1.0)
+        a, b = M.tensor(x[0, 0]), M.tensor(x[0, 1])
+        outs.append((repr(unpool), unpool(pooled, idx).numpy(), cos(a, b).numpy(), dist(a, b).numpy()))
+    assert outs[0][0] == outs[1][0]
+    for want, got in zip(outs[0][1:], outs[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_attention_weights_and_masks():
