@@ -3,11 +3,10 @@
 Run: python benchmarks/bench_conv.py   (ratio = flowlike time / torch time; below 1 is faster; torch runs with
 flowlike's thread count). The target case is conv2d 3x3, N=16, 64->64 channels, 56x56, padding 1.
 """
-import time
-
 import numpy as np
 
 import flowlike as fl
+from common import best_time
 
 try:
     import torch
@@ -16,15 +15,6 @@ except ImportError:  # the benchmark still reports flowlike's own times
 
 ROUNDS = 3
 
-
-def best_time(fn, repeat=5):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def forward_backward(m, x, w, b, **kw):

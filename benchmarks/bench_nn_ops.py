@@ -5,11 +5,10 @@ Cases: softmax and layer_norm over (4096, 1024) float32, forward and forward+bac
 scaled_dot_product_attention (batch 8, 8 heads, seq 512, head dim 64, float32), with flowlike's
 peak allocator memory compared to the size of one full attention matrix.
 """
-import time
-
 import numpy as np
 
 import flowlike as fl
+from common import best_time
 import flowlike.nn.functional as F
 
 try:
@@ -20,15 +19,6 @@ except ImportError:  # the benchmark still reports flowlike's own times
 
 ROUNDS = 5
 
-
-def best_time(fn, repeat):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def fwd_bwd(op, g):

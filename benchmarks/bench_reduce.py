@@ -2,11 +2,10 @@
 
 Run: python benchmarks/bench_reduce.py   (ratio = flowlike time / torch time; below 1 is faster)
 """
-import time
-
 import numpy as np
 
 import flowlike as fl
+from common import best_time
 
 try:
     import torch
@@ -16,15 +15,6 @@ except ImportError:  # the benchmark still reports flowlike's own times
 
 ROUNDS = 5
 
-
-def best_time(fn, repeat=30):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main():

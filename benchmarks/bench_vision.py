@@ -3,11 +3,10 @@ ratios (forward + backward).
 
 Run: python benchmarks/bench_vision.py   (ratio = flowlike time / torch time; below 1 is faster)
 """
-import time
-
 import numpy as np
 
 import flowlike as fl
+from common import best_time
 import flowlike.nn.functional as flF
 
 try:
@@ -18,15 +17,6 @@ except ImportError:  # the benchmark still reports flowlike's own times
 
 ROUNDS = 5
 
-
-def best_time(fn, repeat=5):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def bilinear_case(m, F, x, g):

@@ -10,6 +10,11 @@ def best(fn, number, repeat=7):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
+def best_time(fn, repeat=5):
+    """Best single-call seconds of fn over `repeat` calls (after one warm-up call)."""
+    return best(fn, 1, repeat)
+
+
 def report(name, t_fl, t_torch, target):
     """Prints both times and flowlike/torch with the target ratio."""
     print(f"{name:<48} flowlike {t_fl * 1e6:11.1f} us   torch {t_torch * 1e6:11.1f} us   "
