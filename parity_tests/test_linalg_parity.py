@@ -189,9 +189,12 @@ def test_grads_square(dtype):
 
 
 def test_grads_det_singular():
-    # (torch returns 0 instead of the cofactors for a matrix whose LU has an exact zero pivot, e.g.
-    # diag(2, 3, 0); flowlike returns the cofactors there: see tests/test_linalg.py)
-    a = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], [[2.0, 0, 1], [0, 3.0, 0], [0, 0, 1]]])
+    # Rank-2 matrices (third row = first + second) whose determinant rounds to a tiny nonzero value in
+    # torch: both sides return the cofactor matrix. (Where torch's LU finds an exact zero pivot, e.g.
+    # diag(2, 3, 0), torch returns 0 instead of the cofactors and flowlike the cofactors, whichever
+    # LAPACK build rounds to exact zero: see tests/test_linalg.py.)
+    a = np.array([[[0.3, 1.7, 2.2], [1.1, 0.4, 1.5], [1.4, 2.1, 3.7]], [[2.0, 1, 0.5], [1.3, 0.7, 2.1], [3.3, 1.7, 2.6]],
+                  [[2.0, 0, 1], [0, 3.0, 0], [0, 0, 1]]])
     grads(lambda A: fl.linalg.det(A), lambda A: torch.linalg.det(A), a)
 
 

@@ -14,19 +14,32 @@ using namespace fl::formulas;
 Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
 Tensor scaled(const Tensor& t, Scalar s) { return s.to_double() == 1.0 ? t : t * s; }
 
-// Records the product node: result = beta * self + alpha * a @ b, with `product` mm or bmm.
+// True for a matrix (or batch of matrices) laid out column-major, like the `w.t()` that Linear
+// multiplies by.
+bool column_major(const Tensor& t) {
+  const int64_t d = t->dim();
+  return t->strides[d - 2] == 1 && t->strides[d - 1] != 1 && t->sizes[d - 1] > 1;
+}
+
+// Records the product node: result = beta * self + alpha * a @ b, with `product` mm or bmm. Each
+// operand's gradient is produced in that operand's layout, as PyTorch does: for b = w.t() the
+// product computes (a^T g)^T = (g^T a)^T, so w.grad comes out contiguous with no transposing copy.
 template <typename ProductOp>
 Tensor record_product(const char* name, const ProductOp& product, const Tensor& result, const Tensor& self,
                       const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   const bool ga = requires_grad(a), gb = requires_grad(b);
+  const bool a_cm = ga && column_major(a), b_cm = gb && column_major(b);
   std::vector<Edge> edges{gradient_edge(a), gradient_edge(b)};
   if (self) edges.push_back(gradient_edge(self));
   const bool has_self = self != nullptr;
   IntList self_sizes = has_self ? self->sizes : IntList{};
   return record_saved(name, result, std::move(edges), {gb ? a : nullptr, ga ? b : nullptr}, false,
-                      [ga, gb, has_self, self_sizes, beta, alpha, &product](const Tensor& g, const TensorList& s) {
-                        TensorList grads{ga ? scaled(product(g, mT(s[1])), alpha) : nullptr,
-                                         gb ? scaled(product(mT(s[0]), g), alpha) : nullptr};
+                      [ga, gb, a_cm, b_cm, has_self, self_sizes, beta, alpha, &product](const Tensor& g,
+                                                                                         const TensorList& s) {
+                        Tensor grad_a, grad_b;
+                        if (ga) grad_a = a_cm ? mT(product(s[1], mT(g))) : product(g, mT(s[1]));
+                        if (gb) grad_b = b_cm ? mT(product(mT(g), s[0])) : product(mT(s[0]), g);
+                        TensorList grads{ga ? scaled(grad_a, alpha) : nullptr, gb ? scaled(grad_b, alpha) : nullptr};
                         if (has_self) grads.push_back(sum_to(scaled(g, beta), self_sizes));
                         return grads;
                       });

@@ -1,5 +1,7 @@
 #include "blas.h"
 
+#include "sgemm.h"
+
 #include <cblas.h>
 #include <omp.h>
 
@@ -88,6 +90,13 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T>
         out = beta == T(0) ? T(0) : static_cast<T>(beta * out);
       }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // Our packed sgemm (sgemm.h) first; a C with unit row stride is computed as C^T = B^T A^T.
+    if (c.cs == 1 || n == 1 ? sgemm_packed(m, n, k, alpha, a, b, beta, c)
+                            : c.rs == 1 && sgemm_packed(n, m, k, alpha, {b.data, b.cs, b.rs}, {a.data, a.cs, a.rs}, beta,
+                                                        {c.data, c.cs, c.rs}))
+      return;
   }
   if (!try_blas(m, n, k, alpha, a, b, beta, c)) portable_gemm(m, n, k, alpha, a, b, beta, c);
 }

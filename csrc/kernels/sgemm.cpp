@@ -1,0 +1,242 @@
+#include "sgemm.h"
+
+#include <omp.h>
+#include <xmmintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+// Note [packed sgemm]
+// The classic GotoBLAS/BLIS scheme, in row-major terms. B is packed block by block (KC rows by NC
+// columns, sized for L2) into panels of NR columns; A is packed (MC rows by KC) into panels of MR rows.
+// The micro-kernel keeps an MR x NR tile of C in registers: per step of k it loads NR/W vectors of
+// B and broadcasts MR values of A. One A panel stays in L1 while the loop walks all B panels of the
+// block. Packing reads any strides, so transposed operands (x @ W.T in Linear) need no copy first.
+// Edge tiles are computed into a scratch tile and merged, so the kernel itself has no masks.
+
+namespace fl::blas {
+namespace {
+
+constexpr int64_t KC = 256;   // depth of one packed block
+constexpr int64_t NC = 512;   // columns of B per packed block: KC x NC floats = 512 KiB, in L2
+constexpr int64_t MC = 240;   // rows of A per task (a multiple of both MRs)
+
+template <int W>
+struct Vec {
+  typedef float type __attribute__((vector_size(W * 4)));
+  typedef float unaligned __attribute__((vector_size(W * 4), aligned(4)));
+};
+
+// The register tile: MR rows of NV vectors of W floats. Inlined into the ISA-specific wrappers
+// below, so the vector type maps to zmm or ymm registers.
+template <int W, int MR, int NV>
+__attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
+                                                        float alpha, float beta, float* c, int64_t ldc) {
+  using V = typename Vec<W>::type;
+  using VU = typename Vec<W>::unaligned;
+  constexpr int NR = W * NV;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
+  for (int64_t p = 0; p < kc; ++p) {
+    V b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(bp + v * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const float a = ap[i];  // scalar * vector: a broadcast GCC folds into the FMA
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] += a * b[v];
+    }
+    ap += MR;
+    bp += NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      VU* out = reinterpret_cast<VU*>(c + i * ldc + v * W);
+      V r = acc[i][v] * alpha;
+      if (beta != 0.0f) r += *out * beta;
+      *out = r;
+    }
+}
+
+using KernelFn = void (*)(int64_t, const float*, const float*, float, float, float*, int64_t);
+
+struct Isa {
+  KernelFn kernel;
+  int mr, nr;
+};
+
+__attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap, const float* bp, float alpha,
+                                                            float beta, float* c, int64_t ldc) {
+  micro_kernel<16, 12, 2>(kc, ap, bp, alpha, beta, c, ldc);
+}
+__attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap, const float* bp, float alpha,
+                                                      float beta, float* c, int64_t ldc) {
+  micro_kernel<8, 6, 2>(kc, ap, bp, alpha, beta, c, ldc);
+}
+
+// The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it, so that tests cover the
+// narrower kernel and the OpenBLAS fallback on any machine.
+const Isa* detect_isa() {
+  static const Isa avx512{kernel_avx512, 12, 32}, avx2{kernel_avx2, 6, 16};
+  const char* cap = std::getenv("FLOWLIKE_SGEMM_ISA");
+  const std::string limit = cap ? cap : "";
+  const bool fma = __builtin_cpu_supports("fma");
+  if (limit.empty() && fma && __builtin_cpu_supports("avx512f")) return &avx512;
+  if (limit != "none" && fma && __builtin_cpu_supports("avx2")) return &avx2;
+  return nullptr;
+}
+
+// A grow-only, 64-byte aligned scratch buffer per thread (packing buffers are reused across calls:
+// fresh pages for every GEMM would cost more than small GEMMs themselves).
+float* scratch(int slot, size_t floats) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { std::free(p); }
+  };
+  thread_local Buf bufs[2];
+  Buf& b = bufs[slot];
+  if (b.n < floats) {
+    std::free(b.p);
+    b.p = static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64));
+    b.n = b.p ? floats : 0;
+  }
+  return b.p;
+}
+
+// dst[p * width + r] = src[r * ld + p] for r < rows, p < kc: the transposing copy both packings
+// need (A row-major, B transposed as in x @ W.T), in 4x4 SSE blocks.
+void pack_transposed(const float* src, int64_t ld, int64_t rows, int64_t kc, int width, float* dst) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float* s0 = src + r * ld;
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+      __m128 x0 = _mm_loadu_ps(s0 + p), x1 = _mm_loadu_ps(s0 + ld + p), x2 = _mm_loadu_ps(s0 + 2 * ld + p),
+             x3 = _mm_loadu_ps(s0 + 3 * ld + p);
+      _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+      _mm_storeu_ps(dst + p * width + r, x0);
+      _mm_storeu_ps(dst + (p + 1) * width + r, x1);
+      _mm_storeu_ps(dst + (p + 2) * width + r, x2);
+      _mm_storeu_ps(dst + (p + 3) * width + r, x3);
+    }
+    for (; p < kc; ++p)
+      for (int64_t q = 0; q < 4; ++q) dst[p * width + r + q] = s0[q * ld + p];
+  }
+  for (; r < rows; ++r)
+    for (int64_t p = 0; p < kc; ++p) dst[p * width + r] = src[r * ld + p];
+}
+
+// Copies `kc` rows of `cols` contiguous floats (row stride ld) into rows of `width` floats.
+void pack_rows(const float* src, int64_t ld, int64_t cols, int64_t kc, int width, float* dst) {
+  for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * width, src + p * ld, cols * sizeof(float));
+}
+
+// dst[p * width + r] = src[r * rs + p * cs], zero-padded to `width`: one packed panel of A (r: rows
+// of A, p: depth) or of B (r: columns of B, with B's strides swapped).
+void pack_panel(const float* src, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int width, float* dst) {
+  if (rows < width) std::fill(dst, dst + kc * width, 0.0f);
+  if (rs == 1 && rows > 1) pack_rows(src, cs, rows, kc, width, dst);
+  else if (cs == 1) pack_transposed(src, rs, rows, kc, width, dst);
+  else
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t p = 0; p < kc; ++p) dst[p * width + r] = src[r * rs + p * cs];
+}
+
+// One task: rows [i0, i0 + mc) of C against B panels [jp0, jp1) of the packed block.
+void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, int64_t j_base, int64_t nc, int64_t kc,
+              Mat<const float> a, const float* bpack, float alpha, float beta, Mat<float> c) {
+  const int MR = isa.mr, NR = isa.nr;
+  float* apack = scratch(0, static_cast<size_t>((mc + MR - 1) / MR * MR * kc));
+  for (int64_t ir = 0; ir < mc; ir += MR)
+    pack_panel(a.data + (i0 + ir) * a.rs, a.rs, a.cs, std::min<int64_t>(MR, mc - ir), kc, MR, apack + ir * kc);
+  alignas(64) float tile[16 * 32];
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t mr = std::min<int64_t>(MR, mc - ir);
+    const float* ap = apack + ir * kc;
+    for (int64_t jp = jp0; jp < jp1; ++jp) {
+      const int64_t j = jp * NR, nr = std::min<int64_t>(NR, nc - j);
+      float* cp = c.data + (i0 + ir) * c.rs + j_base + j;
+      if (mr == MR && nr == NR) {
+        isa.kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
+        continue;
+      }
+      isa.kernel(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
+      for (int64_t i = 0; i < mr; ++i)
+        for (int64_t jj = 0; jj < nr; ++jj) {
+          float& out = cp[i * c.rs + jj];
+          out = beta == 0.0f ? alpha * tile[i * NR + jj] : alpha * tile[i * NR + jj] + beta * out;
+        }
+    }
+  }
+}
+
+}  // namespace
+
+bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
+                  Mat<float> c) {
+  static const Isa* isa = detect_isa();
+  if (!isa || !(c.cs == 1 || n == 1)) return false;
+  const int MR = isa->mr, NR = isa->nr;
+  // Small products and calls from inside a parallel region (bmm batches) run on the calling thread.
+  const int threads = omp_in_parallel() || 2.0 * m * n * k < 4e5 ? 1 : omp_get_max_threads();
+  // Tasks: a multiple of `threads` row blocks of at most MC rows, so each thread packs only its own
+  // rows of A; when m is too small for that, column chunks of the packed block split the rows' work.
+  const int64_t panels = (m + MR - 1) / MR, max_panels = MC / MR;
+  const int64_t mblocks_wanted = threads * ((panels + threads * max_panels - 1) / (threads * max_panels));
+  const int64_t mc = (panels + mblocks_wanted - 1) / mblocks_wanted * MR;
+  const int64_t mblocks = (m + mc - 1) / mc;
+  // Depth blocks of equal size: 784 = 4 x 196, not 3 x 256 + 16 (a thin last block costs a full
+  // pass over C for little work).
+  const int64_t kc_max = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);
+  float* bpack = scratch(1, static_cast<size_t>(kc_max * ((std::min(NC, n) + NR - 1) / NR * NR)));
+  if (!bpack) return false;
+
+  // Every thread walks the same blocks; work inside a block is dealt round-robin by thread id, with
+  // barriers around the shared packed B (no OpenMP runtime calls at all when single-threaded).
+  auto work = [&](int tid, int nth) {
+    for (int64_t jc = 0; jc < n; jc += NC) {
+      const int64_t nc = std::min(NC, n - jc), npanels = (nc + NR - 1) / NR;
+      const int64_t nsplit = mblocks >= nth ? 1 : std::min<int64_t>(npanels, (nth + mblocks - 1) / mblocks);
+      const int64_t chunk = (npanels + nsplit - 1) / nsplit;
+      for (int64_t pc = 0; pc < k; pc += kc_max) {
+        const int64_t kc = std::min(kc_max, k - pc);
+        if (nth > 1) {
+#pragma omp barrier
+        }
+        for (int64_t jp = tid; jp < npanels; jp += nth)
+          pack_panel(b.data + pc * b.rs + (jc + jp * NR) * b.cs, b.cs, b.rs, std::min<int64_t>(NR, nc - jp * NR), kc, NR,
+                     bpack + jp * NR * kc);
+        if (nth > 1) {
+#pragma omp barrier
+        }
+        const Mat<const float> ablock{a.data + pc * a.cs, a.rs, a.cs};
+        const float beta_k = pc == 0 ? beta : 1.0f;
+        for (int64_t t = tid; t < mblocks * nsplit; t += nth) {
+          const int64_t i0 = t / nsplit * mc, jp0 = t % nsplit * chunk;
+          if (jp0 < npanels)
+            run_task(*isa, i0, std::min(mc, m - i0), jp0, std::min(npanels, jp0 + chunk), jc, nc, kc, ablock, bpack,
+                     alpha, beta_k, c);
+        }
+      }
+    }
+  };
+  if (threads == 1) {
+    work(0, 1);
+  } else {
+#pragma omp parallel num_threads(threads)
+    work(omp_get_thread_num(), omp_get_num_threads());
+  }
+  return true;
+}
+
+}  // namespace fl::blas
