@@ -128,3 +128,36 @@ def test_allclose_equal():
     fx = to_flowlike(x)
     assert fl.allclose(fx, fx + 1e-9) == torch.allclose(x, x + 1e-9)
     assert fl.equal(fx, fx) and not fl.equal(fx, fx + 1)
+
+
+# Values that reach every branch of the vectorized float32 kernels (csrc/ops/pointwise_dense.cpp,
+# csrc/kernels/vec_math.h) and of pow's scalar-exponent fast paths: tiny, around the branch points,
+# saturation, overflow/underflow of exp, signed zeros, infinities and NaN.
+EDGE_VALUES = [0.0, -0.0, 1e-30, -1e-30, 1e-7, -3e-5, 0.3, -0.6, 0.624, 0.626, -0.99, 1.0, 1.01, -1.7, 3.0, -4.2,
+               8.9, -9.5, 15.0, 30.0, -87.5, -88.0, -100.0, -104.0, 87.9, 88.5, 88.7, 89.0, 100.0,
+               float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "erf"])
+def test_dense_float32_kernels(name):
+    import numpy as np
+
+    grid = np.concatenate([np.array(EDGE_VALUES, dtype=np.float32),
+                           np.linspace(-12, 12, 20001, dtype=np.float32),
+                           np.geomspace(1e-8, 1, 2001).astype(np.float32)])
+    t = torch.from_numpy(grid)
+    got, want = getattr(fl, name)(fl.from_numpy(grid)), getattr(torch, name)(t)
+    # 2 ulp in float32, plus the subnormal range (exp_f32 is exact to 1 ulp but flushes subnormals to 0).
+    torch.testing.assert_close(torch.from_numpy(got.numpy()), want, rtol=2.5e-7, atol=1e-37, equal_nan=True)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 2.0, 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_pow_scalar_exponent(exponent, dtype):
+    import numpy as np
+
+    t = torch.tensor(EDGE_VALUES + [2.5, -2.5, 1e20, -1e20], dtype=getattr(torch, dtype))
+    ft = to_flowlike(t)
+    assert_same(fl.pow(ft, exponent), torch.pow(t, exponent))
+    assert_same(ft ** exponent, t ** exponent)
+    assert_same(fl.pow(ft, fl.tensor(exponent)), torch.pow(t, torch.tensor(exponent)))

@@ -73,4 +73,40 @@ inline float erfc_f32(float x) {
 template <typename T> inline T verfc(T x) { return std::erfc(x); }
 template <> inline float verfc<float>(float x) { return erfc_f32(x); }
 
+// erf(x): Cephes' odd polynomial for |x| < 1 (keeps the relative accuracy of tiny x, which 1 - erfc
+// would lose), 1 - erfc(x) beyond.
+inline float erf_f32(float x) {
+  const float z = x * x;
+  float p = 7.853861353153693e-5f;
+  p = p * z - 8.010193625184903e-4f;
+  p = p * z + 5.188327685732524e-3f;
+  p = p * z - 2.685381193529856e-2f;
+  p = p * z + 1.128358514861418e-1f;
+  p = p * z - 3.761262582423300e-1f;
+  p = p * z + 1.128379165726710f;
+  return std::fabs(x) < 1.0f ? x * p : 1.0f - erfc_f32(x);
+}
+
+// tanh(x): Cephes' odd polynomial for |x| < 0.625, 1 - 2 / (exp(2|x|) + 1) with the sign beyond
+// (exp_f32 saturates, so large |x| gives exactly +-1).
+inline float tanh_f32(float x) {
+  const float z = x * x, ax = std::fabs(x);
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = x + x * z * p;
+  const float big = 1.0f - 2.0f / (exp_f32(2.0f * ax) + 1.0f);
+  return ax < 0.625f ? small : std::copysign(big, x);
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)), through exp(-|x|) so that neither side overflows.
+inline float sigmoid_f32(float x) {
+  const float e = exp_f32(-std::fabs(x)), r = 1.0f / (1.0f + e);
+  return x >= 0.0f ? r : e * r;
+}
+template <typename T> inline T vtanh(T x) { return std::tanh(x); }
+template <> inline float vtanh<float>(float x) { return tanh_f32(x); }
+
 }  // namespace fl::vmath

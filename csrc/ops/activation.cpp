@@ -17,7 +17,7 @@ template <typename T> inline T gelu_grad(T x) {
 }
 template <typename T> inline T gelu_tanh_grad(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
-  const T t = std::tanh(k * (x + c * x * x * x));
+  const T t = vmath::vtanh(k * (x + c * x * x * x));
   return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
 }
 template <typename T> inline T silu_grad(T x) { const T s = sigmoid_of(x); return s * (T(1) + x * (T(1) - s)); }
@@ -30,7 +30,7 @@ template <typename T> inline T sign_of(T x) { return x > 0 ? T(1) : (x < 0 ? T(-
 // Second derivatives (double backward).
 template <typename T> inline T gelu_tanh_grad2(T x) {
   const T k = T(0.7978845608028654), c = T(0.044715);
-  const T t = std::tanh(k * (x + c * x * x * x)), du = k * (T(1) + T(3) * c * x * x);
+  const T t = vmath::vtanh(k * (x + c * x * x * x)), du = k * (T(1) + T(3) * c * x * x);
   return (T(1) - t * t) * (du - x * t * du * du + T(3) * k * c * x * x);
 }
 template <typename T> inline T silu_grad2(T x) { const T s = sigmoid_of(x); return s * (T(1) - s) * (T(2) + x * (T(1) - T(2) * s)); }

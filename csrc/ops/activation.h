@@ -20,7 +20,7 @@
     x > 0 ? T(0) : g * c * c * a * b * std::exp(x * c))                                                        \
   X(gelu, x * T(0.5) * vmath::verfc(-x * T(M_SQRT1_2)), g * gelu_grad(x),                                  \
     g * std::exp(T(-0.5) * x * x) * T(0.3989422804014327) * (T(2) - x * x))                                    \
-  X(gelu_tanh, T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))),         \
+  X(gelu_tanh, T(0.5) * x * (T(1) + vmath::vtanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))),         \
     g * gelu_tanh_grad(x), g * gelu_tanh_grad2(x))                                                             \
   X(silu, x / (T(1) + vmath::vexp(-x)), g * silu_grad(x), g * silu_grad2(x))                                      \
   X(mish, x * std::tanh(std::log1p(std::exp(x))), g * mish_grad(x), g * mish_grad2(x))                         \

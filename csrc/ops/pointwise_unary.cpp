@@ -1,6 +1,7 @@
 // CPU kernels of the unary pointwise ops (the list is in pointwise.h).
 #include "../kernels/loops.h"
 #include "pointwise.h"
+#include "pointwise_dense.h"
 #include "pointwise_math.h"
 
 namespace fl {
@@ -63,7 +64,14 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
     result = empty_like(a, out_dtype);
   }
   ElementwiseIter it({result.get(), ca.get()}, info.name);
-  FL_DISPATCH_ALL(ct, info.name, run_unary<scalar_t>(op, it));
+  if (ct == ScalarType::Float32 && result->dtype == ScalarType::Float32 && ca->contiguous && result->contiguous &&
+      has_unary_dense_f32(op)) {
+    it.for_each([&](char** p, const int64_t*, int64_t n) {
+      unary_dense_f32(op, reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]), n);
+    });
+  } else {
+    FL_DISPATCH_ALL(ct, info.name, run_unary<scalar_t>(op, it));
+  }
   if (out) {
     if (result != out) copy_into(out, result);
     out->bump_version();

@@ -1,0 +1,44 @@
+#include "pointwise_dense.h"
+
+#include <cmath>
+
+#include "../kernels/vec_math.h"
+
+namespace fl {
+
+// Columns: op, vectorizable expression, range where libm's result replaces it (exp_f32 saturates
+// below the overflow to inf and flushes the subnormal results to 0), libm expression.
+#define FL_DENSE_UNARY(X)                                                        \
+  X(exp, vmath::exp_f32(x), x > 88.0f || x < -87.0f, std::exp(x))                \
+  X(tanh, vmath::tanh_f32(x), false, x)                                          \
+  X(sigmoid, vmath::sigmoid_f32(x), false, x)                                    \
+  X(erf, vmath::erf_f32(x), false, x)
+
+bool has_unary_dense_f32(UnaryOp op) {
+  switch (op) {
+#define FL_X(name, ...) case UnaryOp::name:
+    FL_DENSE_UNARY(FL_X)
+#undef FL_X
+    return true;
+    default: return false;
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) bool unary_dense_f32(UnaryOp op, float* out,
+                                                                                     const float* in, int64_t n) {
+  switch (op) {
+#define FL_X(name, expr, use_libm, libm_expr)                                    \
+  case UnaryOp::name:                                                          \
+    for (int64_t i = 0; i < n; ++i) { const float x = in[i]; out[i] = expr; }  \
+    for (int64_t i = 0; i < n; ++i) {                                          \
+      const float x = in[i];                                                   \
+      if (use_libm) out[i] = libm_expr;                                        \
+    }                                                                          \
+    return true;
+    FL_DENSE_UNARY(FL_X)
+#undef FL_X
+    default: return false;
+  }
+}
+
+}  // namespace fl

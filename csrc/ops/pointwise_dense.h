@@ -1,0 +1,15 @@
+// Dense float32 kernels for the unary ops whose libm calls GCC cannot vectorize (exp, tanh, sigmoid,
+// erf): written over fl::vmath and compiled for AVX-512, AVX2 and the baseline, picked at load
+// time. pointwise_unary.cpp routes contiguous float32 tensors here.
+#pragma once
+#include <cstdint>
+
+#include "pointwise.h"
+
+namespace fl {
+
+// out[i] = op(in[i]) for i < n; returns false (writing nothing) for ops without a dense kernel.
+bool unary_dense_f32(UnaryOp op, float* out, const float* in, int64_t n);
+bool has_unary_dense_f32(UnaryOp op);
+
+}  // namespace fl
