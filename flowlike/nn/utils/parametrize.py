@@ -13,7 +13,6 @@ from copy import deepcopy
 from ..._tensor import Tensor
 from ...autograd import no_grad
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
