@@ -31,6 +31,9 @@ LAYERS = [
     ("ConstantPad1d(2, 3.5)", (2, 3, 4)), ("ReflectionPad2d(1)", (1, 2, 3, 3)), ("ReplicationPad1d((1, 2))", (2, 3, 4)),
     ("CircularPad2d(1)", (1, 2, 3, 3)), ("Unfold(2, padding=1)", (1, 2, 4, 4)), ("Fold((4, 4), 2)", (1, 8, 9)),
     ("MultiheadAttention(8, 2)", (5, 2, 8)), ("MultiheadAttention(8, 4, batch_first=True)", (2, 5, 8)),
+    ("MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)", (5, 2, 8)),
+    ("MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True)", (2, 5, 8)),
+    ("MultiheadAttention(8, 4, add_zero_attn=True, bias=False)", (5, 8)),
 ]
 
 
@@ -76,18 +79,60 @@ def test_unpool_and_distances():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_attention_weights_and_masks():
-    tm, fm = torch.nn.MultiheadAttention(8, 2), fl.nn.MultiheadAttention(8, 2)
+@pytest.mark.parametrize("kwargs", [{}, {"add_bias_kv": True}, {"add_zero_attn": True},
+                                    {"add_bias_kv": True, "add_zero_attn": True, "kdim": 6, "vdim": 5}])
+@pytest.mark.parametrize("float_masks", [False, True])
+def test_attention_weights_and_masks(kwargs, float_masks):
+    tm, fm = torch.nn.MultiheadAttention(8, 2, **kwargs), fl.nn.MultiheadAttention(8, 2, **kwargs)
+    assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
     copy_weights(tm, fm)
-    x = np.random.default_rng(1).standard_normal((4, 3, 8)).astype(np.float32)
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((4, 3, 8)).astype(np.float32)
+    k = rng.standard_normal((4, 3, kwargs.get("kdim", 8))).astype(np.float32)
+    v = rng.standard_normal((4, 3, kwargs.get("vdim", 8))).astype(np.float32)
     pad = np.zeros((3, 4), dtype=bool)
     pad[2, 2:] = True
     causal = np.triu(np.ones((4, 4), dtype=bool), 1)
-    to, tw = tm(torch.tensor(x), torch.tensor(x), torch.tensor(x), key_padding_mask=torch.tensor(pad),
-                attn_mask=torch.tensor(causal))
-    fo, fw = fm(fl.tensor(x), fl.tensor(x), fl.tensor(x), key_padding_mask=fl.tensor(pad), attn_mask=fl.tensor(causal))
+    if float_masks:
+        pad, causal = np.where(pad, -1e4, 0.0).astype(np.float32), np.where(causal, -np.inf, 0.0).astype(np.float32)
+    for need_weights, average in ((True, True), (True, False), (False, True)):
+        outs = []
+        for M, m in ((torch, tm), (fl, fm)):
+            ins = [M.tensor(a, requires_grad=True) for a in (q, k, v)]
+            out, w = m(*ins, key_padding_mask=M.tensor(pad), attn_mask=M.tensor(causal), need_weights=need_weights,
+                       average_attn_weights=average)
+            out.pow(2).sum().backward()
+            outs.append((out, w, [x.grad for x in ins], [p.grad for p in m.parameters()]))
+            m.zero_grad()
+        (to, tw, tig, tpg), (fo, fw, fig, fpg) = outs
+        np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+        assert (fw is None) == (tw is None)
+        if tw is not None:
+            np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+        for f, t in zip(fig + fpg, tig + tpg):
+            np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_multi_head_attention_forward_functional_and_errors():
+    tm = torch.nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    x = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
+    args = lambda M, m: (M.tensor(x), M.tensor(x), M.tensor(x), 8, 2, m.in_proj_weight, m.in_proj_bias,  # noqa: E731
+                         m.bias_k, m.bias_v, True, 0.0, m.out_proj.weight, m.out_proj.bias)
+    fm = fl.nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    copy_weights(tm, fm)
+    to, tw = torch.nn.functional.multi_head_attention_forward(*args(torch, tm), average_attn_weights=False)
+    fo, fw = fl.nn.functional.multi_head_attention_forward(*args(fl, fm), average_attn_weights=False)
     np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for M, m in ((torch, tm), (fl, fm)):
+        t = M.tensor(x)
+        with pytest.raises(RuntimeError):  # is_causal is only a hint: the mask must be given
+            m(t, t, t, is_causal=True)
+        with pytest.raises(RuntimeError):
+            m(t, t, t, attn_mask=M.ones(3, 3, dtype=M.bool))
+        with pytest.raises(AssertionError):
+            m(t, t, t, key_padding_mask=M.ones(3, dtype=M.bool))
 
 
 @pytest.mark.parametrize("spec,n", [

@@ -1,7 +1,5 @@
 """Activation modules (thin wrappers over nn.functional with torch's constructor arguments and reprs) and
 MultiheadAttention."""
-import math
-
 from ... import _creation
 from .. import functional as F
 from .. import init
@@ -114,8 +112,6 @@ class MultiheadAttention(Module):
                              f"num_heads={num_heads} instead")
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention(add_bias_kv/add_zero_attn) is not supported by flowlike yet")
         self.embed_dim, self.kdim, self.vdim = embed_dim, kdim or embed_dim, vdim or embed_dim
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
@@ -135,8 +131,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(_creation.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(_creation.empty((1, 1, embed_dim), dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self):
@@ -149,71 +149,26 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        unbatched = query.dim() == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        tgt_len, bsz, embed = query.shape
-        src_len = key.shape[0]
-        e, h, hd = self.embed_dim, self.num_heads, self.head_dim
-        if embed != e:
-            raise AssertionError(f"was expecting embedding dimension of {e}, but got {embed}")
-        b = self.in_proj_bias
-        bq, bk, bv = (b[:e], b[e:2 * e], b[2 * e:]) if b is not None else (None, None, None)
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        q, k, v = F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-        # (L, N, E) -> (N, H, L, hd)
-        q = q.reshape(tgt_len, bsz, h, hd).permute(1, 2, 0, 3)
-        k = k.reshape(src_len, bsz, h, hd).permute(1, 2, 0, 3)
-        v = v.reshape(src_len, bsz, h, hd).permute(1, 2, 0, 3)
-        mask = _merge_masks(attn_mask, key_padding_mask, bsz, h, tgt_len, src_len, q.dtype)
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
-            if is_causal and mask is None:
-                mask = _creation.full((tgt_len, src_len), float("-inf"), dtype=q.dtype).triu(1)
-            if mask is not None:
-                scores = scores + mask
-            weights = F.softmax(scores, dim=-1)
-            out = F.dropout(weights, dropout_p, True) @ v if dropout_p else weights @ v
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
-                                                 is_causal=is_causal and mask is None)
-            weights = None
-        out = F.linear(out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, e), self.out_proj.weight, self.out_proj.bias)
-        if weights is not None and average_attn_weights:
-            weights = weights.mean(1)
-        if unbatched:
-            out = out.squeeze(1)
-            weights = weights.squeeze(0) if weights is not None else None
-        elif self.batch_first:
-            out = out.transpose(0, 1)
+        """query (L, N, E), key and value (S, N, E) (batch first with batch_first; unbatched: (L, E), (S, E)) ->
+        (output, attention weights averaged over heads or per head; None when need_weights is False)."""
+        batched = query.dim() == 3
+        if self.batch_first and batched:
+            query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and batched:
+            out = out.transpose(1, 0)
         return out, weights
-
-
-def _merge_masks(attn_mask, key_padding_mask, bsz, heads, tgt_len, src_len, dtype):
-    """One additive float mask broadcastable to (N, H, L, S) from a bool/float attn_mask and key_padding_mask
-    (True = masked out, as torch's nn.MultiheadAttention means it)."""
-    def additive(m):
-        if m.dtype == _creation.tensor(True).dtype:
-            return _creation.zeros(m.shape, dtype=dtype).masked_fill(m, float("-inf"))
-        return m.to(dtype)
-    mask = None
-    if attn_mask is not None:
-        mask = additive(attn_mask)
-        if mask.dim() == 3:  # (N*H, L, S)
-            mask = mask.reshape(bsz, heads, tgt_len, src_len)
-    if key_padding_mask is not None:
-        kpm = additive(key_padding_mask).reshape(bsz, 1, 1, src_len)
-        mask = kpm if mask is None else mask + kpm
-    return mask

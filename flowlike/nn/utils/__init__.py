@@ -1,7 +1,11 @@
-"""flowlike.nn.utils: gradient clipping and parameter/vector conversion (`torch.nn.utils`)."""
+"""flowlike.nn.utils: gradient clipping, parameter/vector conversion, parametrizations and weight/spectral
+normalization (`torch.nn.utils`)."""
 from .clip_grad import clip_grad_norm_, clip_grad_norm, clip_grad_value_, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from . import rnn  # noqa: F401
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
+from . import parametrizations, parametrize, rnn  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters"]
+           "parameters_to_vector", "vector_to_parameters", "remove_spectral_norm", "spectral_norm",
+           "remove_weight_norm", "weight_norm"]
