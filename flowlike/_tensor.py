@@ -331,7 +331,8 @@ _CPP_TYPE_NAMES = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed cha
 def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     """Makes self use the storage of source (a Tensor or an UntypedStorage) with the given geometry: by default
     all of source (a tensor's own view of it, or the whole storage as a 1-D tensor), stride by default
-    contiguous; no source: a new empty storage. Writes through self then land in source's memory. Returns self."""
+    contiguous, storage_offset counted from the start of a source tensor; no source: a new empty storage. Writes
+    through self then land in source's memory. Returns self."""
     if storage_offset is not None and size is None or size is None and stride is not None:
         raise TypeError("set_() received an invalid combination of arguments: storage_offset and size go together "
                         "(expected (), (source), or (source, storage_offset, size, stride=None))")
@@ -347,6 +348,8 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
         holder = source
         if size is None:
             storage_offset, size, stride = source.storage_offset(), source.size(), source.stride()
+        else:  # as torch, an offset given with a tensor counts from where that tensor starts
+            storage_offset += source.storage_offset()
     elif isinstance(source, UntypedStorage):
         holder = source._bytes
         if size is None:
