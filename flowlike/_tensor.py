@@ -366,8 +366,8 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
 
 def _is_set_to(self, tensor):
     """Whether self and tensor share storage, storage offset, sizes and strides."""
-    return (self._is_view_of(tensor) and self.storage_offset() == tensor.storage_offset() and self.size() == tensor.size() and
-            self.stride() == tensor.stride())
+    return (self._is_view_of(tensor) and self.storage_offset() == tensor.storage_offset() and
+            self.size() == tensor.size() and self.stride() == tensor.stride())
 
 
 Tensor.set_ = _set_

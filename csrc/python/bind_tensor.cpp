@@ -224,18 +224,21 @@ void bind(py::module_& m, TensorClass& cls) {
         FL_CHECK(offset >= 0, Error, "Tensor: invalid storage offset ", offset);
         FL_CHECK(sizes.size() == strides.size(), Error, "unequal size length (", sizes.size(), ") and stride length (",
                  strides.size(), ")");
-        int64_t last = offset;  // the furthest element the geometry reaches
-        bool empty = false;
+        int64_t end = 0;  // one past the furthest element the geometry reaches
+        bool empty = false, overflow = __builtin_add_overflow(offset, 1, &end);
         for (size_t i = 0; i < sizes.size(); ++i) {
           FL_CHECK(sizes[i] >= 0, Error, "set_: negative size ", sizes[i], " in size ", shape_str(sizes));
-          FL_CHECK(strides[i] >= 0, Error, "Storage size calculation overflowed with sizes=", shape_str(sizes),
-                   " and strides=", shape_str(strides));
           empty = empty || sizes[i] == 0;
-          last += (sizes[i] - 1) * strides[i];
+          int64_t reach = 0;
+          overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] - 1, strides[i], &reach) ||
+                     __builtin_add_overflow(end, reach, &end);
         }
+        int64_t needed = 0;
+        FL_CHECK(empty || !(overflow || __builtin_mul_overflow(end, static_cast<int64_t>(self->itemsize()), &needed)),
+                 Error, "Storage size calculation overflowed with sizes=", shape_str(sizes), " and strides=",
+                 shape_str(strides));
         autograd::check_inplace(self, nullptr);
-        size_t needed = empty ? 0 : static_cast<size_t>(last + 1) * self->itemsize();
-        if (needed > holder->storage->nbytes) holder->storage->resize(needed);
+        if (static_cast<size_t>(needed) > holder->storage->nbytes) holder->storage->resize(needed);
         self->storage = holder->storage;
         self->sizes = std::move(sizes);
         self->strides = std::move(strides);
