@@ -7,14 +7,17 @@ third-party code that imports torch would run it, under mock_torch.
 """
 import os
 
-# Read when a kernel is decorated (triton.knobs), so this must precede the @triton.jit below, wherever triton
-# was first imported.
+# Read when triton.language is first imported (its own jit functions: tl.max, tl.sum, ...) and when a kernel is
+# decorated; the repository's conftest.py sets it too, before anything in the session can import triton.
 os.environ["TRITON_INTERPRET"] = "1"
 
 import pytest  # noqa: E402
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+
+assert isinstance(tl.max, InterpretedFunction), "triton was imported before TRITON_INTERPRET=1 was set"
 
 import flowlike as fl  # noqa: E402
 from flowlike.compat import mock_torch  # noqa: E402
