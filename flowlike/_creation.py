@@ -135,8 +135,8 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """torch.asarray: shares memory with tensors, numpy arrays and buffers unless copy=True."""
     from ._tensor import UntypedStorage
-    if isinstance(obj, UntypedStorage) and obj._bytes is not None:  # its bytes, reinterpreted as dtype
-        t = obj._bytes if dtype in (None, D.uint8) else obj._bytes.view(dtype)
+    if isinstance(obj, UntypedStorage):  # its bytes, reinterpreted as dtype
+        t = obj._all_bytes() if dtype in (None, D.uint8) else obj._all_bytes().view(dtype)
         return _finish(t.clone() if copy else t, requires_grad)
     if copy:
         t = tensor(obj, dtype=dtype, device=device)

@@ -249,16 +249,11 @@ Tensor.layout = property(lambda self: strided)
 
 
 class UntypedStorage:
-    """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage. A storage made by
-    from_file or by slicing another one holds its bytes as a 1-D uint8 tensor (`_bytes`)."""
+    """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage. It holds them as `_bytes`, a
+    1-D uint8 tensor over exactly this storage (a slice of a storage is a storage of its own sharing the memory)."""
 
-    def __init__(self, tensor, _bytes=None):
-        self._tensor = tensor
+    def __init__(self, _bytes):
         self._bytes = _bytes
-
-    @classmethod
-    def _of_bytes(cls, byte_tensor):
-        return cls(byte_tensor, byte_tensor)
 
     @classmethod
     def from_file(cls, filename, shared=False, nbytes=0, *, size=None):
@@ -269,25 +264,30 @@ class UntypedStorage:
         arr = np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c", shape=(n,)) if n else \
             np.zeros(0, dtype=np.uint8)
         from ._creation import from_numpy
-        return cls._of_bytes(from_numpy(arr))
+        return cls(from_numpy(arr)._storage_bytes())
 
     def untyped(self):
         return self
 
     _untyped = untyped
 
+    def _all_bytes(self):
+        # re-read: set_ may have grown the storage since _bytes was made
+        return self._bytes._storage_bytes()
+
     def __getitem__(self, index):
-        if self._bytes is None:
-            raise NotImplementedError("slicing the storage of a tensor is not supported by flowlike yet")
         if isinstance(index, slice):
-            return UntypedStorage._of_bytes(self._bytes[index])
-        return int(self._bytes[index])
+            start, stop, step = index.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError("slices with steps are not supported on a storage")
+            return UntypedStorage(self._bytes._storage_bytes(start, max(stop - start, 0)))
+        return int(self._all_bytes()[index])
 
     def data_ptr(self):
-        return self._bytes.data_ptr() if self._bytes is not None else self._tensor._storage_ptr()
+        return self._bytes._storage_ptr()
 
     def nbytes(self):
-        return self._bytes.numel() if self._bytes is not None else self._tensor._storage_nbytes()
+        return self._bytes._storage_nbytes()
 
     def size(self):
         return self.nbytes()
@@ -301,8 +301,74 @@ class UntypedStorage:
     def device(self):
         return _CPU
 
+    is_cuda = False
+
+    def cpu(self):
+        """This storage itself (it is on the CPU already), as torch."""
+        return self
+
+    def copy_(self, src, non_blocking=None):
+        """Copies the bytes of storage src, of the same size, into this one."""
+        if not isinstance(src, UntypedStorage):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {src.nbytes()} bytes")
+        self._all_bytes().copy_(src._all_bytes())
+        return self
+
     def __repr__(self):
         return f"UntypedStorage(nbytes={self.nbytes()}, device=cpu)"
 
 
-Tensor.untyped_storage = lambda self: UntypedStorage(self)
+Tensor.untyped_storage = lambda self: UntypedStorage(self._storage_bytes())
+
+# The C++ type names in torch's set_ dtype-mismatch message.
+_CPP_TYPE_NAMES = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
+                   D.int32: "int", D.int64: "long int", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16",
+                   D.float32: "float", D.float64: "double"}
+
+
+def _set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """Makes self use the storage of source (a Tensor or an UntypedStorage) with the given geometry: by default
+    all of source (a tensor's own view of it, or the whole storage as a 1-D tensor), stride by default
+    contiguous, storage_offset counted from the start of a source tensor; no source: a new empty storage. Writes
+    through self then land in source's memory. Returns self."""
+    if storage_offset is not None and size is None or size is None and stride is not None:
+        raise TypeError("set_() received an invalid combination of arguments: storage_offset and size go together "
+                        "(expected (), (source), or (source, storage_offset, size, stride=None))")
+    if source is None:
+        if size is not None:
+            raise TypeError("set_(): argument 'source' must be Tensor or Storage, not NoneType")
+        from ._creation import empty
+        return self._set_storage(empty(0, dtype=self.dtype), 0, (0,), (1,))
+    if isinstance(source, Tensor):
+        if source.dtype != self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES[source.dtype]} to a tensor of type "
+                               f"{_CPP_TYPE_NAMES[self.dtype]}")
+        holder = source
+        if size is None:
+            storage_offset, size, stride = source.storage_offset(), source.size(), source.stride()
+        else:  # as torch, an offset given with a tensor counts from where that tensor starts
+            storage_offset += source.storage_offset()
+    elif isinstance(source, UntypedStorage):
+        holder = source._bytes
+        if size is None:
+            storage_offset, size = 0, (source.nbytes() // self.element_size(),)
+    else:
+        raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not {type(source).__name__}")
+    if stride is None:
+        stride, n = [], 1
+        for s in reversed(tuple(size)):
+            stride.insert(0, n)
+            n *= max(s, 1)
+    return self._set_storage(holder, storage_offset, size, stride)
+
+
+def _is_set_to(self, tensor):
+    """Whether self and tensor share storage, storage offset, sizes and strides."""
+    return (self._is_view_of(tensor) and self.storage_offset() == tensor.storage_offset() and
+            self.size() == tensor.size() and self.stride() == tensor.stride())
+
+
+Tensor.set_ = _set_
+Tensor.is_set_to = _is_set_to

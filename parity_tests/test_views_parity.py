@@ -493,3 +493,81 @@ def test_cross_parity():
         torch.cross(torch.ones(2, 4), torch.ones(2, 4), dim=1)
     with pytest.raises(RuntimeError):
         fl.cross(fl.ones(2, 4), fl.ones(2, 4), dim=1)
+
+
+# Tensor.set_, every overload: the result's geometry, values and storage size, its version bump, and that writes
+# through it land in the source's memory.
+SET_CASES = {
+    "storage": lambda m, x: m.empty(0).set_(x.untyped_storage()),
+    "storage_offset_size": lambda m, x: m.empty(3).set_(x.untyped_storage(), 5, (2, 3)),
+    "storage_offset_size_stride": lambda m, x: m.empty(0).set_(x.untyped_storage(), 1, (3, 2), (4, 1)),
+    "storage_keywords": lambda m, x: m.empty(0).set_(source=x.untyped_storage(), storage_offset=2, size=(2, 2),
+                                                     stride=(1, 6)),
+    "storage_overlapping_stride": lambda m, x: m.empty(0).set_(x.untyped_storage(), 0, (3, 4), (1, 1)),
+    "storage_zero_size": lambda m, x: m.empty(0).set_(x.untyped_storage(), 3, (0, 2)),
+    "storage_scalar": lambda m, x: m.empty(0).set_(x.untyped_storage(), 7, ()),
+    "storage_slice": lambda m, x: m.empty(0).set_(x.untyped_storage()[8:40]),
+    "storage_as_other_dtype": lambda m, x: m.empty(0, dtype=m.int32).set_(x.untyped_storage(), 1, (2,)),
+    "tensor": lambda m, x: m.empty(0).set_(x[1:, ::2]),
+    "tensor_geometry": lambda m, x: m.empty(0).set_(x[1:], 2, (5,), (3,)),
+    "none": lambda m, x: m.empty(4).set_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SET_CASES))
+def test_set_matches_torch(name):
+    results = {}
+    for m in (torch, fl):
+        x = m.arange(24.0).reshape(4, 6)
+        r = SET_CASES[name](m, x)
+        version = r._version
+        if r.numel():
+            r.fill_(-1)
+        results[m] = (r, x, version, r.untyped_storage().nbytes())
+    (got, got_x, got_version, got_nbytes), (want, want_x, want_version, want_nbytes) = results[fl], results[torch]
+    _check(got, want, strides=True)
+    _check(got_x, want_x, strides=True)  # the writes through the result, seen in the source
+    assert (got_version, got_nbytes) == (want_version, want_nbytes)
+
+
+def test_set_grows_a_storage_too_small_for_the_geometry():
+    for m in (torch, fl):
+        small = m.empty(2).untyped_storage()
+        r = m.empty(0).set_(small, 1, (3, 3))
+        assert small.nbytes() == 40 and r.untyped_storage().nbytes() == 40 and r.storage_offset() == 1
+
+
+SET_ERROR_CASES = {
+    "dtype_mismatch": lambda m: m.empty(0).set_(m.arange(3)),
+    "dtype_mismatch_half": lambda m: m.empty(0, dtype=m.float64).set_(m.zeros(2, dtype=m.float16)),
+    "size_stride_lengths": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), 0, (2,), (1, 2, 3)),
+    "negative_offset": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), -1, (2,)),
+    "negative_stride": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), 0, (2,), (-1,)),
+    "leaf_requiring_grad": lambda m: m.zeros(3, requires_grad=True).set_(m.zeros(3)),
+    "offset_without_size": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), 0),
+    "bad_source": lambda m: m.empty(0).set_(3),
+    "grow_foreign_memory": lambda m: m.empty(0).set_(m.from_numpy(np.zeros(2, np.float32)).untyped_storage(), 0, (9,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SET_ERROR_CASES))
+def test_set_error_matches_torch(name):
+    with pytest.raises(Exception) as want:
+        SET_ERROR_CASES[name](torch)
+    with pytest.raises(type(want.value)) as got:
+        SET_ERROR_CASES[name](fl)
+    if type(want.value) is RuntimeError and name != "negative_stride":
+        assert str(got.value) == str(want.value)
+
+
+def test_untyped_storage_cpu_and_copy_match_torch():
+    for m in (torch, fl):
+        s = m.arange(4.0).untyped_storage()
+        assert s.cpu() is s
+        dst = m.zeros(4).untyped_storage()
+        assert dst.copy_(s) is dst
+        assert m.empty(0).set_(dst).tolist() == [0.0, 1.0, 2.0, 3.0]
+        with pytest.raises(RuntimeError, match="size does not match, self was 16 bytes but src was 8 bytes"):
+            dst.copy_(m.zeros(2).untyped_storage())
+        with pytest.raises(TypeError):
+            dst.copy_(m.zeros(4))

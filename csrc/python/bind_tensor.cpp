@@ -216,6 +216,52 @@ void bind(py::module_& m, TensorClass& cls) {
         autograd::record_overwrite("ZeroBackward0", self, nullptr);
         return self;
       })
+      // Tensor.set_ (overloads resolved in flowlike/_tensor.py): self becomes an alias of the storage that
+      // `holder` sits on, with the given geometry. As torch: the storage grows when the geometry reaches past
+      // its end, self keeps its own version counter and bumps it.
+      .def("_set_storage", [](const Tensor& self, const Tensor& holder, int64_t offset, py::handle size, py::handle stride) {
+        IntList sizes = int_list(size, "set_", "size"), strides = int_list(stride, "set_", "stride");
+        FL_CHECK(offset >= 0, Error, "Tensor: invalid storage offset ", offset);
+        FL_CHECK(sizes.size() == strides.size(), Error, "unequal size length (", sizes.size(), ") and stride length (",
+                 strides.size(), ")");
+        int64_t end = 0;  // one past the furthest element the geometry reaches
+        bool empty = false, overflow = __builtin_add_overflow(offset, 1, &end);
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          FL_CHECK(sizes[i] >= 0, Error, "set_: negative size ", sizes[i], " in size ", shape_str(sizes));
+          empty = empty || sizes[i] == 0;
+          int64_t reach = 0;
+          overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] - 1, strides[i], &reach) ||
+                     __builtin_add_overflow(end, reach, &end);
+        }
+        int64_t needed = 0;
+        FL_CHECK(empty || !(overflow || __builtin_mul_overflow(end, static_cast<int64_t>(self->itemsize()), &needed)),
+                 Error, "Storage size calculation overflowed with sizes=", shape_str(sizes), " and strides=",
+                 shape_str(strides));
+        autograd::check_inplace(self, nullptr);
+        if (static_cast<size_t>(needed) > holder->storage->nbytes) holder->storage->resize(needed);
+        self->storage = holder->storage;
+        self->sizes = std::move(sizes);
+        self->strides = std::move(strides);
+        self->offset = offset;
+        self->refresh();
+        self->bump_version();
+        return self;
+      })
+      // A 1-D uint8 tensor over the bytes [start, start + length) of t's storage (length -1: to its end), which
+      // is then its whole storage: the storage itself when that is all of it, else a new one sharing the
+      // memory (as torch's storage slices; the sliced storage can no longer grow). Backs flowlike.UntypedStorage.
+      .def("_storage_bytes", [](const Tensor& t, int64_t start, int64_t length) {
+        int64_t nbytes = static_cast<int64_t>(t->storage->nbytes);
+        if (length < 0) length = nbytes - start;
+        FL_CHECK(start >= 0 && start + length <= nbytes, IndexError, "storage slice [", start, ", ", start + length,
+                 ") out of range for storage of ", nbytes, " bytes");
+        auto storage = t->storage;
+        if (start != 0 || length != nbytes) {
+          storage = StorageImpl::wrap(static_cast<char*>(t->storage->data) + start, length, t->storage);
+          t->storage->resizable = false;  // a reallocation would leave the slice pointing at freed memory
+        }
+        return make_tensor(storage, {length}, {1}, 0, ScalarType::UInt8);
+      }, py::arg("start") = 0, py::arg("length") = -1)
       .def("_detach_alias", [](const Tensor& t) {
         // shares t's memory and version counter, but is not an autograd view of t (as torch's detach())
         Tensor a = make_view(t, t->sizes, t->strides, t->offset);
