@@ -167,3 +167,30 @@ def test_full_backward_hooks_see_the_same_gradients():
     assert seen[fl][0] == seen[torch][0]
     for got, want in zip(seen[fl][1], seen[torch][1]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("convert", ["double", "half", "to64"])
+def test_dtype_conversion_keeps_parameter_objects(convert):
+    """model.double()/.half()/.to(dtype) convert parameters and their grads in place (same objects), so an
+    optimizer built before the conversion still trains the model."""
+    start = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)).state_dict()
+    results = []
+    for M in (torch, fl):
+        m = M.nn.Sequential(M.nn.Linear(3, 2), M.nn.BatchNorm1d(2))
+        m.load_state_dict({k: to_flowlike(v) for k, v in start.items()} if M is fl else start)
+        params = list(m.parameters())
+        opt = M.optim.SGD(m.parameters(), lr=0.1)
+        m(M.ones(4, 3)).sum().backward()
+        grads = [p.grad for p in params]
+        dtype = {"double": M.float64, "half": M.float16, "to64": M.float64}[convert]
+        m.double() if convert == "double" else m.half() if convert == "half" else m.to(dtype)
+        assert all(a is b for a, b in zip(m.parameters(), params))
+        assert all(p.grad is g and p.dtype == dtype and g.dtype == dtype for p, g in zip(params, grads))
+        assert m[1].running_mean.dtype == dtype and m[1].num_batches_tracked.dtype == M.int64
+        if convert != "half":
+            opt.zero_grad()
+            m(M.ones(4, 3, dtype=dtype) * M.arange(3.0, dtype=dtype)).pow(2).sum().backward()
+            opt.step()
+        results.append(m.state_dict())
+    for k, v in results[0].items():
+        assert_same(results[1][k], v, rtol=1e-3 if convert == "half" else 1e-6, atol=1e-6)

@@ -378,5 +378,7 @@ def test_parameter_data():
     assert p.tolist() == [2.0, 2.0, 2.0] and not p.data.requires_grad
     p.data = torch.ones(3)
     assert p.tolist() == [1.0, 1.0, 1.0] and p.requires_grad
-    with pytest.raises(NotImplementedError):
-        p.data = torch.ones(4)
+    p.data = torch.ones(4, dtype=torch.float64)  # the same Parameter takes another shape and dtype
+    assert p.shape == (4,) and p.dtype == torch.float64 and p.requires_grad
+    with pytest.raises(TypeError):
+        p.data = [1.0]

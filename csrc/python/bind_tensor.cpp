@@ -267,7 +267,18 @@ void bind(py::module_& m, TensorClass& cls) {
         Tensor a = make_view(t, t->sizes, t->strides, t->offset);
         a->view_base.reset();
         return a;
-      });
+      })
+      .def("_set_data", [](const Tensor& self, const Tensor& src) {
+        // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,
+        // autograd state (requires_grad, grad, hooks) and version counter (Module._apply relies on it
+        // so that optimizers keep holding the converted parameters).
+        self->storage = src->storage;
+        self->sizes = src->sizes;
+        self->strides = src->strides;
+        self->offset = src->offset;
+        self->dtype = src->dtype;
+        self->refresh();
+      }, py::arg("data"));
 }
 
 }  // namespace

@@ -60,11 +60,10 @@ def _get_data(self):
 
 
 def _set_data(self, value):
-    # Rebinding storage needs core support; same-shape, same-dtype assignment keeps torch's visible result.
-    if not isinstance(value, Tensor) or value.shape != self.shape or value.dtype != self.dtype:
-        raise NotImplementedError("flowlike: assigning .data with a different shape or dtype is not supported yet; "
-                                  "use `with torch.no_grad(): t.copy_(value)` or create a new Parameter")
-    self.detach().copy_(value)
+    # torch's semantics: the tensor object stays, it takes value's memory, shape and dtype.
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+    self._set_data(value)
 
 
 if not hasattr(Tensor, "data"):

@@ -402,18 +402,17 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
-            with no_grad():
-                param_applied = fn(param)
-            if param_applied is not param:
-                # Keep the Parameter object (optimizers hold it): rebind it to the converted data.
-                new_param = Parameter(param_applied, param.requires_grad)
-                if param.grad is not None:
+            # As torch: the Parameter (and its .grad) stay the same objects, which optimizers hold, and take the
+            # converted data.
+            for t in (param, param.grad):
+                if t is not None:
                     with no_grad():
-                        new_param.grad = fn(param.grad)
-                self._parameters[key] = new_param
+                        applied = fn(t)
+                    if applied is not t:
+                        t.data = applied
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
