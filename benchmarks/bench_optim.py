@@ -1,11 +1,14 @@
 """Optimizer steps: flowlike against PyTorch in one process, on the same parameters and gradients.
 
-Run: python benchmarks/bench_optim.py   (ratio = flowlike time / torch time; below 1.0 flowlike is faster)
+Run: python benchmarks/bench_optim.py [THREADS]   (ratio = flowlike time / torch time; below 1.0 flowlike is
+faster; THREADS sets the thread count of both libraries)
 
 One step() of each optimizer over the parameters of an MLP 784-512-512-10 (float32, 669,706 elements in 6
 tensors) whose gradients are set; flowlike updates each param group in one fused C++ call, torch runs its default
 (on the CPU: the single-tensor for-loop implementation).
 """
+import sys
+
 import numpy as np
 import torch
 
@@ -38,6 +41,8 @@ def params_with_grads(lib):
 
 
 def main():
+    if len(sys.argv) > 1:
+        fl.set_num_threads(int(sys.argv[1]))
     torch.set_num_threads(fl.get_num_threads())
     print(f"threads: flowlike {fl.get_num_threads()}  torch {torch.get_num_threads()}")
     for label, name, kwargs in CASES:

@@ -5,8 +5,8 @@
 // to the tensor type where PyTorch's ops round them, whose operator()(param&, grad, state&...) updates one
 // element. One driver (apply_rule) runs any rule over a tensor: chunked over OpenMP threads for large tensors,
 // compiled for AVX-512, AVX2+FMA and the baseline and chosen by CPU feature. Options that change which state
-// tensors exist (amsgrad, centered, momentum) are compile-time flags of the rule, so each loop is branch-free
-// and vectorizes; the other options are selects between values.
+// tensors exist (amsgrad, centered, momentum) are compile-time flags of the rule; the other options pick between
+// values computed unconditionally (Choice), so each loop is branch-free and vectorizes.
 //
 // Each element goes through the roundings of torch.optim's _single_tensor_* functions on an FMA CPU: torch's
 // add(alpha), lerp and addcmul kernels are fused multiply-adds, its mul, div and addcdiv are not (addcdiv is
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 
@@ -84,17 +85,36 @@ FL_OPTIM_INLINE double root(double x) { return __builtin_sqrt(x); }
 template <typename T>
 FL_OPTIM_INLINE T mul_alone(T a, T b) { return madd(a, b, T(0)); }
 
+// An option's choice between two computed values, made with a bit mask rather than `cond ? a : b`: GCC sinks the
+// arithmetic of a value only one side of a ?: uses into a branch, which keeps the loop scalar (it does not
+// if-convert a conditional fma, nor unswitch more than a few such branches).
+template <typename T>
+struct Choice {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  Bits mask;
+  explicit Choice(bool first) : mask(first ? ~Bits(0) : Bits(0)) {}
+  FL_OPTIM_INLINE T operator()(T a, T b) const {
+    Bits x, y;
+    std::memcpy(&x, &a, sizeof x);
+    std::memcpy(&y, &b, sizeof y);
+    const Bits r = (x & mask) | (y & ~mask);
+    T out;
+    std::memcpy(&out, &r, sizeof out);
+    return out;
+  }
+};
+
 // torch's `grad = -grad if maximize`, then L2 decay `grad = grad.add(param, alpha=weight_decay)` when `l2`.
 // maximize is a multiplication by -1, which is exact.
 template <typename T>
 struct GradIn {
   T sign, wd;
-  bool l2;
+  Choice<T> l2;
   GradIn(bool maximize, double weight_decay, bool l2)
       : sign(maximize ? T(-1) : T(1)), wd(static_cast<T>(weight_decay)), l2(l2 && weight_decay != 0) {}
   FL_OPTIM_INLINE T operator()(T g, T p) const {
     const T g0 = g * sign;
-    return l2 ? madd(wd, p, g0) : g0;
+    return l2(madd(wd, p, g0), g0);
   }
 };
 
@@ -102,10 +122,10 @@ struct GradIn {
 template <typename T>
 struct Decay {
   T factor;
-  bool on;
+  Choice<T> on;
   Decay(bool decoupled, double lr, double weight_decay)
       : factor(static_cast<T>(1 - lr * weight_decay)), on(decoupled && weight_decay != 0) {}
-  FL_OPTIM_INLINE T operator()(T p) const { return on ? mul_alone(p, factor) : p; }
+  FL_OPTIM_INLINE T operator()(T p) const { return on(mul_alone(p, factor), p); }
 };
 
 // torch's `start.lerp_(end, weight)`: from the nearer end (so weight 1 reproduces `end`), start + w * diff or
@@ -113,13 +133,10 @@ struct Decay {
 template <typename T>
 struct Lerp {
   T coeff;
-  bool low;
-  explicit Lerp(double weight) {
-    const T w = static_cast<T>(weight);
-    low = std::abs(w) < T(0.5);
-    coeff = low ? w : w - T(1);
-  }
-  FL_OPTIM_INLINE T operator()(T start, T end) const { return madd(coeff, end - start, low ? start : end); }
+  Choice<T> low;
+  explicit Lerp(double weight) : Lerp(static_cast<T>(weight), std::abs(static_cast<T>(weight)) < T(0.5)) {}
+  Lerp(T w, bool low) : coeff(low ? w : w - T(1)), low(low) {}
+  FL_OPTIM_INLINE T operator()(T start, T end) const { return madd(coeff, end - start, low(start, end)); }
 };
 
 // The I-th of the optional state elements a rule was given.
@@ -213,7 +230,7 @@ template <typename T, bool MOMENTUM>
 struct SgdRule {
   GradIn<T> grad_in;
   T momentum, damp, neg_lr;
-  bool nesterov, first;
+  Choice<T> nesterov, first;
   SgdRule(double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
           bool first)
       : grad_in(maximize, weight_decay, true), momentum(static_cast<T>(momentum)),
@@ -223,9 +240,9 @@ struct SgdRule {
     const T g = grad_in(g0, p);
     if constexpr (MOMENTUM) {
       T& buf = optional_state<0>(opt...);
-      const T b = first ? g : madd(damp, g, buf * momentum);
+      const T b = first(g, madd(damp, g, buf * momentum));
       buf = b;
-      p = madd(neg_lr, nesterov ? madd(momentum, b, g) : b, p);
+      p = madd(neg_lr, nesterov(madd(momentum, b, g), b), p);
     } else {
       p = madd(neg_lr, g, p);
     }
@@ -380,30 +397,30 @@ struct NadamRule {
   }
 };
 
-// _single_tensor_radam; states: exp_avg, exp_avg_sq. Until the variance is tractable (rho_t <= 5) the update is
-// the bias-corrected momentum alone.
+// RAdam's variance rectification term at `step`; 0 while the variance is intractable (rho_t <= 5).
+double radam_rect(double step, double beta2) {
+  const double rho_inf = 2 / (1 - beta2) - 1;
+  const double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / (1 - std::pow(beta2, step));
+  if (!(rho_t > 5.0)) return 0;
+  return std::pow((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.5);
+}
+
+// _single_tensor_radam; states: exp_avg, exp_avg_sq. Until the variance is tractable the update is the
+// bias-corrected momentum alone.
 template <typename T>
 struct RadamRule {
   Decay<T> decay;
   GradIn<T> grad_in;
   Lerp<T> lerp;
   T beta2, one_minus_beta2, bias_correction1, bias_correction2_sqrt, lr, eps, rect;
-  bool rectified;
+  Choice<T> rectified;
   RadamRule(double step, double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled,
             bool maximize)
       : decay(decoupled, lr, weight_decay), grad_in(maximize, weight_decay, !decoupled), lerp(1 - beta1),
         beta2(static_cast<T>(beta2)), one_minus_beta2(static_cast<T>(1 - beta2)),
-        bias_correction1(static_cast<T>(1 - std::pow(beta1, step))), lr(static_cast<T>(lr)),
-        eps(static_cast<T>(eps)) {
-    const double bias_correction2 = 1 - std::pow(beta2, step);
-    bias_correction2_sqrt = static_cast<T>(std::pow(bias_correction2, 0.5));
-    const double rho_inf = 2 / (1 - beta2) - 1;
-    const double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / bias_correction2;
-    rectified = rho_t > 5.0;
-    rect = rectified ? static_cast<T>(
-                           std::pow((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.5))
-                     : T(0);
-  }
+        bias_correction1(static_cast<T>(1 - std::pow(beta1, step))),
+        bias_correction2_sqrt(static_cast<T>(std::pow(1 - std::pow(beta2, step), 0.5))), lr(static_cast<T>(lr)),
+        eps(static_cast<T>(eps)), rect(static_cast<T>(radam_rect(step, beta2))), rectified(radam_rect(step, beta2) > 0) {}
   FL_OPTIM_INLINE void operator()(T& p, T g0, T& exp_avg, T& exp_avg_sq) const {
     const T p0 = decay(p);
     const T g = grad_in(g0, p0);
@@ -414,7 +431,7 @@ struct RadamRule {
     const T scaled = mul_alone(m / bias_correction1, lr);
     // torch: bias_correction2 ** 0.5 / t is t.reciprocal() * bias_correction2 ** 0.5.
     const T adaptive_lr = (T(1) / (root(v) + eps)) * bias_correction2_sqrt;
-    p = p0 - (rectified ? mul_alone(scaled * adaptive_lr, rect) : scaled);
+    p = p0 - rectified(mul_alone(scaled * adaptive_lr, rect), scaled);
   }
 };
 
