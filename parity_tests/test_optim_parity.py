@@ -151,6 +151,29 @@ def test_fused_step_trajectory_20_steps(name, kwargs, dtype):
     run(opt_f2, pf2, 5)
 
 
+@pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"),
+                    reason="torch's kernels use fused multiply-adds only in their AVX2/AVX-512 builds")
+@pytest.mark.parametrize("name,kwargs", FUSED_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FUSED_CASES)])
+def test_fused_step_bitwise_with_exact_sqrt(name, kwargs, monkeypatch):
+    """The fused steps round exactly as torch's single-tensor code does: with torch's float32 sqrt (within 1 ulp on
+    the CPU, not correctly rounded) replaced by a correctly rounded one, 20 float32 steps are bit-identical."""
+    plain_sqrt = torch.Tensor.sqrt
+    monkeypatch.setattr(torch.Tensor, "sqrt", lambda t: plain_sqrt(t.double()).float())
+    monkeypatch.setattr(torch.Tensor, "sqrt_", lambda t: t.copy_(plain_sqrt(t.double())))
+    rs = np.random.RandomState(0)
+    init = [rs.randn(64, 33).astype(np.float32), rs.randn(33).astype(np.float32)]
+    pt, pf = [torch.nn.Parameter(torch.tensor(a)) for a in init], [fl.nn.Parameter(fl.tensor(a)) for a in init]
+    opt_t, opt_f = getattr(torch.optim, name)(pt, **kwargs), getattr(fl.optim, name)(pf, **kwargs)
+    for _ in range(20):
+        for p, q in zip(pt, pf):
+            g = rs.randn(*p.shape).astype(np.float32)
+            p.grad, q.grad = torch.tensor(g), fl.tensor(g)
+        opt_t.step()
+        opt_f.step()
+    for p, q in zip(pt, pf):
+        np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+
+
 def test_lbfgs_trajectory():
     target = np.array([1.0, -2.0, 0.5], np.float32)
     for ls in (None, "strong_wolfe"):
