@@ -420,7 +420,8 @@ struct RadamRule {
         beta2(static_cast<T>(beta2)), one_minus_beta2(static_cast<T>(1 - beta2)),
         bias_correction1(static_cast<T>(1 - std::pow(beta1, step))),
         bias_correction2_sqrt(static_cast<T>(std::pow(1 - std::pow(beta2, step), 0.5))), lr(static_cast<T>(lr)),
-        eps(static_cast<T>(eps)), rect(static_cast<T>(radam_rect(step, beta2))), rectified(radam_rect(step, beta2) > 0) {}
+        eps(static_cast<T>(eps)), rect(static_cast<T>(radam_rect(step, beta2))),
+        rectified(radam_rect(step, beta2) > 0) {}
   FL_OPTIM_INLINE void operator()(T& p, T g0, T& exp_avg, T& exp_avg_sq) const {
     const T p0 = decay(p);
     const T g = grad_in(g0, p0);

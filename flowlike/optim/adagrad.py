@@ -33,8 +33,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             hyper = dict(lr=_to_scalar(group["lr"]), lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
                          eps=group["eps"], maximize=group["maximize"])
-            _fused_step(group, _C._fused_adagrad_, ("sum", "step"), lambda p: self.state[p], self._single,
-                        hyper)
+            _fused_step(group, _C._fused_adagrad_, ("sum", "step"), lambda p: self.state[p], self._single, hyper)
         return loss
 
     def _single(self, param, grad, lr, lr_decay, weight_decay, eps, maximize):
