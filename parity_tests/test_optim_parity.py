@@ -67,6 +67,113 @@ def test_trajectory_and_state_dict(name, kwargs):
     _run(opt_t, opt_f2, pt, pf2, rs, 3)
 
 
+FUSED_CASES = [
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1, maximize=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9)),
+    ("RMSprop", dict(lr=0.01, centered=True, alpha=0.9, eps=1e-6)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.5, eps=1e-6)),
+    ("Adagrad", dict(lr=0.1, weight_decay=0.1, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.5, eps=1e-4, weight_decay=0.1)),
+    ("Adadelta", dict(lr=2.0, maximize=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.01, maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.01)),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+]
+
+
+def _model_groups(lib, dtype, base, lr):
+    """A Linear(5, 7) -> tanh -> Linear(7, 3) model in two param groups (the second at 0.3x the lr) plus a
+    transposed (non-contiguous) parameter, which flowlike updates by the per-op path instead of the fused one."""
+    model = lib.nn.Sequential(lib.nn.Linear(5, 7), lib.nn.Tanh(), lib.nn.Linear(7, 3)).to(getattr(lib, dtype))
+    model.load_state_dict({k: lib.tensor(v) for k, v in base["model"].items()})
+    extra = lib.nn.Parameter(lib.tensor(base["extra"].T.copy()).t())
+    groups = [{"params": list(model[0].parameters())}, {"params": [*model[2].parameters(), extra], "lr": lr * 0.3}]
+    return model, groups
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", FUSED_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FUSED_CASES)])
+def test_fused_step_trajectory_20_steps(name, kwargs, dtype):
+    """20 steps on a small model from identical weights and gradients follow torch's parameters within rel 1e-5
+    (the last layer's bias gets no gradient on odd steps, so step counts differ per parameter); the state_dicts
+    agree, and torch's state_dict loaded into flowlike continues the same trajectory."""
+    rs = np.random.RandomState(0)
+    ref = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3)).to(getattr(torch, dtype))
+    base = {"model": {k: v.numpy() for k, v in ref.state_dict().items()}, "extra": rs.randn(4, 3).astype(dtype)}
+    lr = kwargs.get("lr", 1.0)
+    (mt, gt), (mf, gf) = _model_groups(torch, dtype, base, lr), _model_groups(fl, dtype, base, lr)
+    opt_t, opt_f = getattr(torch.optim, name)(gt, **kwargs), getattr(fl.optim, name)(gf, **kwargs)
+    pt = [p for g in gt for p in g["params"]]
+    rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-9, 1e-12)
+
+    def run(opt_f, pf, steps):
+        for step in range(steps):
+            x, y = torch.tensor(rs.randn(8, 5).astype(dtype)), torch.tensor(rs.randn(8, 3).astype(dtype))
+            opt_t.zero_grad()
+            ((mt(x) - y) ** 2).mean().backward()
+            pt[-1].grad = torch.tensor(rs.randn(3, 4).astype(dtype)).t()
+            if step % 2:
+                pt[-2].grad = None
+            for p, q in zip(pt, pf):
+                q.grad = None if p.grad is None else fl.tensor(p.grad.numpy())
+            opt_t.step()
+            opt_f.step()
+            for p, q in zip(pt, pf):
+                assert_same(q.detach(), p.detach(), rtol=rtol, atol=atol)
+
+    pf = [p for g in gf for p in g["params"]]
+    run(opt_f, pf, 20)
+    sd_t, sd_f = opt_t.state_dict(), opt_f.state_dict()
+    assert sd_f["param_groups"] == sd_t["param_groups"]
+    assert sd_f["state"].keys() == sd_t["state"].keys()
+    for k, state in sd_t["state"].items():
+        assert sd_f["state"][k].keys() == state.keys()
+        for key, v in state.items():
+            assert_same(sd_f["state"][k][key], v, rtol=rtol, atol=atol)
+    # torch's state_dict, converted tensor by tensor, continues the same trajectory in a fresh flowlike optimizer.
+    pf2 = [fl.nn.Parameter(to_flowlike(p.detach())) for p in pt]
+    opt_f2 = getattr(fl.optim, name)([{"params": pf2[:2]}, {"params": pf2[2:], "lr": lr * 0.3}], **kwargs)
+    opt_f2.load_state_dict({"state": {k: {key: to_flowlike(v) if isinstance(v, torch.Tensor) else v
+                                          for key, v in s.items()} for k, s in sd_t["state"].items()},
+                            "param_groups": sd_t["param_groups"]})
+    run(opt_f2, pf2, 5)
+
+
+@pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"),
+                    reason="torch's kernels use fused multiply-adds only in their AVX2/AVX-512 builds")
+@pytest.mark.parametrize("name,kwargs", FUSED_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FUSED_CASES)])
+def test_fused_step_bitwise_with_exact_sqrt(name, kwargs, monkeypatch):
+    """The fused steps round exactly as torch's single-tensor code does: with torch's float32 sqrt (within 1 ulp on
+    the CPU, not correctly rounded) replaced by a correctly rounded one, 20 float32 steps are bit-identical."""
+    plain_sqrt = torch.Tensor.sqrt
+    monkeypatch.setattr(torch.Tensor, "sqrt", lambda t: plain_sqrt(t.double()).float())
+    monkeypatch.setattr(torch.Tensor, "sqrt_", lambda t: t.copy_(plain_sqrt(t.double())))
+    rs = np.random.RandomState(0)
+    init = [rs.randn(64, 33).astype(np.float32), rs.randn(33).astype(np.float32)]
+    pt, pf = [torch.nn.Parameter(torch.tensor(a)) for a in init], [fl.nn.Parameter(fl.tensor(a)) for a in init]
+    opt_t, opt_f = getattr(torch.optim, name)(pt, **kwargs), getattr(fl.optim, name)(pf, **kwargs)
+    for _ in range(20):
+        for p, q in zip(pt, pf):
+            g = rs.randn(*p.shape).astype(np.float32)
+            p.grad, q.grad = torch.tensor(g), fl.tensor(g)
+        opt_t.step()
+        opt_f.step()
+    for p, q in zip(pt, pf):
+        np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+
+
 def test_lbfgs_trajectory():
     target = np.array([1.0, -2.0, 0.5], np.float32)
     for ls in (None, "strong_wolfe"):
@@ -89,7 +196,16 @@ def test_lbfgs_trajectory():
 
 def test_constructor_errors_match():
     for name, kw in [("SGD", dict(lr=-1)), ("SGD", dict(lr=0.1, nesterov=True)), ("Adam", dict(betas=(1.0, 0.9))),
-                     ("Adam", dict(eps=-1)), ("RMSprop", dict(alpha=-1)), ("Adadelta", dict(rho=2.0))]:
+                     ("Adam", dict(eps=-1)), ("RMSprop", dict(alpha=-1)), ("RMSprop", dict(lr=-0.1)),
+                     ("RMSprop", dict(momentum=-1)), ("RMSprop", dict(weight_decay=-1)), ("RMSprop", dict(eps=-1)),
+                     ("Adagrad", dict(lr=-1)), ("Adagrad", dict(lr_decay=-1)), ("Adagrad", dict(weight_decay=-1)),
+                     ("Adagrad", dict(initial_accumulator_value=-1)), ("Adagrad", dict(eps=-1)),
+                     ("Adadelta", dict(rho=2.0)), ("Adadelta", dict(lr=-1)), ("Adadelta", dict(eps=-1)),
+                     ("Adadelta", dict(weight_decay=-1)), ("Adamax", dict(lr=-1)), ("Adamax", dict(betas=(0.9, 1.0))),
+                     ("Adamax", dict(eps=-1)), ("Adamax", dict(weight_decay=-1)), ("NAdam", dict(lr=-1)),
+                     ("NAdam", dict(betas=(-0.1, 0.9))), ("NAdam", dict(momentum_decay=-1)),
+                     ("NAdam", dict(weight_decay=-1)), ("RAdam", dict(lr=-1)), ("RAdam", dict(betas=(0.9, 1.5))),
+                     ("RAdam", dict(eps=-1)), ("RAdam", dict(weight_decay=-1))]:
         with pytest.raises(ValueError) as et:
             getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(1))], **kw)
         with pytest.raises(ValueError) as ef:

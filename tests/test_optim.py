@@ -166,6 +166,15 @@ def test_schedulers():
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3)),
     ("Adam", dict(lr=0.1, weight_decay=0.1)), ("Adam", dict(lr=0.1, amsgrad=True, maximize=True)),
     ("AdamW", dict(lr=0.1, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01)), ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, centered=True, maximize=True)), ("RMSprop", dict(lr=0.01, momentum=0.5)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.1, maximize=True)),
+    ("Adadelta", dict(rho=0.8, weight_decay=0.1)), ("Adadelta", dict(maximize=True)),
+    ("Adamax", dict(lr=0.1, weight_decay=0.1)), ("Adamax", dict(lr=0.1, betas=(0.3, 0.9), maximize=True)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.1, betas=(0.9, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.1, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_fused_step_matches_per_op_path(name, kwargs, dtype):
@@ -177,7 +186,7 @@ def test_fused_step_matches_per_op_path(name, kwargs, dtype):
     assert fused.is_contiguous() and not per_op.is_contiguous()
     opt_a = getattr(optim, name)([fused], **kwargs)
     opt_b = getattr(optim, name)([per_op], **kwargs)
-    for _ in range(4):
+    for _ in range(8):
         g = rs.randn(3, 4)
         fused.grad = torch.tensor(g, dtype=dtype)
         per_op.grad = torch.tensor(g.T.copy(), dtype=dtype).t()
@@ -200,3 +209,49 @@ def test_fused_kernel_rejects_bad_lists():
         torch._C._fused_adam_([p], [torch.ones(4)], [torch.ones(3)], [torch.ones(3)], [], [torch.zeros(())], lr=0.1,
                               beta1=0.9, beta2=0.99, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False,
                               decoupled_weight_decay=False)
+
+
+def test_fused_kernels_reject_bad_lists_naming_the_op():
+    p, g = nn.Parameter(torch.ones(3)), torch.ones(3)
+    step = torch.zeros(())
+    calls = {
+        "_fused_rmsprop_": lambda **o: torch._C._fused_rmsprop_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), [], [], o.get("steps", [step]), lr=0.1,
+            alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, maximize=False),
+        "_fused_adagrad_": lambda **o: torch._C._fused_adagrad_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), o.get("steps", [step]), lr=0.1, lr_decay=0.0,
+            weight_decay=0.0, eps=1e-10, maximize=False),
+        "_fused_adadelta_": lambda **o: torch._C._fused_adadelta_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), [torch.zeros(3)], o.get("steps", [step]),
+            lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False),
+        "_fused_adamax_": lambda **o: torch._C._fused_adamax_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), [torch.zeros(3)], o.get("steps", [step]),
+            lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, maximize=False),
+        "_fused_nadam_": lambda **o: torch._C._fused_nadam_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), [torch.zeros(3)], [torch.ones(())],
+            o.get("steps", [step]), lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
+            decoupled_weight_decay=False, maximize=False),
+        "_fused_radam_": lambda **o: torch._C._fused_radam_(
+            o.get("params", [p]), [g], o.get("state", [torch.zeros(3)]), [torch.zeros(3)], o.get("steps", [step]),
+            lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False, maximize=False),
+    }
+    for op, call in calls.items():
+        with pytest.raises(ValueError, match=op):  # list lengths
+            call(state=[])
+        with pytest.raises(ValueError, match=op):  # shapes
+            call(state=[torch.zeros(4)])
+        with pytest.raises(ValueError, match=op):  # contiguity
+            call(state=[torch.zeros(3, 2).t()[0]])
+        with pytest.raises(TypeError, match=op):  # dtypes
+            call(state=[torch.zeros(3, dtype=torch.float64)])
+        with pytest.raises(TypeError, match=op):
+            call(params=[nn.Parameter(torch.ones(3, dtype=torch.float16))], state=[torch.zeros(3, dtype=torch.float16)])
+        with pytest.raises(TypeError, match=op):  # step counts
+            call(steps=[torch.zeros(2)])
+        with pytest.raises(ValueError, match=op):
+            call(steps=[])
+        assert float(step) == 0.0 and p.tolist() == [1.0, 1.0, 1.0]  # nothing was updated
+        call()
+        assert float(step) == 1.0 and p.tolist() != [1.0, 1.0, 1.0]
+        step.zero_()
+        p.data.fill_(1.0)

@@ -1,6 +1,6 @@
 """Adadelta (torch.optim.Adadelta)."""
-from .. import _creation
-from .optimizer import Optimizer, _check_range, _grads_of, _step_tensor, _to_scalar, _use_grad
+from .. import _C, _creation
+from .optimizer import Optimizer, _check_range, _fused_step, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["Adadelta"]
 
@@ -19,26 +19,35 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    def _init_state(self, param):
+        state = self.state[param]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["square_avg"] = _creation.zeros_like(param)
+            state["acc_delta"] = _creation.zeros_like(param)
+        return state
+
     @_use_grad
     def step(self, closure=None):
-        """One Adadelta step; returns closure() when given."""
+        """One Adadelta step (a fused C++ update per param group for dense float tensors); returns closure() if
+        given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, rho, eps, weight_decay = _to_scalar(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
-            for param, grad in _grads_of(group, group["maximize"]):
-                state = self.state[param]
-                if len(state) == 0:
-                    state["step"] = _step_tensor()
-                    state["square_avg"] = _creation.zeros_like(param)
-                    state["acc_delta"] = _creation.zeros_like(param)
-                state["step"] += 1
-                if weight_decay != 0:
-                    grad = grad.add(param, alpha=weight_decay)
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                std = square_avg.add(eps).sqrt_()
-                delta = acc_delta.add(eps).sqrt_()
-                delta.div_(std).mul_(grad)
-                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                param.add_(delta, alpha=-lr)
+            hyper = dict(lr=_to_scalar(group["lr"]), rho=group["rho"], eps=group["eps"],
+                         weight_decay=group["weight_decay"], maximize=group["maximize"])
+            _fused_step(group, _C._fused_adadelta_, ("square_avg", "acc_delta", "step"), self._init_state,
+                        self._single, hyper)
         return loss
+
+    def _single(self, param, grad, lr, rho, eps, weight_decay, maximize):
+        state = self._init_state(param)
+        state["step"] += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_()
+        delta.div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        param.add_(delta, alpha=-lr)

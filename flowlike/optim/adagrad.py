@@ -1,6 +1,6 @@
 """Adagrad (torch.optim.Adagrad)."""
-from .. import _creation
-from .optimizer import Optimizer, _check_range, _get_value, _grads_of, _step_tensor, _to_scalar, _use_grad
+from .. import _C, _creation
+from .optimizer import Optimizer, _check_range, _fused_step, _get_value, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["Adagrad"]
 
@@ -28,21 +28,23 @@ class Adagrad(Optimizer):
 
     @_use_grad
     def step(self, closure=None):
-        """One Adagrad step; returns closure() when given."""
+        """One Adagrad step (a fused C++ update per param group for dense float tensors); returns closure() if given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, lr_decay, eps, weight_decay = _to_scalar(group["lr"]), group["lr_decay"], group["eps"], \
-                group["weight_decay"]
-            for param, grad in _grads_of(group, group["maximize"]):
-                state = self.state[param]
-                step_t = state["step"]
-                step_t += 1
-                step = _get_value(step_t)
-                if weight_decay != 0:
-                    grad = grad.add(param, alpha=weight_decay)
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"]
-                state_sum.addcmul_(grad, grad, value=1)
-                std = state_sum.sqrt().add_(eps)
-                param.addcdiv_(grad, std, value=-clr)
+            hyper = dict(lr=_to_scalar(group["lr"]), lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
+                         eps=group["eps"], maximize=group["maximize"])
+            _fused_step(group, _C._fused_adagrad_, ("sum", "step"), lambda p: self.state[p], self._single, hyper)
         return loss
+
+    def _single(self, param, grad, lr, lr_decay, weight_decay, eps, maximize):
+        state = self.state[param]
+        step_t = state["step"]
+        step_t += 1
+        step = _get_value(step_t)
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sum = state["sum"]
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-clr)

@@ -1,6 +1,6 @@
 """Adam (torch.optim.Adam); AdamW is Adam with decoupled weight decay."""
 from .. import _C, _creation
-from .optimizer import Optimizer, _check_range, _get_value, _split_fusable, _step_tensor, _to_scalar, _use_grad
+from .optimizer import Optimizer, _check_range, _fused_step, _get_value, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["Adam"]
 
@@ -50,14 +50,9 @@ class Adam(Optimizer):
             hyper = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
                          eps=group["eps"], amsgrad=group["amsgrad"], maximize=group["maximize"],
                          decoupled_weight_decay=group["decoupled_weight_decay"])
-            params, grads, rest = _split_fusable(group, group["differentiable"])
-            if params:
-                states = [self._init_state(p, hyper["amsgrad"]) for p in params]
-                _C._fused_adam_(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                                [s["max_exp_avg_sq"] for s in states] if hyper["amsgrad"] else [],
-                                [s["step"] for s in states], **hyper)
-            for param, grad in rest:
-                self._single(param, grad.neg() if hyper["maximize"] else grad, **hyper)
+            amsgrad = hyper["amsgrad"]
+            keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq" if amsgrad else None, "step")
+            _fused_step(group, _C._fused_adam_, keys, lambda p: self._init_state(p, amsgrad), self._single, hyper)
         return loss
 
     def _single(self, param, grad, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled_weight_decay):

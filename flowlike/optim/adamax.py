@@ -1,7 +1,7 @@
 """Adamax (torch.optim.Adamax): Adam with the infinity norm."""
-from .. import _creation
+from .. import _C, _creation
 from .adam import _check_adam_args
-from .optimizer import Optimizer, _get_value, _grads_of, _step_tensor, _to_scalar, _use_grad
+from .optimizer import Optimizer, _fused_step, _get_value, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["Adamax"]
 
@@ -16,26 +16,34 @@ class Adamax(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
+    def _init_state(self, param):
+        state = self.state[param]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _creation.zeros_like(param)
+            state["exp_inf"] = _creation.zeros_like(param)
+        return state
+
     @_use_grad
     def step(self, closure=None):
-        """One Adamax step; returns closure() when given."""
+        """One Adamax step (a fused C++ update per param group for dense float tensors); returns closure() if given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, weight_decay = _to_scalar(group["lr"]), group["eps"], group["weight_decay"]
-            for param, grad in _grads_of(group, group["maximize"]):
-                state = self.state[param]
-                if len(state) == 0:
-                    state["step"] = _step_tensor()
-                    state["exp_avg"] = _creation.zeros_like(param)
-                    state["exp_inf"] = _creation.zeros_like(param)
-                step_t = state["step"]
-                step_t += 1
-                if weight_decay != 0:
-                    grad = grad.add(param, alpha=weight_decay)
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_inf.copy_(exp_inf.mul_(beta2).maximum(grad.abs().add_(eps)))
-                clr = lr / (1 - beta1 ** _get_value(step_t))
-                param.addcdiv_(exp_avg, exp_inf, value=-clr)
+            beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+            hyper = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                         weight_decay=group["weight_decay"], maximize=group["maximize"])
+            _fused_step(group, _C._fused_adamax_, ("exp_avg", "exp_inf", "step"), self._init_state, self._single,
+                        hyper)
         return loss
+
+    def _single(self, param, grad, lr, beta1, beta2, eps, weight_decay, maximize):
+        state = self._init_state(param)
+        step_t = state["step"]
+        step_t += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_inf.copy_(exp_inf.mul_(beta2).maximum(grad.abs().add_(eps)))
+        clr = lr / (1 - beta1 ** _get_value(step_t))
+        param.addcdiv_(exp_avg, exp_inf, value=-clr)

@@ -370,12 +370,14 @@ def _split_fusable(group, differentiable=False):
     return fused_params, fused_grads, rest
 
 
-def _grads_of(group, maximize):
-    """(param, grad) for the params of group that have a gradient; grad negated under maximize."""
-    out = []
-    for p in group["params"]:
-        g = p.grad
-        if g is None:
-            continue
-        out.append((p, g.neg() if maximize else g))
-    return out
+def _fused_step(group, fused_op, state_keys, init_state, single, hyper):
+    """Updates group's params: one fused C++ call, fused_op(params, grads, *state lists, **hyper), for those it can
+    take (dense float32/float64), and single(param, grad, **hyper) for the rest (grad negated under maximize).
+    state_keys name each state list in the op's order; a None key passes an empty list (a state the options do not
+    keep). init_state(param) returns the param's state, creating it on the first step."""
+    params, grads, rest = _split_fusable(group, group["differentiable"])
+    if params:
+        states = [init_state(p) for p in params]
+        fused_op(params, grads, *[[s[k] for s in states] if k is not None else [] for k in state_keys], **hyper)
+    for param, grad in rest:
+        single(param, grad.neg() if hyper["maximize"] else grad, **hyper)
