@@ -127,6 +127,53 @@ def test_batch_norm(training):
     check_grad(ya, yb, [a, wa, ba], [b, wb, bb], dict(rtol=1e-3, atol=1e-4))
 
 
+@pytest.mark.parametrize("shape", [(7, 4), (6, 4, 5), (3, 4, 5, 3), (2, 4, 3, 2, 2)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_shapes_dtypes(shape, dtype, training):
+    a, b = pair(*shape, dtype=dtype, scale=3.0, requires_grad=True)
+    with torch.no_grad():
+        a += 5.0  # an offset mean: the statistics must not cancel catastrophically
+    b = to_flowlike(a.detach()).requires_grad_(True)
+    wa, wb = pair(4, dtype=dtype, requires_grad=True)
+    rma, rmb = pair(4, dtype=dtype)
+    rva = torch.rand(4, dtype=dtype) + 0.5
+    rvb = to_flowlike(rva)
+    ya = TF.batch_norm(a, rma, rva, wa, None, training, 0.3, 1e-3)
+    yb = F.batch_norm(b, rmb, rvb, wb, None, training, 0.3, 1e-3)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+    assert_same(yb, ya, **tol)
+    assert_same(rmb, rma, **(tol if dtype == torch.bfloat16 else dict(atol=1e-5)))
+    assert_same(rvb, rva, **(tol if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)))
+    assert yb.grad_fn.name() == ya.grad_fn.name()
+    # bfloat16: torch rounds xhat to bfloat16 before the weight-gradient sum, flowlike sums in float32
+    check_grad(ya, yb, [a, wa], [b, wb], dict(rtol=2e-2, atol=6e-2) if dtype == torch.bfloat16 else dict(rtol=1e-3, atol=1e-4))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_double_backward(training):
+    a, b = pair(5, 3, 4, dtype=torch.float64, requires_grad=True)
+    wa, wb = pair(3, dtype=torch.float64, requires_grad=True)
+    ba, bb = pair(3, dtype=torch.float64, requires_grad=True)
+    rma, rmb = pair(3, dtype=torch.float64)
+    rva = torch.rand(3, dtype=torch.float64) + 0.5
+    rvb = to_flowlike(rva)
+    g_in = torch.randn(5, 3, 4, dtype=torch.float64)
+
+    def run(m, fn, x, w, bias, rm, rv, g):
+        y = fn.batch_norm(x, rm, rv, w, bias, training, 0.1, 1e-5)
+        grads = m.autograd.grad((y * g).sum(), [x, w, bias], create_graph=True)
+        sum(gr.pow(2).sum() for gr in grads).backward()
+        return grads
+
+    grads_a = run(torch, TF, a, wa, ba, rma, rva, g_in)
+    grads_b = run(fl, F, b, wb, bb, rmb, rvb, to_flowlike(g_in))
+    for gb_, ga_ in zip(grads_b, grads_a):
+        assert_same(gb_, ga_, rtol=1e-9, atol=1e-10)
+    for xb, xa in ((b, a), (wb, wa)):
+        assert_same(xb.grad, xa.grad, rtol=1e-8, atol=1e-9)
+
+
 def test_instance_group_lrn_normalize():
     a, b = pair(3, 6, 5, 4, requires_grad=True)
     wa, wb = pair(6, requires_grad=True)

@@ -1,7 +1,8 @@
-// Autograd kernels of the nn primitives: softmax family, native_layer_norm, activations and the
+// Autograd kernels of the nn primitives: softmax family, native_layer_norm, native_batch_norm,
+// activations and the
 // fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
-// create_graph (so do layer_norm and rms_norm), and the activations' backward op is differentiable
+// create_graph (so do layer_norm, rms_norm and batch_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.
 // The attention backward op is not differentiable; a float attn_mask that requires grad gets dS
 // (the one case that materializes the attention matrix, as PyTorch's math path does).
@@ -12,6 +13,7 @@
 #include "../ops/nn_norm.h"
 #include "../ops/reduce.h"
 #include "../ops/softmax.h"
+#include "../ops/views.h"
 #include "autograd.h"
 #include "formulas.h"
 
@@ -60,6 +62,25 @@ TensorList layer_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w,
   return {dx, w ? lead_sum(g * xhat) : nullptr, has_b ? lead_sum(g) : nullptr};
 }
 
+// batch_norm gradients written with dispatcher ops, used under create_graph. Training recomputes the
+// batch statistics from x (so that they are differentiated too); evaluation's are the constants saved.
+TensorList batch_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& save_mean,
+                              const Tensor& save_invstd, bool training, double eps, bool has_b) {
+  using namespace formulas;
+  const ScalarType none = ScalarType::NumTypes;
+  IntList dims{0}, cshape(x->dim(), 1);
+  for (int64_t d = 2; d < x->dim(); ++d) dims.push_back(d);
+  cshape[1] = x->sizes[1];
+  auto mean = [&](const Tensor& t) { return ops::mean(t, dims, true, none); };
+  auto channel = [&](const Tensor& t) { return ops::reshape(to_dtype(t, x->dtype), cshape); };
+  const Tensor xc = training ? x - mean(x) : x - channel(save_mean);
+  const Tensor rstd = training ? rsqrt(mean(xc * xc) + eps) : channel(save_invstd);
+  const Tensor xhat = xc * rstd;
+  const Tensor gw = w ? g * channel(w) : g;
+  const Tensor dx = training ? rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) : gw * rstd;
+  return {dx, w ? ops::sum(g * xhat, dims, false, none) : nullptr, has_b ? ops::sum(g, dims, false, none) : nullptr};
+}
+
 std::string camel(const char* op) {
   std::string n;
   bool up = true;
@@ -96,6 +117,25 @@ FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Ten
                  return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
                });
   return std::make_tuple(y, mean, rstd);
+}))
+
+FL_REGISTER_KERNEL(native_batch_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const Tensor& w, const Tensor& b,
+                                                   const Tensor& rm, const Tensor& rv, bool training, double momentum,
+                                                   double eps) {
+  auto [y, mean, invstd] = redispatch_no_grad(ops::native_batch_norm, ks, x, w, b, rm, rv, training, momentum, eps);
+  const bool need_params = requires_grad(w) || requires_grad(b);
+  const bool has_b = b != nullptr;
+  const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
+  std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
+  record_saved("NativeBatchNormBackward0", y, std::move(edges), {x, w, mean, invstd}, false,
+               [training, eps, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
+                 const Tensor &x = s[0], &w = s[1];
+                 if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
+                   return batch_norm_formula(g, x, w, s[2], s[3], training, eps, has_b);
+                 auto [gx, gw, gb] = ops::native_batch_norm_backward(g, x, w, s[2], s[3], training, need_params);
+                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+               });
+  return std::make_tuple(y, mean, invstd);
 }))
 
 FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t kind, double a, double b,

@@ -1,4 +1,4 @@
-// CPU kernels of native_layer_norm (layer_norm and rms_norm) and its backward. One pass per row
+// CPU kernels of native_layer_norm (layer_norm and rms_norm), native_batch_norm and their backward. One pass per row
 // over an L1-resident row computes the statistics (mean, then the centered sum of squares, for
 // accuracy), a second writes the output; mean and rstd are kept for backward.
 #include "nn_norm.h"
@@ -195,6 +195,148 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(DispatchKeySet, const
   return {gx, gw, gb};
 }
 
+
+// ---- batch_norm: statistics per channel of an (N, C, S) input -------------------------------------
+// Note [batch_norm passes] Forward reads x twice in training (mean, then the centered sum of squares,
+// for accuracy) and writes y = x * scale + shift once (PyTorch's alpha/beta form); backward reads
+// (g, x) once for the two channel sums and once more to write grad_input. Per-plane sums use float
+// lanes (vectorized), accumulated across the batch in double.
+
+struct Channels {
+  int64_t N, C, S;
+};
+Channels channels_of(const Tensor& x) {
+  const int64_t N = x->sizes[0], C = x->sizes[1];
+  return {N, C, N * C ? x->numel / (N * C) : 0};
+}
+
+// f(c) for every channel, over the OpenMP threads when the input is large.
+template <typename F>
+void for_channels(const Channels& l, F f) {
+  const bool par = l.N * l.C * l.S >= kParallelGrain && l.C > 1 && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t c = 0; c < l.C; ++c) f(c);
+}
+
+// sum over the batch of f(plane, i) for i < S, where plane is sample n's pointer offset of channel c.
+template <typename A, typename F>
+double channel_sum(const Channels& l, int64_t c, F f) {
+  double total = 0;
+  for (int64_t n = 0; n < l.N; ++n) {
+    const int64_t base = (n * l.C + c) * l.S;
+    total += lane_sum<A>(l.S, [&](int64_t i) { return f(base + i); });
+  }
+  return total;
+}
+
+// running = (1 - momentum) * running + momentum * value, in the running tensor's dtype.
+void update_running(const Tensor& running, const std::vector<double>& value, double momentum) {
+  if (!running) return;
+  FL_CHECK(running->contiguous, Error, "batch_norm: running statistics must be contiguous");
+  FL_DISPATCH_FLOATING(running->dtype, "batch_norm", {
+    scalar_t* r = running->data<scalar_t>();
+    for (size_t c = 0; c < value.size(); ++c) r[c] = scalar_t((1 - momentum) * double(r[c]) + momentum * value[c]);
+  });
+  running->bump_version();
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight,
+                                                  const Tensor& bias, const Tensor& running_mean,
+                                                  const Tensor& running_var, bool training, double momentum,
+                                                  double eps) {
+  FL_CHECK(input->dim() >= 2, ValueError, "batch_norm: expected 2D or more input (got ", input->dim(), "D input)");
+  FL_CHECK(is_floating(input->dtype), NotImplementedError, "\"batch_norm\" not implemented for '",
+           c10_type_name(input->dtype), "'");
+  const Channels l = channels_of(input);
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"weight", &weight}, {"bias", &bias},
+                                {"running_mean", &running_mean}, {"running_var", &running_var}})
+    FL_CHECK(!*t || (*t)->numel == l.C, Error, "batch_norm: ", name, " should contain ", l.C, " elements not ",
+             (*t)->numel, " (input of shape ", shape_str(input->sizes), ")");
+  FL_CHECK(training || (running_mean && running_var), Error,
+           "batch_norm: running_mean and running_var are required in evaluation mode");
+  const int64_t M = l.N * l.S;
+  FL_CHECK(!training || M > 1, ValueError, "Expected more than 1 value per channel when training, got input size ",
+           shape_str(input->sizes));
+  Tensor x = row_major(input), w = as_dtype(weight, x->dtype), b = as_dtype(bias, x->dtype);
+  Tensor y = empty(x->sizes, x->dtype);
+  const ScalarType sdt = stats_dtype(x->dtype);
+  Tensor mean = empty({l.C}, sdt), invstd = empty({l.C}, sdt);
+  Tensor rm = training ? Tensor() : as_dtype(running_mean, ScalarType::Float64);
+  Tensor rv = training ? Tensor() : as_dtype(running_var, ScalarType::Float64);
+  std::vector<double> batch_mean(l.C), batch_var(l.C);
+  FL_DISPATCH_FLOATING(x->dtype, "batch_norm", {
+    using A = opmath_t<scalar_t>;
+    const scalar_t *xp = x->data<scalar_t>(), *wp = ptr_or_null<scalar_t>(w), *bp = ptr_or_null<scalar_t>(b);
+    scalar_t* yp = y->data<scalar_t>();
+    A *mp = mean->data<A>(), *ip = invstd->data<A>();
+    for_channels(l, [&](int64_t c) {
+      double mu, var;
+      if (training) {
+        mu = M ? channel_sum<A>(l, c, [&](int64_t i) { return A(xp[i]); }) / double(M) : 0.0;
+        const A muA = A(mu);
+        var = M ? channel_sum<A>(l, c, [&](int64_t i) { const A d = A(xp[i]) - muA; return d * d; }) / double(M) : 0.0;
+        batch_mean[c] = mu;
+        batch_var[c] = M > 1 ? var * double(M) / double(M - 1) : var;
+      } else {
+        mu = rm->data<double>()[c];
+        var = rv->data<double>()[c];
+      }
+      const double is = 1.0 / std::sqrt(var + eps);
+      mp[c] = A(mu);
+      ip[c] = A(is);
+      const A scale = A(is * (wp ? double(wp[c]) : 1.0)), shift = A((bp ? double(bp[c]) : 0.0) - mu * double(scale));
+      for (int64_t n = 0; n < l.N; ++n) {
+        const int64_t base = (n * l.C + c) * l.S;
+        for (int64_t i = 0; i < l.S; ++i) yp[base + i] = scalar_t(A(xp[base + i]) * scale + shift);
+      }
+    });
+  });
+  if (training) {
+    update_running(running_mean, batch_mean, momentum);
+    update_running(running_var, batch_var, momentum);
+  }
+  return {y, mean, invstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(DispatchKeySet, const Tensor& grad_out, const Tensor& input,
+                                                           const Tensor& weight, const Tensor& save_mean,
+                                                           const Tensor& save_invstd, bool training, bool param_grads) {
+  FL_CHECK(grad_out->sizes == input->sizes, Error, "batch_norm_backward: grad_output of shape ",
+           shape_str(grad_out->sizes), " does not match input of shape ", shape_str(input->sizes));
+  const Channels l = channels_of(input);
+  const int64_t M = l.N * l.S;
+  Tensor x = row_major(input), g = as_dtype(grad_out, x->dtype), w = as_dtype(weight, x->dtype);
+  Tensor gx = empty(x->sizes, x->dtype), gw, gb;
+  if (param_grads) {
+    gw = empty({l.C}, x->dtype);
+    gb = empty({l.C}, x->dtype);
+  }
+  FL_DISPATCH_FLOATING(x->dtype, "batch_norm_backward", {
+    using A = opmath_t<scalar_t>;
+    Tensor m = as_dtype(save_mean, stats_dtype(x->dtype)), is = as_dtype(save_invstd, stats_dtype(x->dtype));
+    const scalar_t *xp = x->data<scalar_t>(), *gp = g->data<scalar_t>(), *wp = ptr_or_null<scalar_t>(w);
+    scalar_t* gxp = gx->data<scalar_t>();
+    for_channels(l, [&](int64_t c) {
+      const A mu = m->data<A>()[c], inv = is->data<A>()[c];
+      const double sum_g = channel_sum<A>(l, c, [&](int64_t i) { return A(gp[i]); });
+      const double sum_gxc = channel_sum<A>(l, c, [&](int64_t i) { return A(gp[i]) * (A(xp[i]) - mu); });
+      if (param_grads) {
+        gw->data<scalar_t>()[c] = scalar_t(sum_gxc * double(inv));
+        gb->data<scalar_t>()[c] = scalar_t(sum_g);
+      }
+      const A ws = inv * (wp ? A(wp[c]) : A(1));
+      // training: the batch statistics depend on x, which adds the two mean terms
+      const A gmean = training && M ? A(sum_g / double(M)) : A(0);
+      const A k = training && M ? A(sum_gxc / double(M)) * inv * inv : A(0);
+      for (int64_t n = 0; n < l.N; ++n) {
+        const int64_t base = (n * l.C + c) * l.S;
+        for (int64_t i = 0; i < l.S; ++i)
+          gxp[base + i] = scalar_t((A(gp[base + i]) - gmean - (A(xp[base + i]) - mu) * k) * ws);
+      }
+    });
+  });
+  return {gx, gw, gb};
+}
 }  // namespace
 }  // namespace fl
 
@@ -207,5 +349,17 @@ FL_DEFINE_OP(native_layer_norm_backward,
              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
                                                                  const ::fl::Tensor&, const ::fl::Tensor&,
                                                                  const ::fl::Tensor&, const ::fl::IntList&, bool, bool))
+FL_DEFINE_OP(native_batch_norm,
+             "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
+                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
+                                                                 const ::fl::Tensor&, bool, double, double))
+FL_DEFINE_OP(native_batch_norm_backward,
+             "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean, Tensor save_invstd, bool training, bool param_grads) -> (Tensor, Tensor, Tensor)",
+             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
+                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
+                                                                 const ::fl::Tensor&, bool, bool))
 FL_REGISTER_KERNEL(native_layer_norm, CPU, ::fl::layer_norm_cpu)
+FL_REGISTER_KERNEL(native_batch_norm, CPU, ::fl::batch_norm_cpu)
+FL_REGISTER_KERNEL(native_batch_norm_backward, CPU, ::fl::batch_norm_backward_cpu)
 FL_REGISTER_KERNEL(native_layer_norm_backward, CPU, ::fl::layer_norm_backward_cpu)

@@ -1,8 +1,9 @@
 """Normalization functions (`torch.nn.functional`).
 
-layer_norm and rms_norm run on one fused C++ row kernel that saves mean and rstd for backward
-(csrc/ops/nn_norm.h); group_norm and instance_norm reuse it on reshaped rows; batch_norm,
-local_response_norm and normalize are composites of the reductions and pointwise ops.
+layer_norm and rms_norm run on one fused C++ row kernel that saves mean and rstd for backward, and
+batch_norm on a fused per-channel kernel (csrc/ops/nn_norm.h); group_norm and instance_norm reuse
+the row kernel on reshaped rows; local_response_norm and normalize are composites of the reductions
+and pointwise ops.
 """
 import flowlike as _fl
 from .. import _C
@@ -45,7 +46,8 @@ def _update_running(running, value, momentum):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalizes each channel (dim 1) over the batch and spatial dims; in training the running
-    statistics are updated with momentum (running_var with the unbiased variance)."""
+    statistics are updated with momentum (running_var with the unbiased variance). One fused C++ kernel
+    (csrc/ops/nn_norm.cpp) per direction."""
     if input.dim() < 2:
         raise ValueError(f"Expected 2D or more input (got {input.dim()}D input)")
     c = input.shape[1]
@@ -53,22 +55,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    dims = [0] + list(range(2, input.dim()))
-    count = input.numel() // c if c else 0
-    if training and count == 1:
+    if training and c and input.numel() // c == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
-    shape = _channel_shape(input)
-    if training or running_mean is None or running_var is None:
-        var, mean = _fl.var_mean(input, dims, correction=0)
-        if training:
-            if running_mean is not None:
-                _update_running(running_mean, mean, momentum)
-            if running_var is not None:
-                _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
-    else:
-        mean, var = running_mean, running_var
-    y = (input - mean.reshape(shape)) * _fl.rsqrt(var.reshape(shape) + eps)
-    return _affine(y, weight, bias, shape)
+    if not training and (running_mean is None or running_var is None):
+        # evaluation without running statistics normalizes with the batch's, updating nothing
+        return _C._batch_norm(input, weight, bias, None, None, True, momentum, eps)
+    return _C._batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
