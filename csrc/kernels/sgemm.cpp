@@ -15,7 +15,8 @@
 // The micro-kernel keeps an MR x NR tile of C in registers: per step of k it loads NR/W vectors of
 // B and broadcasts MR values of A. One A panel stays in L1 while the loop walks all B panels of the
 // block. Packing reads any strides, so transposed operands (x @ W.T in Linear) need no copy first.
-// Edge tiles are computed into a scratch tile and merged, so the kernel itself has no masks.
+// The last rows of A run a kernel of that many rows; the last columns of B are computed into a
+// scratch tile and merged, so the kernels themselves have no masks.
 
 namespace fl::blas {
 namespace {
@@ -30,17 +31,18 @@ struct Vec {
   typedef float unaligned __attribute__((vector_size(W * 4), aligned(4)));
 };
 
-// The register tile: MR rows of NV vectors of W floats. Inlined into the ISA-specific wrappers
-// below, so the vector type maps to zmm or ymm registers.
-template <int W, int MR, int NV>
+// The register tile: ROWS rows of NV vectors of W floats, over an A panel of height MR (ROWS < MR for
+// the last rows of a matrix, so that they cost no padded work). Inlined into the ISA-specific
+// wrappers below, so the vector type maps to zmm or ymm registers.
+template <int W, int ROWS, int NV, int MR>
 __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
                                                         float alpha, float beta, float* c, int64_t ldc) {
   using V = typename Vec<W>::type;
   using VU = typename Vec<W>::unaligned;
   constexpr int NR = W * NV;
-  V acc[MR][NV];
+  V acc[ROWS][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V{};
   for (int64_t p = 0; p < kc; ++p) {
@@ -48,7 +50,7 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float*
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(bp + v * W);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       const float a = ap[i];  // scalar * vector: a broadcast GCC folds into the FMA
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] += a * b[v];
@@ -57,7 +59,7 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float*
     bp += NR;
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       VU* out = reinterpret_cast<VU*>(c + i * ldc + v * W);
@@ -69,24 +71,31 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float*
 
 using KernelFn = void (*)(int64_t, const float*, const float*, float, float, float*, int64_t);
 
+// An ISA's kernels: rows[r] computes r rows of the tile (r = 1..mr; rows[mr] is the full tile).
 struct Isa {
-  KernelFn kernel;
   int mr, nr;
+  KernelFn rows[13];
 };
 
+template <int ROWS>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap, const float* bp, float alpha,
                                                             float beta, float* c, int64_t ldc) {
-  micro_kernel<16, 12, 2>(kc, ap, bp, alpha, beta, c, ldc);
+  micro_kernel<16, ROWS, 2, 12>(kc, ap, bp, alpha, beta, c, ldc);
 }
+template <int ROWS>
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap, const float* bp, float alpha,
                                                       float beta, float* c, int64_t ldc) {
-  micro_kernel<8, 6, 2>(kc, ap, bp, alpha, beta, c, ldc);
+  micro_kernel<8, ROWS, 2, 6>(kc, ap, bp, alpha, beta, c, ldc);
 }
 
 // The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it, so that tests cover the
 // narrower kernel and the OpenBLAS fallback on any machine.
 const Isa* detect_isa() {
-  static const Isa avx512{kernel_avx512, 12, 32}, avx2{kernel_avx2, 6, 16};
+  static const Isa avx512{12, 32, {nullptr, kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
+                                   kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
+                                   kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>}};
+  static const Isa avx2{6, 16, {nullptr, kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>,
+                                kernel_avx2<5>, kernel_avx2<6>}};
   const char* cap = std::getenv("FLOWLIKE_SGEMM_ISA");
   const std::string limit = cap ? cap : "";
   const bool fma = __builtin_cpu_supports("fma");
@@ -166,11 +175,13 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
     for (int64_t jp = jp0; jp < jp1; ++jp) {
       const int64_t j = jp * NR, nr = std::min<int64_t>(NR, nc - j);
       float* cp = c.data + (i0 + ir) * c.rs + j_base + j;
-      if (mr == MR && nr == NR) {
-        isa.kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
+      const KernelFn kernel = isa.rows[mr];
+      if (nr == NR) {
+        kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
         continue;
       }
-      isa.kernel(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
+      // the last columns: a full-width tile into scratch, merged column by column
+      kernel(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
       for (int64_t i = 0; i < mr; ++i)
         for (int64_t jj = 0; jj < nr; ++jj) {
           float& out = cp[i * c.rs + jj];

@@ -234,51 +234,6 @@ void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool
   }
 }
 
-// Transposed columns of output rows [r0, r1) from a channels-last sample (in_plane, Cin): one row
-// per output position holding, group by group, the group's taps each with its cin_g channels, so
-// every tap is one contiguous copy.
-template <typename T>
-void im2col_channels_last(const Geom& g, const T* x, T* colT, int64_t r0, int64_t r1) {
-  const int64_t K = g.K(), cig = g.cin_g(), OW = g.out[2];
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t od = r / g.out[1], oh = r % g.out[1];
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      T* dst = colT + ((r - r0) * OW + ow) * g.G * K;
-      int64_t tap = 0;
-      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-          const bool row_in = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
-          const int64_t iw0 = ow * g.s[2] - g.p[2];
-          if (g.G == 1 && g.d[2] == 1) {
-            // one group, unit dilation: the row's taps are one contiguous run of the input
-            const int64_t lo = row_in ? std::clamp<int64_t>(-iw0, 0, g.k[2]) : g.k[2];
-            const int64_t hi = row_in ? std::clamp<int64_t>(g.in[2] - iw0, lo, g.k[2]) : g.k[2];
-            T* d = dst + tap * cig;
-            std::fill(d, d + lo * cig, T(0));
-            if (hi > lo)
-              std::memcpy(d + lo * cig, x + ((id * g.in[1] + ih) * g.in[2] + iw0 + lo) * g.Cin, sizeof(T) * (hi - lo) * cig);
-            std::fill(d + hi * cig, d + g.k[2] * cig, T(0));
-            tap += g.k[2];
-            continue;
-          }
-          for (int64_t kw = 0; kw < g.k[2]; ++kw, ++tap) {
-            const int64_t iw = iw0 + kw * g.d[2];
-            const bool in = row_in && iw >= 0 && iw < g.in[2];
-            const T* src = x + ((id * g.in[1] + ih) * g.in[2] + iw) * g.Cin;
-            for (int64_t grp = 0; grp < g.G; ++grp) {
-              T* d = dst + grp * K + tap * cig;
-              if (in) std::memcpy(d, src + grp * cig, sizeof(T) * cig);
-              else std::fill(d, d + cig, T(0));
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -292,44 +247,31 @@ void col2im(const Geom& g, const T* col, T* x, bool par) {
   col2im_rows(g, col, x, 0, g.out[0] * g.out[1], par);
 }
 
-// Per sample and chunk of output rows: the input made channels-last, its transposed columns colT
-// (positions x G*K), y^T = colT @ W'^T with W' the weight with channels innermost per tap, stored
-// transposed into y with the bias. OpenBLAS runs this tall-skinny product several times faster
-// than W @ col (few rows, very long ones). Parallel over (sample, chunk) items.
+// Per sample and chunk of output rows: the chunk's columns (im2col, about 1 MiB so they stay in L2),
+// then y[group rows, chunk] = W[group] @ columns, written straight into the NCHW output (row stride
+// = the output plane) on top of the bias. The packed GEMM reads the columns row by row, so no
+// transposition is needed anywhere. Parallel over (sample, chunk) items.
 template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
   if (g.depthwise()) return dw_forward(g, x, w, bias, y);
-  const int64_t L = g.out_plane(), K = g.K(), GK = g.G * K, cog = g.cout_g(), cig = g.cin_g(), inP = g.in_plane();
+  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
   const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
-  const int64_t chunks = (rows + CR - 1) / CR, xsize = g.Cin * inP;
+  const int64_t chunks = (rows + CR - 1) / CR;
   const bool pw = g.pointwise();
-  Tensor wt_hold, hold;
-  T* wt = scratch<T>(wt_hold, g.Cout * K);  // W'[co][tap][c] = W[co][c][tap]
-  for (int64_t co = 0; co < g.Cout; ++co) transpose(w + co * K, cig, g.taps(), wt + co * K);
+  Tensor hold;
   const int slots = thread_slots(g.N * chunks);
-  // per slot: the channels-last copy of the sample it works on (made when it reaches a new one,
-  // so it is still in cache for that sample's chunks), the chunk's columns, and y^T
-  const int64_t colsize = pw ? 0 : CR * OW * GK, per_slot = xsize + colsize + CR * OW * g.Cout;
-  T* buf = scratch<T>(hold, slots * per_slot);
-  std::vector<int64_t> sample_of(slots, -1);
+  const int64_t colsize = pw ? 0 : CR * OW * g.G * K;
+  T* cols = scratch<T>(hold, slots * colsize);
   parallel_items(g.N * chunks, slots, [&](int64_t item, int slot) {
     const int64_t n = item / chunks, r0 = (item % chunks) * CR, r1 = std::min(rows, r0 + CR), np = (r1 - r0) * OW;
-    T* xn = buf + slot * per_slot;
-    T* colT = xn + xsize;
-    T* yt = colT + colsize;
-    if (sample_of[slot] != n) {
-      transpose(x + n * xsize, g.Cin, inP, xn);
-      sample_of[slot] = n;
-    }
-    const T* a = pw ? xn + r0 * OW * g.Cin : colT;
-    if (!pw) im2col_channels_last(g, xn, colT, r0, r1);
-    for (int64_t grp = 0; grp < g.G; ++grp)
-      gemm<T>(np, cog, K, a + grp * K, GK, 1, wt + grp * cog * K, 1, K, T(0), yt + grp * cog, g.Cout);
+    const T* xn = x + n * g.Cin * inP;
+    const T* col = pw ? xn + r0 * OW : cols + slot * colsize;
+    const int64_t ld = pw ? L : np;
+    if (!pw) im2col_rows(g, xn, cols + slot * colsize, r0, r1, false);
     T* yn = y + n * g.Cout * L + r0 * OW;
-    for (int64_t co = 0; co < g.Cout; ++co) {
-      const T b = bias ? bias[co] : T(0);
-      for (int64_t p = 0; p < np; ++p) yn[co * L + p] = yt[p * g.Cout + co] + b;
-    }
+    for (int64_t co = 0; co < g.Cout; ++co) std::fill(yn + co * L, yn + co * L + np, bias ? bias[co] : T(0));
+    for (int64_t grp = 0; grp < g.G; ++grp)
+      gemm<T>(cog, np, K, w + grp * cog * K, K, 1, col + grp * K * ld, ld, 1, T(1), yn + grp * cog * L, L);
   });
 }
 
