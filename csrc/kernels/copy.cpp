@@ -33,6 +33,18 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     using out_t = scalar_t;
     FL_DISPATCH_ALL(src->dtype, "copy_", {
       it.for_each([](char** p, const int64_t* s, int64_t n) {
+        if (s[0] == sizeof(out_t) && s[1] == sizeof(scalar_t)) {
+          // contiguous runs (the inner dim of a permuted tensor made contiguous): memmove or a
+          // vectorizable conversion instead of the strided element loop
+          if constexpr (std::is_same_v<out_t, scalar_t>) {
+            std::memmove(p[0], p[1], n * sizeof(out_t));
+          } else {
+            out_t* o = reinterpret_cast<out_t*>(p[0]);
+            const scalar_t* in = reinterpret_cast<const scalar_t*>(p[1]);
+            for (int64_t i = 0; i < n; ++i) o[i] = convert<out_t>(in[i]);
+          }
+          return;
+        }
         for (int64_t i = 0; i < n; ++i)
           *reinterpret_cast<out_t*>(p[0] + i * s[0]) = convert<out_t>(*reinterpret_cast<const scalar_t*>(p[1] + i * s[1]));
       });
