@@ -7,18 +7,17 @@ Run: python benchmarks/bench_train.py   (ratio = flowlike / torch; below 1.0 flo
   - a small CNN (two conv-batchnorm-relu blocks, max-pool, linear) at batch 64 of 1x28x28,
   - a GPT-mini (4 pre-norm blocks, d_model 128, 4 heads, seq 64, batch 16, vocab 256);
 - peak memory of 20 such steps: how far the peak resident set size rises above the resident size with the
-  model, optimizer and data built, each side in a fresh subprocess (torch has no CPU allocator statistics);
+  model, optimizer and data built, each side in a fresh subprocess importing only itself (torch has no CPU
+  allocator statistics);
 - Module.__call__ overhead: Linear(10, 10) on a (1, 10) input.
 """
-import resource
+import importlib
+import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
-import torch
-
-import flowlike as fl
-from common import compare
 
 
 def mlp(lib):
@@ -74,12 +73,12 @@ def case_data(name):
     return gpt_mini, rng.integers(0, 256, (16, 64)), rng.integers(0, 256, 16 * 64)
 
 
-def make_step(lib, name):
-    """A closure running one training step of case `name` on `lib` (weights copied from one seed)."""
+def make_step(lib, name, weights):
+    """A closure running one training step of case `name` on `lib`, from `weights` (numpy arrays)."""
     build, x, y = case_data(name)
     lib.manual_seed(0)
     model = build(lib)
-    model.load_state_dict({k: lib.tensor(v) for k, v in reference_weights(name).items()})
+    model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
     opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
     xt, yt = lib.tensor(x), lib.tensor(y)
 
@@ -92,44 +91,56 @@ def make_step(lib, name):
     return step
 
 
-_WEIGHTS = {}
-
-
-def reference_weights(name):
+def reference_weights(torch, name):
     """The case's initial weights as numpy arrays (torch's initialization), shared by both sides."""
-    if name not in _WEIGHTS:
-        torch.manual_seed(0)
-        _WEIGHTS[name] = {k: v.detach().numpy().copy() for k, v in case_data(name)[0](torch).state_dict().items()}
-    return _WEIGHTS[name]
+    torch.manual_seed(0)
+    return {k: v.detach().numpy().copy() for k, v in case_data(name)[0](torch).state_dict().items()}
 
 
-def peak_rss_rise(side, name, steps=20):
-    """Runs `steps` training steps of case `name` on one side in a fresh process; returns how far its peak
-    resident set size rose above the resident size it had with the model, optimizer and data built."""
-    out = subprocess.run([sys.executable, __file__, "--memory", side, name, str(steps)], capture_output=True,
-                         text=True, check=True)
+def _status_kib(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
+def peak_rss_rise(side, name, weights, steps=20):
+    """Runs `steps` training steps of case `name` on one side in a fresh process that imports only that side;
+    returns how far its peak resident set size rose above its resident size with the model, optimizer and
+    data built (Linux: the peak is reset through /proc/self/clear_refs)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "weights.npz")
+        np.savez(path, **weights)
+        out = subprocess.run([sys.executable, __file__, "--memory", side, name, str(steps), path],
+                             capture_output=True, text=True, check=True)
     return int(out.stdout.split()[-1])
 
 
-def memory_child(side, name, steps):
-    lib = fl if side == "flowlike" else torch
-    step = make_step(lib, name)
-    with open("/proc/self/statm") as f:
-        before = int(f.read().split()[1]) * resource.getpagesize()
+def memory_child(side, name, steps, weights_path):
+    lib = importlib.import_module(side)
+    step = make_step(lib, name, dict(np.load(weights_path)))
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets the peak resident size (VmHWM) to the current one
+    before = _status_kib("VmRSS")
     for _ in range(steps):
         step()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
+    print((_status_kib("VmHWM") - before) * 1024)
 
 
 def main():
+    import torch
+
+    import flowlike as fl
+    from common import compare
+
     torch.set_num_threads(fl.get_num_threads())
     print(f"threads: flowlike {fl.get_num_threads()}  torch {torch.get_num_threads()}")
     titles = {"mlp": "MLP 784-512-512-10 b128", "cnn": "small CNN b64 1x28x28", "gpt": "GPT-mini 4L d128 s64 b16"}
+    weights = {name: reference_weights(torch, name) for name in titles}
     for name, title in titles.items():
-        f_step, t_step = make_step(fl, name), make_step(torch, name)
+        f_step, t_step = make_step(fl, name, weights[name]), make_step(torch, name, weights[name])
         compare(f"train step (AdamW) {title}", f_step, t_step, "<= 1.0x", number=3, repeat=7)
     for name, title in titles.items():
-        f_mem, t_mem = peak_rss_rise("flowlike", name), peak_rss_rise("torch", name)
+        f_mem = peak_rss_rise("flowlike", name, weights[name])
+        t_mem = peak_rss_rise("torch", name, weights[name])
         print(f"{'peak memory rise, 20 steps, ' + title:<48} flowlike {f_mem / 2**20:8.1f} MiB  torch "
               f"{t_mem / 2**20:8.1f} MiB   ratio {f_mem / max(t_mem, 1):5.2f}x  (target <= 1.0x)", flush=True)
     f_lin, t_lin = fl.nn.Linear(10, 10), torch.nn.Linear(10, 10)
@@ -141,6 +152,6 @@ def main():
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--memory":
-        memory_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        memory_child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     else:
         main()
