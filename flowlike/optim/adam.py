@@ -5,6 +5,19 @@ from .optimizer import Optimizer, _check_range, _fused_step, _get_value, _step_t
 __all__ = ["Adam"]
 
 
+def _decay_and_moments(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled_weight_decay):
+    """The Adam family's shared part of one per-parameter step: weight decay (decoupled: shrink the parameter;
+    else: add to the gradient), then the two moment averages. Returns the gradient used."""
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    return grad
+
+
 def _check_adam_args(lr, eps, betas, weight_decay):
     _check_range("learning rate", lr)
     _check_range("epsilon", eps, text=f"Invalid epsilon value: {eps}")
@@ -59,13 +72,7 @@ class Adam(Optimizer):
         state = self._init_state(param, amsgrad)
         exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         step_t += 1
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        _decay_and_moments(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled_weight_decay)
         step = _get_value(step_t)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step

@@ -1,6 +1,6 @@
 """NAdam (torch.optim.NAdam): Adam with Nesterov momentum."""
 from .. import _C, _creation, _dtype as D
-from .adam import _check_adam_args
+from .adam import _check_adam_args, _decay_and_moments
 from .optimizer import Optimizer, _fused_step, _get_value, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["NAdam"]
@@ -50,16 +50,11 @@ class NAdam(Optimizer):
         step_t += 1
         step = _get_value(step_t)
         bias_correction2 = 1 - beta2 ** step
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
+        grad = _decay_and_moments(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay,
+                                  decoupled_weight_decay)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product *= mu
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt()
         mu_product_value = _get_value(mu_product)
         mu_product_next = mu_product_value * mu_next

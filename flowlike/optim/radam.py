@@ -1,6 +1,6 @@
 """RAdam (torch.optim.RAdam): Adam with a rectified adaptive learning rate."""
 from .. import _C, _creation
-from .adam import _check_adam_args
+from .adam import _check_adam_args, _decay_and_moments
 from .optimizer import Optimizer, _fused_step, _get_value, _step_tensor, _to_scalar, _use_grad
 
 __all__ = ["RAdam"]
@@ -43,13 +43,7 @@ class RAdam(Optimizer):
         exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         step_t += 1
         step = _get_value(step_t)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        _decay_and_moments(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled_weight_decay)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         bias_corrected_exp_avg = exp_avg / bias_correction1

@@ -5,6 +5,7 @@ from ..._linalg_products import multi_dot
 from ...autograd import no_grad
 from .. import functional as F
 from ..parameter import Parameter
+from .weight_norm import _remove_pre_hook
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]
@@ -156,13 +157,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 def remove_spectral_norm(module, name="weight"):
     """Undoes spectral_norm: module.<name> becomes a plain parameter holding the current normalized weight."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            break
-    else:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    _remove_pre_hook(module, SpectralNorm, name, "spectral_norm")
     for k, hook in module._state_dict_hooks.items():
         if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
             del module._state_dict_hooks[k]

@@ -78,11 +78,18 @@ def weight_norm(module, name="weight", dim=0):
     return module
 
 
-def remove_weight_norm(module, name="weight"):
-    """Undoes weight_norm: module.<name> becomes a plain parameter holding the current weight."""
+def _remove_pre_hook(module, hook_type, name, label):
+    """Removes the forward pre-hook of type hook_type reparametrizing module.<name> (hook.remove(module) restores a
+    plain parameter); ValueError, as torch, when there is none."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, hook_type) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+            return
+    raise ValueError(f"{label} of '{name}' not found in {module}")
+
+
+def remove_weight_norm(module, name="weight"):
+    """Undoes weight_norm: module.<name> becomes a plain parameter holding the current weight."""
+    _remove_pre_hook(module, WeightNorm, name, "weight_norm")
+    return module
