@@ -438,131 +438,116 @@ struct RadamRule {
 
 // ---- the ops --------------------------------------------------------------------------------------------------
 
+// A state list of a fused op: its name for errors, and the list (null: an optional list the options leave out).
+using StateList = std::pair<const char*, const TensorList*>;
+
+// Checks a fused op's lists (grads and the state lists shaped like the params; `steps`, when given, one-element
+// floats) and runs body(i, step) for every parameter, its step count advanced first (0 without steps).
+template <typename Body>
+void for_each_param(const char* op, const TensorList& params, const TensorList& grads,
+                    std::initializer_list<StateList> states, const TensorList* steps, Body body) {
+  check_list(op, "grads", grads, params);
+  for (const auto& [name, list] : states)
+    if (list) check_list(op, name, *list, params);
+  if (steps) check_scalars(op, "state_steps", *steps, params);
+  for (size_t i = 0; i < params.size(); ++i) body(i, steps ? advance_step((*steps)[i]) : 0.0);
+}
+
 void fused_sgd_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& bufs,
                    double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                    bool is_first_step) {
-  const char* op = "_fused_sgd_";
   const bool use_buf = momentum != 0;
-  check_list(op, "grads", grads, params);
-  if (use_buf) check_list(op, "momentum_buffers", bufs, params);
-  for (size_t i = 0; i < params.size(); ++i) {
+  for_each_param("_fused_sgd_", params, grads, {{"momentum_buffers", use_buf ? &bufs : nullptr}}, nullptr,
+                 [&](size_t i, double) {
     dispatch(params[i]->dtype, [&](auto t, auto with_buf) {
       using T = decltype(t);
       constexpr bool M = decltype(with_buf)::value;
       const SgdRule<T, M> rule(lr, momentum, dampening, weight_decay, nesterov, maximize, is_first_step);
       apply_rule<T>(rule, params[i], grads[i], keep<M>(bufs, i));
     }, use_buf);
-  }
+  });
 }
 
 void fused_adam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                     const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& steps,
                     double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
                     bool maximize, bool decoupled_weight_decay) {
-  const char* op = "_fused_adam_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "exp_avgs", exp_avgs, params);
-  check_list(op, "exp_avg_sqs", exp_avg_sqs, params);
-  if (amsgrad) check_list(op, "max_exp_avg_sqs", max_exp_avg_sqs, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double step = advance_step(steps[i]);
+  for_each_param("_fused_adam_", params, grads,
+                 {{"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs},
+                  {"max_exp_avg_sqs", amsgrad ? &max_exp_avg_sqs : nullptr}},
+                 &steps, [&](size_t i, double step) {
     dispatch(params[i]->dtype, [&](auto t, auto ams) {
       using T = decltype(t);
       constexpr bool A = decltype(ams)::value;
       const AdamRule<T, A> rule(step, lr, beta1, beta2, weight_decay, eps, maximize, decoupled_weight_decay);
       apply_rule<T>(rule, params[i], grads[i], std::tie(exp_avgs[i], exp_avg_sqs[i]), keep<A>(max_exp_avg_sqs, i));
     }, amsgrad);
-  }
+  });
 }
 
 void fused_rmsprop_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads,
                        const TensorList& square_avgs, const TensorList& grad_avgs, const TensorList& bufs,
                        const TensorList& steps, double lr, double alpha, double eps, double weight_decay,
                        double momentum, bool centered, bool maximize) {
-  const char* op = "_fused_rmsprop_";
   const bool use_buf = momentum > 0;
-  check_list(op, "grads", grads, params);
-  check_list(op, "square_avgs", square_avgs, params);
-  if (centered) check_list(op, "grad_avgs", grad_avgs, params);
-  if (use_buf) check_list(op, "momentum_buffers", bufs, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    advance_step(steps[i]);
+  for_each_param("_fused_rmsprop_", params, grads,
+                 {{"square_avgs", &square_avgs}, {"grad_avgs", centered ? &grad_avgs : nullptr},
+                  {"momentum_buffers", use_buf ? &bufs : nullptr}},
+                 &steps, [&](size_t i, double) {
     dispatch(params[i]->dtype, [&](auto t, auto c, auto m) {
       using T = decltype(t);
       constexpr bool C = decltype(c)::value, M = decltype(m)::value;
       const RmspropRule<T, C, M> rule(lr, alpha, eps, weight_decay, momentum, maximize);
       apply_rule<T>(rule, params[i], grads[i], std::tie(square_avgs[i]), keep<C>(grad_avgs, i), keep<M>(bufs, i));
     }, centered, use_buf);
-  }
+  });
 }
 
 void fused_adagrad_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& sums,
                        const TensorList& steps, double lr, double lr_decay, double weight_decay, double eps,
                        bool maximize) {
-  const char* op = "_fused_adagrad_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "state_sums", sums, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double step = advance_step(steps[i]);
+  for_each_param("_fused_adagrad_", params, grads, {{"state_sums", &sums}}, &steps, [&](size_t i, double step) {
     dispatch(params[i]->dtype, [&](auto t) {
       using T = decltype(t);
       apply_rule<T>(AdagradRule<T>(step, lr, lr_decay, weight_decay, eps, maximize), params[i], grads[i],
                     std::tie(sums[i]));
     });
-  }
+  });
 }
 
 void fused_adadelta_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads,
                         const TensorList& square_avgs, const TensorList& acc_deltas, const TensorList& steps,
                         double lr, double rho, double eps, double weight_decay, bool maximize) {
-  const char* op = "_fused_adadelta_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "square_avgs", square_avgs, params);
-  check_list(op, "acc_deltas", acc_deltas, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    advance_step(steps[i]);
+  for_each_param("_fused_adadelta_", params, grads, {{"square_avgs", &square_avgs}, {"acc_deltas", &acc_deltas}},
+                 &steps, [&](size_t i, double) {
     dispatch(params[i]->dtype, [&](auto t) {
       using T = decltype(t);
       apply_rule<T>(AdadeltaRule<T>(lr, rho, eps, weight_decay, maximize), params[i], grads[i],
                     std::tie(square_avgs[i], acc_deltas[i]));
     });
-  }
+  });
 }
 
 void fused_adamax_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                       const TensorList& exp_infs, const TensorList& steps, double lr, double beta1, double beta2,
                       double eps, double weight_decay, bool maximize) {
-  const char* op = "_fused_adamax_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "exp_avgs", exp_avgs, params);
-  check_list(op, "exp_infs", exp_infs, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double step = advance_step(steps[i]);
+  for_each_param("_fused_adamax_", params, grads, {{"exp_avgs", &exp_avgs}, {"exp_infs", &exp_infs}}, &steps,
+                 [&](size_t i, double step) {
     dispatch(params[i]->dtype, [&](auto t) {
       using T = decltype(t);
       apply_rule<T>(AdamaxRule<T>(step, lr, beta1, beta2, eps, weight_decay, maximize), params[i], grads[i],
                     std::tie(exp_avgs[i], exp_infs[i]));
     });
-  }
+  });
 }
 
 void fused_nadam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                      const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& steps, double lr,
                      double beta1, double beta2, double eps, double weight_decay, double momentum_decay,
                      bool decoupled_weight_decay, bool maximize) {
-  const char* op = "_fused_nadam_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "exp_avgs", exp_avgs, params);
-  check_list(op, "exp_avg_sqs", exp_avg_sqs, params);
-  check_scalars(op, "mu_products", mu_products, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double step = advance_step(steps[i]);
+  check_scalars("_fused_nadam_", "mu_products", mu_products, params);
+  for_each_param("_fused_nadam_", params, grads, {{"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}}, &steps,
+                 [&](size_t i, double step) {
     const double mu = beta1 * (1.0 - 0.5 * std::pow(0.96, step * momentum_decay));
     const double mu_next = beta1 * (1.0 - 0.5 * std::pow(0.96, (step + 1) * momentum_decay));
     // torch's `mu_product *= mu`: a product in the tensor's type (float32 as torch creates it).
@@ -573,25 +558,20 @@ void fused_nadam_cpu(DispatchKeySet, const TensorList& params, const TensorList&
                                  decoupled_weight_decay, maximize),
                     params[i], grads[i], std::tie(exp_avgs[i], exp_avg_sqs[i]));
     });
-  }
+  });
 }
 
 void fused_radam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                      const TensorList& exp_avg_sqs, const TensorList& steps, double lr, double beta1, double beta2,
                      double eps, double weight_decay, bool decoupled_weight_decay, bool maximize) {
-  const char* op = "_fused_radam_";
-  check_list(op, "grads", grads, params);
-  check_list(op, "exp_avgs", exp_avgs, params);
-  check_list(op, "exp_avg_sqs", exp_avg_sqs, params);
-  check_scalars(op, "state_steps", steps, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const double step = advance_step(steps[i]);
+  for_each_param("_fused_radam_", params, grads, {{"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}}, &steps,
+                 [&](size_t i, double step) {
     dispatch(params[i]->dtype, [&](auto t) {
       using T = decltype(t);
       apply_rule<T>(RadamRule<T>(step, lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay, maximize),
                     params[i], grads[i], std::tie(exp_avgs[i], exp_avg_sqs[i]));
     });
-  }
+  });
 }
 
 }  // namespace
