@@ -150,6 +150,26 @@ def test_batch_norm_shapes_dtypes(shape, dtype, training):
     check_grad(ya, yb, [a, wa], [b, wb], dict(rtol=2e-2, atol=6e-2) if dtype == torch.bfloat16 else dict(rtol=1e-3, atol=1e-4))
 
 
+def test_batch_norm_edges():
+    """Empty batches and channels, strided running statistics, and the errors of F.batch_norm."""
+    for m, fn in ((torch, TF), (fl, F)):
+        assert fn.batch_norm(m.zeros(0, 3, 4), m.zeros(3), m.ones(3), training=True).shape == (0, 3, 4)
+        assert fn.batch_norm(m.zeros(2, 0, 4), m.zeros(0), m.ones(0), training=True).shape == (2, 0, 4)
+    a, b = pair(5, 3)
+    rma, rva = torch.zeros(6), torch.ones(6)
+    rmb, rvb = to_flowlike(rma), to_flowlike(rva)
+    TF.batch_norm(a, rma[::2], rva[::2], training=True, momentum=0.5)
+    F.batch_norm(b, rmb[::2], rvb[::2], training=True, momentum=0.5)
+    assert_same(rmb, rma, atol=1e-6)
+    assert_same(rvb, rva, rtol=1e-6, atol=1e-6)
+    cases = [lambda m, x: m.batch_norm(x[0], m.zeros(3), m.ones(3), training=True),
+             lambda m, x: m.batch_norm(x, None, None, training=False),
+             lambda m, x: m.batch_norm(x, None, None, weight=x[0, :2], training=True),
+             lambda m, x: m.batch_norm(x.long(), None, None, training=True)]
+    for fn in cases:
+        assert outcome_type(lambda: fn(TF, a)) is outcome_type(lambda: fn(F, b)) is not None
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_double_backward(training):
     a, b = pair(5, 3, 4, dtype=torch.float64, requires_grad=True)

@@ -232,10 +232,16 @@ double channel_sum(const Channels& l, int64_t c, F f) {
 // running = (1 - momentum) * running + momentum * value, in the running tensor's dtype.
 void update_running(const Tensor& running, const std::vector<double>& value, double momentum) {
   if (!running) return;
-  FL_CHECK(running->contiguous, Error, "batch_norm: running statistics must be contiguous");
+  // C elements in any one-dimensional layout (a strided view updates in place, as in PyTorch)
+  FL_CHECK(running->contiguous || running->dim() == 1, Error, "batch_norm: running statistics of shape ",
+           shape_str(running->sizes), " must be one-dimensional or contiguous");
+  const int64_t stride = running->contiguous ? 1 : running->strides[0];
   FL_DISPATCH_FLOATING(running->dtype, "batch_norm", {
     scalar_t* r = running->data<scalar_t>();
-    for (size_t c = 0; c < value.size(); ++c) r[c] = scalar_t((1 - momentum) * double(r[c]) + momentum * value[c]);
+    for (size_t c = 0; c < value.size(); ++c) {
+      scalar_t& v = r[static_cast<int64_t>(c) * stride];
+      v = scalar_t((1 - momentum) * double(v) + momentum * value[c]);
+    }
   });
   running->bump_version();
 }
@@ -244,7 +250,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& 
                                                   const Tensor& bias, const Tensor& running_mean,
                                                   const Tensor& running_var, bool training, double momentum,
                                                   double eps) {
-  FL_CHECK(input->dim() >= 2, ValueError, "batch_norm: expected 2D or more input (got ", input->dim(), "D input)");
+  FL_CHECK(input->dim() >= 2, Error, "batch_norm: expected 2D or more input (got ", input->dim(), "D input)");
   FL_CHECK(is_floating(input->dtype), NotImplementedError, "\"batch_norm\" not implemented for '",
            c10_type_name(input->dtype), "'");
   const Channels l = channels_of(input);
@@ -255,7 +261,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& 
   FL_CHECK(training || (running_mean && running_var), Error,
            "batch_norm: running_mean and running_var are required in evaluation mode");
   const int64_t M = l.N * l.S;
-  FL_CHECK(!training || M > 1, ValueError, "Expected more than 1 value per channel when training, got input size ",
+  FL_CHECK(!training || M != 1, ValueError, "Expected more than 1 value per channel when training, got input size ",
            shape_str(input->sizes));
   Tensor x = row_major(input), w = as_dtype(weight, x->dtype), b = as_dtype(bias, x->dtype);
   Tensor y = empty(x->sizes, x->dtype);

@@ -48,9 +48,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalizes each channel (dim 1) over the batch and spatial dims; in training the running
     statistics are updated with momentum (running_var with the unbiased variance). One fused C++ kernel
     (csrc/ops/nn_norm.cpp) per direction."""
-    if input.dim() < 2:
-        raise ValueError(f"Expected 2D or more input (got {input.dim()}D input)")
-    c = input.shape[1]
+    c = input.shape[1] if input.dim() >= 2 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         if t is not None and t.numel() != c:
@@ -58,8 +56,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training and c and input.numel() // c == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
     if not training and (running_mean is None or running_var is None):
-        # evaluation without running statistics normalizes with the batch's, updating nothing
-        return _C._batch_norm(input, weight, bias, None, None, True, momentum, eps)
+        raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined in "
+                           "evaluation mode")
     return _C._batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
