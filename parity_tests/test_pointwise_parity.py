@@ -161,3 +161,15 @@ def test_pow_scalar_exponent(exponent, dtype):
     assert_same(fl.pow(ft, exponent), torch.pow(t, exponent))
     assert_same(ft ** exponent, t ** exponent)
     assert_same(fl.pow(ft, fl.tensor(exponent)), torch.pow(t, torch.tensor(exponent)))
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "erf"])
+def test_dense_float32_kernels_in_place(name):
+    """The in-place forms write over their input: every element must still see its own input value."""
+    import numpy as np
+
+    grid = np.concatenate([np.array(EDGE_VALUES, dtype=np.float32), np.linspace(-100, 100, 1001, dtype=np.float32)])
+    t, f = torch.from_numpy(grid.copy()), fl.from_numpy(grid.copy())
+    getattr(t, name + "_")()
+    getattr(f, name + "_")()
+    torch.testing.assert_close(torch.from_numpy(f.numpy()), t, rtol=2.5e-7, atol=1e-37, equal_nan=True)

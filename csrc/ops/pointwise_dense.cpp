@@ -1,5 +1,6 @@
 #include "pointwise_dense.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "../kernels/vec_math.h"
@@ -24,16 +25,27 @@ bool has_unary_dense_f32(UnaryOp op) {
   }
 }
 
+// Blocks of 256 elements: the vectorized expression when no element of the block needs libm (the common case),
+// else element by element. Each element's input is read before its output is written, so out may alias in
+// (the in-place ops).
 __attribute__((target_clones("avx512f", "avx2", "default"))) bool unary_dense_f32(UnaryOp op, float* out,
                                                                                      const float* in, int64_t n) {
   switch (op) {
-#define FL_X(name, expr, use_libm, libm_expr)                                    \
-  case UnaryOp::name:                                                          \
-    for (int64_t i = 0; i < n; ++i) { const float x = in[i]; out[i] = expr; }  \
-    for (int64_t i = 0; i < n; ++i) {                                          \
-      const float x = in[i];                                                   \
-      if (use_libm) out[i] = libm_expr;                                        \
-    }                                                                          \
+#define FL_X(name, expr, use_libm, libm_expr)                                          \
+  case UnaryOp::name:                                                                \
+    for (int64_t b = 0; b < n; b += 256) {                                           \
+      const int64_t e = std::min(n, b + 256);                                        \
+      bool exact = false;                                                            \
+      for (int64_t i = b; i < e; ++i) { const float x = in[i]; exact |= (use_libm); } \
+      if (!exact) {                                                                  \
+        for (int64_t i = b; i < e; ++i) { const float x = in[i]; out[i] = expr; }    \
+      } else {                                                                       \
+        for (int64_t i = b; i < e; ++i) {                                            \
+          const float x = in[i];                                                     \
+          out[i] = (use_libm) ? libm_expr : expr;                                    \
+        }                                                                            \
+      }                                                                              \
+    }                                                                                \
     return true;
     FL_DENSE_UNARY(FL_X)
 #undef FL_X
