@@ -243,10 +243,30 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
   };
   if (threads == 1) {
     work(0, 1);
-  } else {
-#pragma omp parallel num_threads(threads)
-    work(omp_get_thread_num(), omp_get_num_threads());
+    return true;
   }
+  // One operand much smaller than the other (a Linear layer's batch against its weight): each thread runs a
+  // whole single-threaded GEMM on its own stripe of C, splitting the large operand and packing the small one
+  // again, with no barriers between the threads.
+  const bool column_stripes = 4 * m <= n && n >= 2 * NR * threads, row_stripes = 4 * n <= m && m >= 2 * MR * threads;
+  if (column_stripes || row_stripes) {
+#pragma omp parallel num_threads(threads)
+    {
+      const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
+      const int64_t extent = column_stripes ? n : m, unit = column_stripes ? NR : MR;
+      const int64_t per = ((extent + nth - 1) / nth + unit - 1) / unit * unit;
+      const int64_t lo = std::min(extent, tid * per), hi = std::min(extent, lo + per);
+      if (lo < hi) {
+        if (column_stripes)
+          sgemm_packed(m, hi - lo, k, alpha, a, {b.data + lo * b.cs, b.rs, b.cs}, beta, {c.data + lo * c.cs, c.rs, c.cs});
+        else
+          sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs});
+      }
+    }
+    return true;
+  }
+#pragma omp parallel num_threads(threads)
+  work(omp_get_thread_num(), omp_get_num_threads());
   return true;
 }
 
