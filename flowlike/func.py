@@ -1,5 +1,5 @@
 """flowlike.func: functional transforms (`torch.func`); only functional_call so far."""
-from .nn.utils.stateless import functional_call as _stateless_functional_call
+from .nn.utils.stateless import _functional_call
 
 __all__ = ["functional_call"]
 
@@ -24,5 +24,4 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
                          f"{type(parameter_and_buffer_dicts)}")
-    return _stateless_functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights,
-                                      strict=strict)
+    return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)

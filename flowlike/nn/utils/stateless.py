@@ -1,5 +1,6 @@
 """functional_call: running a module with some parameters and buffers replaced (torch.nn.utils.stateless)."""
 import contextlib
+import warnings
 
 from ..._tensor import Tensor
 
@@ -91,6 +92,14 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
 
 
 def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """Deprecated in torch 2.0 (FutureWarning) in favour of torch.func.functional_call, which it equals."""
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed in a "
+                  "future version of PyTorch. Please use `torch.func.functional_call` instead which is a drop-in "
+                  "replacement.", FutureWarning, stacklevel=2)
+    return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
     """module(*args, **kwargs) with the parameters and buffers named in parameters_and_buffers (dotted names, as in
     state_dict) replaced by the given tensors for this call only; the module is restored afterwards.
 
