@@ -89,6 +89,23 @@ def test_lazy_module_load_state_dict_materializes():
         assert type(mf).__name__ == type(src).__name__
 
 
+def test_lazy_state_dict_round_trips():
+    """An uninitialized state_dict loads into another lazy model (it stays lazy); loading it into an initialized
+    model raises torch's error."""
+    for lib in (torch, fl):
+        def make():
+            return lib.nn.Sequential(lib.nn.LazyLinear(4), lib.nn.ReLU(), lib.nn.LazyBatchNorm1d())
+        sd = make().state_dict()
+        other = make()
+        other.load_state_dict(sd)
+        assert other[0].has_uninitialized_params() and type(other[0]).__name__ == "LazyLinear"
+        with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+            lib.nn.Sequential(lib.nn.Linear(5, 4), lib.nn.ReLU(), lib.nn.BatchNorm1d(4)).load_state_dict(sd)
+        m = make().double()
+        m(lib.zeros(3, 5, dtype=lib.float64))
+        assert m[0].weight.dtype == lib.float64 and m[2].running_mean.dtype == lib.float64
+
+
 def test_uninitialized_parameter_semantics():
     for lib in (torch, fl):
         p = lib.nn.UninitializedParameter()

@@ -1,6 +1,7 @@
 """Normalization modules: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm,
 LocalResponseNorm."""
 import numbers
+import warnings
 
 from ... import _creation
 from .. import functional as F
@@ -102,6 +103,14 @@ class _InstanceNorm(_NormBase):
     def forward(self, input):
         if input.dim() not in (self._batched, self._batched - 1):
             raise ValueError(f"expected {self._batched - 1}D or {self._batched}D input (got {input.dim()}D input)")
+        feature_dim = input.dim() - (self._batched - 1)
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
         unbatched = input.dim() == self._batched - 1
         if unbatched:
             input = input.unsqueeze(0)
