@@ -162,7 +162,8 @@ def test_crossmaplrn2d_gradient_is_the_forward_gradient():
 
 def test_layer_input_errors():
     for expr, shape, exc in [("Softmax2d()", (3, 4), ValueError), ("CrossMapLRN2d(3)", (2, 3, 4), ValueError),
-                             ("ChannelShuffle(4)", (2, 6, 3), RuntimeError), ("ChannelShuffle(2)", (2, 6), RuntimeError),
+                             ("ChannelShuffle(4)", (2, 6, 3), RuntimeError),
+                             ("ChannelShuffle(2)", (2, 6), RuntimeError),
                              ("ChannelShuffle(0)", (2, 6, 3), RuntimeError)]:
         mt, mf = _both("nn." + expr)
         with pytest.raises(exc) as et:

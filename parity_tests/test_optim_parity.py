@@ -335,7 +335,8 @@ PYTHON_STEP_CASES = [
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name,kwargs", PYTHON_STEP_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PYTHON_STEP_CASES)])
+@pytest.mark.parametrize("name,kwargs", PYTHON_STEP_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(PYTHON_STEP_CASES)])
 def test_python_step_trajectory_20_steps(name, kwargs, dtype):
     """Rprop and ASGD (per-parameter Python steps) on the two-group model: 20 steps follow torch's parameters, the
     state_dicts agree, and torch's state_dict loaded into fresh torch and flowlike optimizers continues alike (both
@@ -344,7 +345,7 @@ def test_python_step_trajectory_20_steps(name, kwargs, dtype):
     ref = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3)).to(getattr(torch, dtype))
     base = {"model": {k: v.numpy() for k, v in ref.state_dict().items()}, "extra": rs.randn(4, 3).astype(dtype)}
     lr = kwargs.get("lr", 1e-2)
-    (mt, gt), (mf, gf) = _model_groups(torch, dtype, base, lr), _model_groups(fl, dtype, base, lr)
+    (mt, gt), (_, gf) = _model_groups(torch, dtype, base, lr), _model_groups(fl, dtype, base, lr)
     opt_t, opt_f = getattr(torch.optim, name)(gt, **kwargs), getattr(fl.optim, name)(gf, **kwargs)
     pt, pf = [p for g in gt for p in g["params"]], [p for g in gf for p in g["params"]]
     rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-9, 1e-12)

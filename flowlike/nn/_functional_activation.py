@@ -9,10 +9,10 @@ import warnings
 import flowlike as _fl
 from .. import _C
 
-__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
-           "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
-           "hardtanh_", "hardshrink", "softshrink", "softplus", "softsign", "tanhshrink", "threshold", "threshold_",
-           "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh"]
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid",
+           "hardtanh", "hardtanh_", "hardshrink", "softshrink", "softplus", "softsign", "tanhshrink", "threshold",
+           "threshold_", "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh"]
 
 _KIND = _C._activation_kinds
 _SELU_ALPHA = 1.6732632423543772848170429916717

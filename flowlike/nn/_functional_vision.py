@@ -11,7 +11,8 @@ import warnings
 from .. import _C
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "grid_sample", "affine_grid", "dropout", "dropout1d", "dropout2d", "dropout3d",
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "grid_sample", "affine_grid", "dropout",
+           "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout", "cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 
 

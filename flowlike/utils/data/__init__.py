@@ -9,5 +9,5 @@ from ._utils.collate import default_collate, default_convert
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "DataLoader", "get_worker_info", "WorkerInfo", "default_collate",
-           "default_convert"]
+           "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "DataLoader", "get_worker_info", "WorkerInfo",
+           "default_collate", "default_convert"]
