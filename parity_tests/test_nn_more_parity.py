@@ -230,6 +230,26 @@ def test_fractional_max_pool_equals_torch_given_samples(nd, shape, kernel, kwarg
     assert_same(mf(fl.tensor(x)), mt(torch.tensor(x)), rtol=0, atol=0)
 
 
+def test_fractional_max_pool_nan_and_ties_as_torch():
+    """Tied maxima give the first index, NaNs the last NaN of the window (torch's kernel); the gradient follows."""
+    for seed in range(3):
+        rs = np.random.RandomState(seed)
+        x = rs.randn(2, 3, 9, 9).astype(np.float32)
+        x[rs.rand(*x.shape) < 0.15] = np.nan
+        x[0, 0, :4, :4] = 1.0
+        samples = rs.rand(2, 3, 2).astype(np.float32)
+        xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+        vt, it = torch.nn.functional.fractional_max_pool2d(xt, 3, output_size=4, return_indices=True,
+                                                           _random_samples=torch.tensor(samples))
+        vf, i_f = fl.nn.functional.fractional_max_pool2d(xf, 3, output_size=4, return_indices=True,
+                                                         _random_samples=fl.tensor(samples))
+        assert_same(vf.detach(), vt.detach(), rtol=0, atol=0)
+        assert_same(i_f, it, rtol=0, atol=0)
+        vt.sum().backward()
+        vf.sum().backward()
+        assert_same(xf.grad, xt.grad, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("nd", [2, 3])
 def test_fractional_max_pool_random_invariants(nd):
     """Without samples (flowlike's generator): torch's output shape; each value is the max of a kernel-sized window

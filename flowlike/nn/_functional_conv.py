@@ -339,10 +339,18 @@ def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, _ran
             stride *= size
         index = index + pos * stride
     index = index.expand(n * c, *out, *kernel).reshape(n * c, -1, _prod(kernel))
-    windows = x.reshape(n * c, -1).gather(1, index.reshape(n * c, -1)).reshape(index.shape)
-    values, arg = windows.max(-1)
+    planes = x.reshape(n * c, -1)
+    # the argmax is found without autograd; the values are gathered at it, so the gradient goes to the index
+    windows = planes.detach().gather(1, index.reshape(n * c, -1)).reshape(index.shape)
+    maxima, arg = windows.max(-1)
+    nan = windows.isnan()
+    if nan.any():
+        # torch's kernel takes the last NaN of a window (and the first of tied maxima, as max does)
+        last_nan = (windows.shape[-1] - 1) - nan.flip(-1).to(fl.int32).argmax(-1)
+        arg = fl.where(maxima.isnan(), last_nan, arg)
     indices = index.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
-    values, indices = values.reshape(n, c, *out), indices.reshape(n, c, *out)
+    values = planes.gather(1, indices).reshape(n, c, *out)
+    indices = indices.reshape(n, c, *out)
     return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
 
 
