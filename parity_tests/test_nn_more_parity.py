@@ -41,6 +41,8 @@ def _keys_and_kinds(sd):
     return [(k, type(v).__name__ if type(v).__name__.startswith("Uninitialized") else "Tensor") for k, v in sd.items()]
 
 
+# torch's LazyInstanceNorm without parameters keeps num_features=0, so InstanceNorm warns on every call (flowlike too)
+@pytest.mark.filterwarnings("ignore:input's size at dim=1 does not match num_features")
 @pytest.mark.parametrize("expr,shape", LAZY, ids=[e for e, _ in LAZY])
 def test_lazy_module_materializes_as_torch(expr, shape):
     """Before the first call: the same repr and state_dict (UninitializedParameter/Buffer entries). After it: the
@@ -171,6 +173,14 @@ def test_layer_input_errors():
         with pytest.raises(exc) as ef:
             mf(fl.zeros(*shape))
         assert str(ef.value) == str(et.value)
+
+
+def test_instance_norm_num_features_check():
+    for lib in (torch, fl):
+        with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(4\), but got: 3"):
+            lib.nn.InstanceNorm2d(4, affine=True)(lib.zeros(2, 3, 5, 5))
+        with pytest.warns(UserWarning, match="input's size at dim=0 does not match num_features"):
+            lib.nn.InstanceNorm1d(4)(lib.zeros(3, 5))
 
 
 def test_channel_shuffle_functions():
