@@ -323,3 +323,142 @@ def test_scheduler_state_dict_from_torch(name, make):
         opt.step()
         sf.step()
         assert sf.get_last_lr() == st.get_last_lr()
+
+
+PYTHON_STEP_CASES = [
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=4, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.02, t0=0, maximize=True)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", PYTHON_STEP_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(PYTHON_STEP_CASES)])
+def test_python_step_trajectory_20_steps(name, kwargs, dtype):
+    """Rprop and ASGD (per-parameter Python steps) on the two-group model: 20 steps follow torch's parameters, the
+    state_dicts agree, and torch's state_dict loaded into fresh torch and flowlike optimizers continues alike (both
+    sides reload: load_state_dict casts ASGD's float32 eta/mu to the parameters' dtype, which changes the path)."""
+    rs = np.random.RandomState(0)
+    ref = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3)).to(getattr(torch, dtype))
+    base = {"model": {k: v.numpy() for k, v in ref.state_dict().items()}, "extra": rs.randn(4, 3).astype(dtype)}
+    lr = kwargs.get("lr", 1e-2)
+    (mt, gt), (_, gf) = _model_groups(torch, dtype, base, lr), _model_groups(fl, dtype, base, lr)
+    opt_t, opt_f = getattr(torch.optim, name)(gt, **kwargs), getattr(fl.optim, name)(gf, **kwargs)
+    pt, pf = [p for g in gt for p in g["params"]], [p for g in gf for p in g["params"]]
+    rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-9, 1e-12)
+
+    def run(opt_t, opt_f, pt, pf, model, steps):
+        for step in range(steps):
+            x, y = torch.tensor(rs.randn(8, 5).astype(dtype)), torch.tensor(rs.randn(8, 3).astype(dtype))
+            opt_t.zero_grad()
+            if model is not None:
+                ((model(x) - y) ** 2).mean().backward()
+            for p in pt[:-1]:
+                if p.grad is None:
+                    p.grad = torch.tensor(rs.randn(*p.shape).astype(dtype))
+            pt[-1].grad = torch.tensor(rs.randn(3, 4).astype(dtype)).t()
+            if step % 2:
+                pt[-2].grad = None
+            for p, q in zip(pt, pf):
+                q.grad = None if p.grad is None else fl.tensor(p.grad.numpy())
+            opt_t.step()
+            opt_f.step()
+            for p, q in zip(pt, pf):
+                assert_same(q.detach(), p.detach(), rtol=rtol, atol=atol)
+
+    run(opt_t, opt_f, pt, pf, mt, 20)
+    sd_t, sd_f = opt_t.state_dict(), opt_f.state_dict()
+    assert sd_f["param_groups"] == sd_t["param_groups"]
+    assert sd_f["state"].keys() == sd_t["state"].keys()
+    for k, state in sd_t["state"].items():
+        assert sd_f["state"][k].keys() == state.keys()
+        for key, v in state.items():
+            assert_same(sd_f["state"][k][key], v, rtol=rtol, atol=atol)
+    pt2 = [torch.nn.Parameter(p.detach().clone()) for p in pt]
+    pf2 = [fl.nn.Parameter(to_flowlike(p.detach())) for p in pt]
+    opt_t2 = getattr(torch.optim, name)([{"params": pt2[:2]}, {"params": pt2[2:], "lr": lr * 0.3}], **kwargs)
+    opt_f2 = getattr(fl.optim, name)([{"params": pf2[:2]}, {"params": pf2[2:], "lr": lr * 0.3}], **kwargs)
+    opt_t2.load_state_dict(sd_t)
+    opt_f2.load_state_dict({"state": {k: {key: to_flowlike(v) if isinstance(v, torch.Tensor) else v
+                                          for key, v in s.items()} for k, s in sd_t["state"].items()},
+                            "param_groups": sd_t["param_groups"]})
+    run(opt_t2, opt_f2, pt2, pf2, None, 5)
+
+
+def test_rprop_asgd_constructor_errors():
+    for name, kwargs in [("Rprop", dict(lr=-1.0)), ("Rprop", dict(etas=(1.5, 1.2))), ("Rprop", dict(etas=(0.5, 0.9))),
+                         ("ASGD", dict(lr=-0.1)), ("ASGD", dict(weight_decay=-1.0))]:
+        with pytest.raises(ValueError) as et:
+            getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2))], **kwargs)
+        with pytest.raises(ValueError) as ef:
+            getattr(fl.optim, name)([fl.nn.Parameter(fl.zeros(2))], **kwargs)
+        assert str(ef.value) == str(et.value)
+
+
+def _swa_model(lib, base):
+    model = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.BatchNorm1d(6), lib.nn.ReLU(), lib.nn.Linear(6, 2))
+    model.load_state_dict({k: lib.tensor(v) for k, v in base.items()})
+    return model
+
+
+@pytest.mark.parametrize("kind", ["swa", "ema_multi", "swa_multi", "ema_avg_fn", "swa_buffers"])
+def test_averaged_model_matches(kind):
+    """AveragedModel over 6 training steps (SWA, the EMA/SWA multi-tensor functions, avg_fn, use_buffers) keeps the
+    same averaged parameters, buffers and n_averaged as torch's; update_bn then recomputes the same statistics."""
+    ref = _swa_model(torch, {k: v.numpy() for k, v in torch.nn.Sequential(
+        torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6), torch.nn.ReLU(), torch.nn.Linear(6, 2)).state_dict().items()})
+    base = {k: v.numpy() for k, v in ref.state_dict().items()}
+    rs = np.random.RandomState(0)
+    data = [(rs.randn(8, 4).astype(np.float32), rs.randn(8, 2).astype(np.float32)) for _ in range(6)]
+    results = []
+    for lib in (torch, fl):
+        su = lib.optim.swa_utils
+        model = _swa_model(lib, base)
+        kwargs = {"swa": {}, "ema_multi": dict(multi_avg_fn=su.get_ema_multi_avg_fn(0.9)),
+                  "swa_multi": dict(multi_avg_fn=su.get_swa_multi_avg_fn()),
+                  "ema_avg_fn": dict(avg_fn=su.get_ema_avg_fn(0.8)),
+                  "swa_buffers": dict(use_buffers=True)}[kind]
+        avg = su.AveragedModel(model, **kwargs)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        sched = su.SWALR(opt, swa_lr=0.05, anneal_epochs=3)
+        lrs = []
+        for x, y in data:
+            opt.zero_grad()
+            ((model(lib.tensor(x)) - lib.tensor(y)) ** 2).mean().backward()
+            opt.step()
+            avg.update_parameters(model)
+            sched.step()
+            lrs.append(sched.get_last_lr())
+        loader = [(lib.tensor(x), lib.tensor(y)) for x, y in data]
+        su.update_bn(loader, avg)
+        out = avg(lib.tensor(data[0][0]))
+        results.append((avg.state_dict(), lrs, out))
+    (sd_t, lrs_t, out_t), (sd_f, lrs_f, out_f) = results
+    assert list(sd_f.keys()) == list(sd_t.keys())
+    for k, v in sd_t.items():
+        assert_same(sd_f[k], v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lrs_f, lrs_t, rtol=1e-12)
+    assert_same(out_f.detach(), out_t.detach(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("strategy,epochs", [("cos", 4), ("linear", 3), ("cos", 0)])
+def test_swalr_sequence_and_state_dict(strategy, epochs):
+    seqs = []
+    for lib in (torch, fl):
+        w = lib.nn.Parameter(lib.zeros(1))
+        opt = lib.optim.SGD([{"params": [w]}, {"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.5}], lr=0.1)
+        sched = lib.optim.swa_utils.SWALR(opt, swa_lr=[0.01, 0.02], anneal_epochs=epochs, anneal_strategy=strategy)
+        seq = []
+        for _ in range(7):
+            opt.step()
+            sched.step()
+            seq.append(sched.get_last_lr())
+        seqs.append((seq, sched.state_dict()))
+    np.testing.assert_allclose(seqs[1][0], seqs[0][0], rtol=1e-12)
+    st, sf = seqs[0][1], seqs[1][1]
+    assert sf.keys() == st.keys()
+    with pytest.raises(ValueError):
+        fl.optim.swa_utils.SWALR(fl.optim.SGD([fl.nn.Parameter(fl.zeros(1))], lr=0.1), 0.01, anneal_strategy="exp")

@@ -91,5 +91,6 @@ _C.Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_ho
 
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402,F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402,F401
-from . import function, graph, functional, grad_mode, anomaly_mode  # noqa: E402,F401
+from .variable import Variable  # noqa: E402,F401
+from . import function, graph, functional, grad_mode, anomaly_mode, profiler, variable  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401

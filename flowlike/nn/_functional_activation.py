@@ -9,10 +9,10 @@ import warnings
 import flowlike as _fl
 from .. import _C
 
-__all__ = ["softmax", "log_softmax", "softmin", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
-           "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
-           "hardtanh_", "hardshrink", "softshrink", "softplus", "softsign", "tanhshrink", "threshold", "threshold_",
-           "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh"]
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid",
+           "hardtanh", "hardtanh_", "hardshrink", "softshrink", "softplus", "softsign", "tanhshrink", "threshold",
+           "threshold_", "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh"]
 
 _KIND = _C._activation_kinds
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -43,6 +43,24 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _C._log_softmax(input, dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution: softmax((logits + Gumbel(0, 1) noise) / tau) along dim.
+
+    With hard=True the result is one-hot (the argmax) but differentiates as the soft sample (straight-through).
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # Exponential(1) noise from uniform draws, kept above 0 so that its log is finite.
+    exponential = _fl.rand_like(logits).neg_().log1p_().neg_().clamp_(min=_fl.finfo(logits.dtype).tiny)
+    gumbels = (logits - exponential.log()) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _fl.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

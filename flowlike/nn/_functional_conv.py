@@ -12,6 +12,11 @@ import operator
 from .. import _C
 from .._tensor import Tensor
 
+
+def _fl():
+    import flowlike
+    return flowlike
+
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -19,6 +24,8 @@ __all__ = [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "fold", "unfold",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]
 
 
@@ -273,6 +280,112 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-d power-average pooling: (sum over each window of x^p)^(1/p)."""
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _fractional_starts(samples, input_size, output_size, pool_size):
+    """Window starts of fractional max pooling along one dim, one row per plane, in the input's dtype as torch's
+    kernel computes them: int((i + u) * alpha) - int(u * alpha), the last window ending at the input's end."""
+    fl = _fl()
+    starts = fl.full((samples.shape[0], output_size), input_size - pool_size, dtype=fl.int64)
+    if output_size > 1:
+        alpha = fl.tensor(input_size - pool_size, dtype=samples.dtype) / fl.tensor(output_size - 1,
+                                                                                  dtype=samples.dtype)
+        u = samples.unsqueeze(1)
+        i = fl.arange(output_size - 1, dtype=samples.dtype)
+        starts[:, :-1] = ((i + u) * alpha).to(fl.int64) - (u * alpha).to(fl.int64)
+    return starts
+
+
+def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, _random_samples):
+    fl = _fl()
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    spatial = list(input.shape[-nd:])
+    if output_size is None:
+        if isinstance(output_ratio, (tuple, list)) and len(output_ratio) > nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = list(output_ratio) * nd if isinstance(output_ratio, (tuple, list)) and len(output_ratio) == 1 else \
+            list(output_ratio) if isinstance(output_ratio, (tuple, list)) else [output_ratio] * nd
+        output_size = [builtins.int(size * r) for size, r in zip(spatial, ratio)]
+    kernel, out = _tuple(kernel_size, nd, "kernel_size"), _tuple(output_size, nd, "output_size")
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    n, c = x.shape[0], x.shape[1]
+    if _random_samples is None:
+        _random_samples = fl.rand(n, c, nd, dtype=input.dtype)
+    if list(_random_samples.shape) != [n, c, nd]:
+        raise RuntimeError(f"{name}(): Expect _random_samples to be of shape {[n, c, nd]}, but got "
+                           f"{list(_random_samples.shape)}")
+    dims = ["height", "width"] if nd == 2 else ["time", "height", "width"]
+    for d in range(nd):
+        if out[d] + kernel[d] - 1 > spatial[d]:
+            raise RuntimeError(f"{name}_out(): pool {dims[d]} {kernel[d]} too large relative to input {dims[d]} "
+                               f"{spatial[d]}")
+    # torch's kernel draws the width's start from sample 0 and the height's from sample 1 in 2-d, and (time,
+    # height, width) from samples (0, 1, 2) in 3-d.
+    order = [1, 0] if nd == 2 else [0, 1, 2]
+    samples = _random_samples.detach().reshape(n * c, nd)
+    # flat index of each window element in its plane: start + offset per dim, combined row-major
+    index = fl.zeros((n * c,) + (1,) * (2 * nd), dtype=fl.int64)
+    for d in range(nd):
+        starts = _fractional_starts(samples[:, order[d]].contiguous(), spatial[d], out[d], kernel[d])
+        pos = starts.reshape([n * c] + [out[d] if e == d else 1 for e in range(nd)] + [1] * nd) + \
+            fl.arange(kernel[d]).reshape([1] * (nd + 1) + [kernel[d] if e == d else 1 for e in range(nd)])
+        stride = 1
+        for size in spatial[d + 1:]:
+            stride *= size
+        index = index + pos * stride
+    index = index.expand(n * c, *out, *kernel).reshape(n * c, -1, _prod(kernel))
+    planes = x.reshape(n * c, -1)
+    # the argmax is found without autograd; the values are gathered at it, so the gradient goes to the index
+    windows = planes.detach().gather(1, index.reshape(n * c, -1)).reshape(index.shape)
+    maxima, arg = windows.max(-1)
+    nan = windows.isnan()
+    if nan.any():
+        # torch's kernel takes the last NaN of a window (and the first of tied maxima, as max does)
+        last_nan = (windows.shape[-1] - 1) - nan.flip(-1).to(fl.int32).argmax(-1)
+        arg = fl.where(maxima.isnan(), last_nan, arg)
+    indices = index.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    values = planes.gather(1, indices).reshape(n, c, *out)
+    indices = indices.reshape(n, c, *out)
+    return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
+
+
+def _prod(sizes):
+    result = 1
+    for size in sizes:
+        result *= size
+    return result
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """(values, indices) of 2-d fractional max pooling: kernel windows at pseudo-random steps chosen so that the
+    output has output_size (or output_ratio times the input size); indices are flat positions in each plane."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """(values, indices) of 3-d fractional max pooling; indices are flat positions in each input volume."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """2-d fractional max pooling (Graham, 2014); (values, indices) when return_indices."""
+    out = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """3-d fractional max pooling; (values, indices) when return_indices."""
+    out = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
 
 
 def _unpool_size(input, nd, kernel, stride, padding, output_size):

@@ -11,7 +11,8 @@ import warnings
 from .. import _C
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "grid_sample", "affine_grid", "dropout", "dropout1d", "dropout2d", "dropout3d",
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "grid_sample", "affine_grid", "dropout",
+           "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout", "cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 
 
@@ -163,6 +164,22 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels, seen as (groups, C / groups), transposed (ShuffleNet)."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    g = builtins.int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    n, c, *rest = input.shape
+    if c % g != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+    return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(input.shape)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 # ---- grid sampling ----------------------------------------------------------------------------

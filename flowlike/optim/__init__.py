@@ -11,6 +11,9 @@ from .adamax import Adamax
 from .nadam import NAdam
 from .radam import RAdam
 from .lbfgs import LBFGS
+from .rprop import Rprop
+from .asgd import ASGD
+from . import swa_utils  # noqa: F401,E402
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
-           "lr_scheduler"]
+           "Rprop", "ASGD", "lr_scheduler", "swa_utils"]

@@ -1,10 +1,11 @@
 """The nn layers, one file per family as in torch.nn.modules."""
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear
+from .linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear, LazyLinear
 from .flatten import Flatten, Unflatten
-from . import activation, conv, dropout, loss, normalization, pooling, shape, sparse, transformer
+from . import activation, adaptive, conv, lazy, dropout, loss, normalization, pooling, shape, sparse, transformer
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -16,6 +17,7 @@ from .transformer import *  # noqa: F401,F403
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
-           "Bilinear", "Flatten", "Unflatten", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
-           "GRUCell"] + activation.__all__ + conv.__all__ + dropout.__all__ + loss.__all__ + normalization.__all__ + \
-    pooling.__all__ + shape.__all__ + sparse.__all__ + transformer.__all__
+           "Bilinear", "LazyLinear", "Flatten", "Unflatten", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+           "LSTMCell", "GRUCell"] + activation.__all__ + adaptive.__all__ + conv.__all__ + \
+    dropout.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + shape.__all__ + sparse.__all__ + \
+    transformer.__all__

@@ -9,7 +9,8 @@ from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
            "Hardtanh", "Hardshrink", "Softshrink", "Softplus", "Softsign", "Tanhshrink", "Threshold", "GLU",
-           "LogSigmoid", "PReLU", "RReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softmin", "MultiheadAttention"]
+           "LogSigmoid", "PReLU", "RReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
+           "MultiheadAttention"]
 
 
 def _inplace(m):
@@ -78,6 +79,15 @@ Sigmoid = _activation("Sigmoid", lambda m, x: x.sigmoid())
 Tanh = _activation("Tanh", lambda m, x: x.tanh())
 Softmax = _activation("Softmax", lambda m, x: F.softmax(x, m.dim), [("dim", None)], lambda m: f"dim={m.dim}")
 LogSoftmax = _activation("LogSoftmax", lambda m, x: F.log_softmax(x, m.dim), [("dim", None)], lambda m: f"dim={m.dim}")
+
+
+def _softmax2d(m, x):
+    if x.dim() not in (3, 4):
+        raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.dim()}D instead")
+    return F.softmax(x, -3)
+
+
+Softmax2d = _activation("Softmax2d", _softmax2d)
 Softmin = _activation("Softmin", lambda m, x: F.softmin(x, m.dim), [("dim", None)], lambda m: f"dim={m.dim}")
 
 

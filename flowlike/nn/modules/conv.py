@@ -4,10 +4,12 @@ import math
 from ... import _creation
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _tuple(v, n):
@@ -136,3 +138,79 @@ def _transposed_class(name, n):
 
 Conv1d, Conv2d, Conv3d = (_conv_class(f"Conv{n}d", n) for n in (1, 2, 3))
 ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = (_transposed_class(f"ConvTranspose{n}d", n) for n in (1, 2, 3))
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels inferred from the first input's channel dimension."""
+
+    def _make_lazy(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """Infers in_channels from input and initializes weight and bias."""
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        n = self._get_num_spatial_dims()
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == n + 2 else input.shape[0]
+
+
+def _lazy_conv_class(base, n):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            # in/out_channels 0 and bias=False: no tensors are created only to be replaced
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                             device=device, dtype=dtype)
+            self._make_lazy(out_channels, bias, device, dtype)
+
+        def _get_num_spatial_dims(self):
+            return n
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
+    LazyConv.__doc__ = f"A {base.__name__} whose in_channels is inferred from the first input (then it becomes one)."
+    return LazyConv
+
+
+def _lazy_transposed_class(base, n):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode, device=device, dtype=dtype)
+            self._make_lazy(out_channels, bias, device, dtype)
+
+        def _get_num_spatial_dims(self):
+            return n
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = "Lazy" + base.__name__
+    LazyConvTranspose.__doc__ = (f"A {base.__name__} whose in_channels is inferred from the first input (then it "
+                                 "becomes one).")
+    return LazyConvTranspose
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_conv_class(c, n) for n, c in enumerate((Conv1d, Conv2d, Conv3d), 1))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_transposed_class(c, n) for n, c in enumerate((ConvTranspose1d, ConvTranspose2d, ConvTranspose3d), 1))

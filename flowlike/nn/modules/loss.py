@@ -1,5 +1,7 @@
 """Loss modules: each holds its options (tensor options such as weight as buffers, as torch does) and calls
 its nn.functional loss. The deprecated size_average/reduce arguments map to reduction as in torch."""
+import warnings
+
 from .. import functional as F
 from .._functional_loss import _reduction
 from .module import Module
@@ -7,7 +9,8 @@ from .module import Module
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
            "HuberLoss", "SmoothL1Loss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
-           "MultiMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "MultiMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+           "NLLLoss2d"]
 
 _LEGACY = ("size_average", "reduce")
 _TENSOR_OPTIONS = ("weight", "pos_weight")
@@ -83,3 +86,13 @@ TripletMarginWithDistanceLoss = _loss("TripletMarginWithDistanceLoss", F.triplet
                                       [("distance_function", None), ("margin", 1.0), ("swap", False),
                                        ("reduction", "mean")])
 CTCLoss = _loss("CTCLoss", F.ctc_loss, [("blank", 0), ("reduction", "mean"), ("zero_infinity", False)])
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss (warns FutureWarning when constructed, as torch)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -7,7 +7,7 @@ from collections import OrderedDict, namedtuple
 from ... import _dtype as D
 from ..._tensor import Tensor, check_device
 from ...autograd import no_grad
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
@@ -414,8 +414,15 @@ class Module:
                     if applied is not t:
                         t.data = applied
         for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+            if buf is None:
+                continue
+            applied = fn(buf)
+            if is_lazy(buf):
+                # an uninitialized buffer stays one, as torch's subclass does: it takes the converted (empty) data
+                if applied is not buf:
+                    buf.data = applied
+            else:
+                self._buffers[key] = applied
         return self
 
     def to(self, *args, **kwargs):
@@ -604,9 +611,12 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                                   f"object from checkpoint but received {type(input_param)}")
                 continue
-            if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
+            # an uninitialized (lazy) parameter has no shape to check: it takes an uninitialized input as is
+            is_param_lazy = is_lazy(param)
+            if not is_param_lazy and len(param.shape) == 0 and len(input_param.shape) == 1 and \
+                    input_param.shape[0] == 1:
                 input_param = input_param[0]
-            if input_param.shape != param.shape:
+            if not is_param_lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue

@@ -1,15 +1,18 @@
 """Normalization modules: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm,
 LocalResponseNorm."""
 import numbers
+import warnings
 
 from ... import _creation
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "LayerNorm", "RMSNorm", "GroupNorm", "LocalResponseNorm"]
+           "LayerNorm", "RMSNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _NormBase(Module):
@@ -100,6 +103,14 @@ class _InstanceNorm(_NormBase):
     def forward(self, input):
         if input.dim() not in (self._batched, self._batched - 1):
             raise ValueError(f"expected {self._batched - 1}D or {self._batched}D input (got {input.dim()}D input)")
+        feature_dim = input.dim() - (self._batched - 1)
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
         unbatched = input.dim() == self._batched - 1
         if unbatched:
             input = input.unsqueeze(0)
@@ -121,6 +132,81 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalization over (N, C, D, H, W) inputs."""
     _batched = 5
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of (N, C, H, W) inputs, in the legacy (Lua torch) form."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels, pre_pad = input.size(1), int((self.size - 1) / 2 + 1)
+        square = input * input
+        padded = F.pad(square, (0, 0, 0, 0, pre_pad - 1, pre_pad - 1))
+        scale = padded[:, :channels]
+        for offset in range(1, 2 * pre_pad - 1):
+            scale = scale + padded[:, offset:offset + channels]
+        if pre_pad < channels:
+            # torch's running-window update never subtracts channel 0 again: the channels from pre_pad on keep it
+            scale = scale + F.pad(square[:, :1].expand(-1, channels - pre_pad, -1, -1), (0, 0, 0, 0, pre_pad, 0))
+        return input * (scale * (self.alpha / self.size) + self.k).pow(-self.beta)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features inferred from the first input's dimension 1. The defaults affine=True and
+    track_running_stats=True hold for the lazy instance norms too, as in torch."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        # affine and track_running_stats False here: no tensors are created only to be replaced
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _creation.tensor(0)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Infers num_features from input and initializes the parameters and running statistics."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+                self._swap_materialized_buffers()
+            self.reset_parameters()
+
+
+def _lazy_norm(base):
+    cls = type("Lazy" + base.__name__, (_LazyNormBase, base), {
+        "cls_to_become": base,
+        "__doc__": f"A {base.__name__} whose num_features is inferred from the first input (then it becomes one)."})
+    cls.__module__ = __name__
+    return cls
+
+
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (_lazy_norm(c) for c in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(c) for c in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))
 
 
 def _shape(normalized_shape):

@@ -4,7 +4,7 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LPPool1d", "LPPool2d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -85,4 +85,37 @@ AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = (
     _pool(f"AdaptiveAvgPool{n}d", _AdaptivePoolNd, getattr(F, f"adaptive_avg_pool{n}d"), _max=False) for n in (1, 2, 3))
 AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = (
     _pool(f"AdaptiveMaxPool{n}d", _AdaptivePoolNd, getattr(F, f"adaptive_max_pool{n}d"), _max=True) for n in (1, 2, 3))
-LPPool1d, LPPool2d = (_pool(f"LPPool{n}d", _LPPoolNd, getattr(F, f"lp_pool{n}d")) for n in (1, 2))
+LPPool1d, LPPool2d, LPPool3d = (_pool(f"LPPool{n}d", _LPPoolNd, getattr(F, f"lp_pool{n}d")) for n in (1, 2, 3))
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows at pseudo-random steps (F.fractional_max_poolNd); a `_random_samples` buffer, when
+    given, fixes the steps."""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        n = self._nd
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                        _random_samples=self._random_samples)
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+FractionalMaxPool2d, FractionalMaxPool3d = (
+    _pool(f"FractionalMaxPool{n}d", _FractionalMaxPoolNd, getattr(F, f"fractional_max_pool{n}d"), _nd=n)
+    for n in (2, 3))
