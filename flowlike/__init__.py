@@ -17,7 +17,8 @@ from . import _C  # noqa: E402
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, short, int,
                      long, half, float, double, get_default_dtype, set_default_dtype, promote_types, can_cast,
                      finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble)
-from ._tensor import Tensor, Size, device, UntypedStorage, layout, strided
+from ._tensor import (Tensor, Size, device, UntypedStorage, layout, strided, memory_format, contiguous_format,
+                      preserve_format, channels_last, channels_last_3d)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empty, zeros, ones, full, empty_like,
                         zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor)

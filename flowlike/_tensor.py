@@ -244,7 +244,16 @@ class layout:
         return self._name
 
 
+class memory_format(layout):
+    """A memory format requested from .contiguous(), .to(), clone() and the *_like creators. flowlike keeps every
+    tensor in the row-major (contiguous) format; the values are the same in any format."""
+
+
 strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 Tensor.layout = property(lambda self: strided)
 
 

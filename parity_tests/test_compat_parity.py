@@ -117,3 +117,20 @@ def test_make_tensor_argument_errors_match_torch(kwargs):
     want = _outcome(lambda: torch.testing.make_tensor(3, dtype=torch.uint8, device="cpu", **kwargs))
     got = _outcome(lambda: fl.testing.make_tensor(3, dtype=fl.uint8, device="cpu", **kwargs))
     assert got == want
+
+
+def test_memory_formats():
+    """Code passing memory formats runs: the names print as torch's, and every format gives torch's values."""
+    import numpy as np
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    for name in ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"):
+        assert repr(getattr(fl, name)) == repr(getattr(torch, name))
+        assert isinstance(getattr(fl, name), fl.memory_format)
+    for name in ("contiguous_format", "preserve_format", "channels_last"):
+        f, t = fl.from_numpy(x), torch.from_numpy(x)
+        got = [f.contiguous(memory_format=getattr(fl, name)), f.to(memory_format=getattr(fl, name)),
+               f.clone(memory_format=getattr(fl, name)), fl.empty_like(f, memory_format=getattr(fl, name)).fill_(1)]
+        want = [t.contiguous(memory_format=getattr(torch, name)), t.to(memory_format=getattr(torch, name)),
+                t.clone(memory_format=getattr(torch, name)), torch.empty_like(t, memory_format=getattr(torch, name)).fill_(1)]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
