@@ -171,6 +171,12 @@ __all__ += ["divide", "true_divide", "floor_divide", "multiply", "subtract", "ne
             "lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
+def _operand_of_inplace(self):
+    # The composite saves its operand for backward; copy_ then overwrites self, so under autograd it
+    # reads a copy (otherwise backward would find the saved tensor modified in place).
+    return self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+
+
 def _attach_methods():
     def method(fn):
         return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
@@ -183,7 +189,7 @@ def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power"]:
         fn = globals()[name]
-        setattr(_C.Tensor, name + "_", lambda self, *a, _fn=fn, **k: self.copy_(_fn(self, *a, **k)))
+        setattr(_C.Tensor, name + "_", lambda self, *a, _fn=fn, **k: self.copy_(_fn(_operand_of_inplace(self), *a, **k)))
 
 
 _attach_methods()

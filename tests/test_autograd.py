@@ -106,8 +106,11 @@ def test_inplace_writes_into_leaves_refuse_and_intermediates_are_recorded():
     y.copy_(x * 3)
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0, 3.0]
-    with pytest.raises(NotImplementedError, match="in-place"):
-        (x * 2).scatter_reduce_(0, fl.tensor([0]), x, "amax")  # not recorded yet: refuses, no wrong gradient
+    z = (x * 2).scatter_reduce_(0, fl.tensor([1]), x[:1] * 5, "amax")
+    assert z.grad_fn.name() == "ScatterReduceBackward0"
+    x.grad = None
+    z.sum().backward()
+    assert x.grad.tolist() == [7.0, 0.0, 2.0]  # position 1 took 5 * x[0]
     with fl.no_grad():
         x.fill_(2)
         x[1] = 7.0

@@ -101,6 +101,9 @@ struct GradModeGuard {
 };
 
 inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
+// t's grad_fn (null for a leaf), regenerated first when t is a view whose base was written in place
+// since t's grad_fn was set (Note [Views of a base written in place]).
+const std::shared_ptr<Node>& current_grad_fn(const Tensor& t);
 // Where a gradient for `t` must be sent: its grad_fn, its accumulator, or nowhere.
 Edge gradient_edge(const Tensor& t);
 // Makes `result` an output of `node` (output_nr) that requires grad.

@@ -18,7 +18,7 @@
 namespace fl::autograd {
 namespace {
 
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g; }
 
 template <typename OpT>
 Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
@@ -104,17 +104,16 @@ FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   const bool in_place = out != nullptr;
   if (in_place) {
     FL_CHECK(out == x, Error, name, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-    check_not_leaf_requiring_grad(x);
-    FL_CHECK(!(x->is_view && x->requires_grad), NotImplementedError, name,
-             "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; use "
-             "the out-of-place form");
+    check_inplace(x, nullptr);
   }
   Edge edge = gradient_edge(x);
-  Tensor before = in_place ? clone(x) : x;
+  Tensor before = in_place ? record_copy("CloneBackward0", x, clone(x)) : x;  // keeps x's history
   Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
-  return record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
+  record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
     return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};
   });
+  if (in_place) rebase_view_history(r);
+  return r;
 })
 
 // g * f'(x) is linear in g and has derivative g * f''(x) in x: the activations' double backward.

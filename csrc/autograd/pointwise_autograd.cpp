@@ -37,7 +37,7 @@ constexpr Uses kUnaryUses[] = {
 #undef FL_X
 };
 
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g; }
 
 // Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
 bool check_out(const Tensor& out, const Tensor& self, const char* op) {
@@ -128,7 +128,7 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
   if (check_out(out, a, binary_op_name(op))) {
     Edge a_edge = gradient_edge(a);
     // the formula may need the value `a` had before the write
-    Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? clone(a) : a;
+    Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? record_copy("CloneBackward0", a, clone(a)) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
     record_binary(op, a, a_before, b, alpha, a_edge);
     rebase_view_history(a);
@@ -144,7 +144,7 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
   bool in_place = check_out(out, a, unary_op_name(op));
   Edge edge = gradient_edge(a);
   const Uses& uses = kUnaryUses[static_cast<int>(op)];
-  Tensor before = in_place && uses.a ? clone(a) : a;
+  Tensor before = in_place && uses.a ? record_copy("CloneBackward0", a, clone(a)) : a;  // keeps a's history
   Tensor r = redispatch_no_grad(opobj, ks, a, out);
   if (!is_floating(r->dtype)) return r;
   auto node = std::make_shared<UnaryBackward>();

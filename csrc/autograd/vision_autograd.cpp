@@ -1,9 +1,11 @@
 // Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
 // backward ops are linear too and each one's derivative is the forward op again (double
-// backward). grid_sampler_backward and embedding_dense_backward have no derivative of their own,
-// as in PyTorch's CPU kernels.
+// backward). grid_sampler_backward has no derivative of its own, as in PyTorch's CPU kernel.
+#include "../ops/pointwise.h"
+#include "../ops/views.h"
 #include "../ops/vision.h"
 #include "autograd.h"
+#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -81,6 +83,19 @@ FL_REGISTER_KERNEL(embedding, Autograd, [](DispatchKeySet ks, const Tensor& weig
                        [indices, n = weight->sizes[0], padding_idx, scale_grad_by_freq](const Tensor& g) {
                          return TensorList{ops::embedding_dense_backward(g, indices, n, padding_idx, scale_grad_by_freq)};
                        });
+})
+// embedding_dense_backward is linear in g; its derivative reads the rows back, none for padding_idx
+// (PyTorch's embedding_dense_double_backward, which ignores scale_grad_by_freq too).
+FL_REGISTER_KERNEL(embedding_dense_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& indices, int64_t n,
+                                                          int64_t padding_idx, bool scale_grad_by_freq) {
+  Tensor r = redispatch_no_grad(ops::embedding_dense_backward, ks, g, indices, n, padding_idx, scale_grad_by_freq);
+  return record_lambda("EmbeddingDenseBackwardBackward0", r, {gradient_edge(g)}, [indices, padding_idx](const Tensor& gg) {
+    using namespace formulas;
+    Tensor rows = ops::embedding(gg, indices, -1, false);
+    if (padding_idx >= 0)
+      rows = where(ops::unsqueeze(bin(BinaryOp::eq, indices, wrap_scalar(Scalar(padding_idx))), -1), num(0.0), rows);
+    return TensorList{rows};
+  });
 })
 
 }  // namespace fl::autograd
