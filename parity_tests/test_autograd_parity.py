@@ -136,3 +136,199 @@ def test_double_backward_through_broadcasting_and_views(name, fn):
         (g * g).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)
+
+
+# ---- gradcheck and gradgradcheck over the op database ------------------------------------------------------------
+# Every differentiable entry of opdb (the UNARY/BINARY tables and the OpInfo entries) is checked in float64: first
+# derivatives against finite differences (gradcheck) and second derivatives likewise (gradgradcheck). Inputs with many
+# elements are checked along random directions instead (the same finite differences, one per check), which keeps the
+# suite fast whatever the sample shapes.
+
+from opdb import BINARY, DATABASE, UNARY, _DOMAINS  # noqa: E402
+
+_FULL_CHECK_NUMEL = 40  # up to this many input elements: full Jacobians (gradcheck/gradgradcheck)
+
+
+def _grad_entries():
+    entries = []
+    for name, (dtypes, domain, _) in sorted(UNARY.items()):
+        if "float64" in dtypes:
+            entries.append((f"unary.{name}", lambda m, x, n=name: getattr(m, n)(x), [(2, 3)], domain))
+    for name, (dtypes, domain) in sorted(BINARY.items()):
+        if "float64" in dtypes:
+            entries.append((f"binary.{name}", lambda m, x, y, n=name: getattr(m, n)(x, y), [(2, 3), (3,)], domain))
+    for op in DATABASE:
+        if op.grad:
+            entries.append((f"op.{op.id}", op, None, None))
+    return entries
+
+
+def _grad_samples(entry):
+    """(fn(lib, *inputs), [float64 numpy inputs]) for each sample of an entry."""
+    name, fn, shapes, domain = entry
+    if shapes is not None:
+        lo, hi = _DOMAINS[domain]
+        rng = np.random.default_rng(0)
+        return [(fn, [rng.uniform(lo, hi, s) for s in shapes])]
+    return [(lambda m, *a, op=fn: fn.call(m, *a), [t.numpy() for t in inputs]) for _, inputs in fn.samples(torch, "float64")]
+
+
+def _float_outputs(r):
+    outs = r if isinstance(r, (tuple, list)) else [r]
+    return [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
+
+
+def _directional_check(fn, inputs, eps=1e-6):
+    """<u, J v> from one backward against the central difference of <u, f> along v, for random u and v."""
+    rng = np.random.default_rng(7)
+    outs = _float_outputs(fn(*inputs))
+    us = [fl.tensor(rng.standard_normal(tuple(o.shape))) for o in outs]
+    vs = [fl.tensor(rng.standard_normal(tuple(x.shape))) for x in inputs]
+    grads = fl.autograd.grad(outs, inputs, us, allow_unused=True)
+    analytical = sum(float((g * v).sum()) for g, v in zip(grads, vs) if g is not None)
+
+    def projected(sign):
+        with fl.no_grad():
+            moved = [x + sign * eps * v for x, v in zip(inputs, vs)]
+        return sum(float((o.detach() * u).sum()) for o, u in zip(_float_outputs(fn(*[m.requires_grad_() for m in moved])), us))
+    numerical = (projected(1) - projected(-1)) / (2 * eps)
+    assert abs(analytical - numerical) <= 1e-5 + 1e-3 * abs(numerical), (analytical, numerical)
+
+
+def _first_grads(fn, n):
+    """(inputs..., grad_outputs...) -> the gradients of fn's float outputs, with create_graph: its derivatives are
+    fn's second derivatives."""
+    def grads(*args):
+        outs = _float_outputs(fn(*args[:n]))
+        return tuple(g for g in fl.autograd.grad(outs, args[:n], args[n:n + len(outs)], create_graph=True,
+                                                 allow_unused=True) if g is not None)
+    return grads
+
+
+def _torch_backward_raises(fn, arrays):
+    inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    outs = _float_outputs(fn(torch, *inputs))
+    try:
+        torch.autograd.grad(outs, inputs, [torch.ones_like(o) for o in outs], allow_unused=True)
+    except RuntimeError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("entry", _grad_entries(), ids=lambda e: e[0])
+def test_gradcheck_and_gradgradcheck_over_opdb(entry):
+    for fn, arrays in _grad_samples(entry):
+        inputs = [fl.tensor(a.copy(), dtype=fl.float64, requires_grad=True) for a in arrays]
+        call = lambda *a, fn=fn: fn(fl, *a)  # noqa: E731
+        outs = _float_outputs(call(*inputs))
+        if not outs:
+            continue
+        if _torch_backward_raises(fn, arrays):  # no derivative in torch either (heaviside): the same refusal
+            with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
+                fl.autograd.grad(outs, inputs, [fl.ones_like(o) for o in outs], allow_unused=True)
+            continue
+        rng = np.random.default_rng(3)
+        grad_outputs = [fl.tensor(rng.standard_normal(tuple(o.shape)), requires_grad=True) for o in outs]
+        if sum(a.size for a in arrays) <= _FULL_CHECK_NUMEL:
+            assert fl.autograd.gradcheck(call, inputs)
+            assert fl.autograd.gradgradcheck(call, inputs, grad_outputs)
+        else:
+            _directional_check(call, inputs)
+            _directional_check(_first_grads(call, len(inputs)), inputs + grad_outputs)
+
+
+# ---- quantile, logcumsumexp's double backward, views of a base written in place ------------------------------------
+
+QX = np.random.default_rng(21).standard_normal((4, 7))
+QX_NAN = QX.copy()
+QX_NAN[1, 3] = QX_NAN[2, 0] = QX_NAN[2, 5] = np.nan
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("name,kwargs,data", [
+    ("quantile", dict(dim=1), QX), ("quantile", dict(dim=0, keepdim=True), QX), ("quantile", dict(), QX),
+    ("quantile", dict(dim=1), QX_NAN), ("nanquantile", dict(dim=1), QX_NAN), ("nanquantile", dict(), QX_NAN),
+])
+def test_quantile_gradients_match_torch(name, kwargs, data, interpolation):
+    q = [0.0, 0.25, 0.5, 0.9, 1.0]
+    grads = []
+    for m in (torch, fl):
+        x = m.tensor(data, requires_grad=True)
+        qt = m.tensor(q, dtype=x.dtype, requires_grad=True)
+        y = getattr(m, name)(x, qt, interpolation=interpolation, **kwargs)
+        w = m.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
+        (y.nan_to_num() * w).sum().backward()
+        grads.append((x.grad.numpy(), None if qt.grad is None else qt.grad.numpy()))
+    np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-9, atol=1e-12)
+    assert (grads[1][1] is None) == (grads[0][1] is None)  # q's gradient: linear interpolation only
+    if grads[0][1] is not None:
+        np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-9, atol=1e-12)
+
+
+def test_quantile_double_backward_matches_torch():
+    x0, q0 = np.random.default_rng(5).standard_normal((3, 6)), np.array([0.2, 0.65])
+    results = []
+    for m in (torch, fl):
+        x, q = m.tensor(x0, requires_grad=True), m.tensor(q0, requires_grad=True)
+        y = m.quantile(x, q.sigmoid(), dim=1)
+        gx, gq = m.autograd.grad((y * y).sum(), (x, q), create_graph=True)
+        results.append([g.detach().numpy() for g in (gx, gq, *m.autograd.grad((gx * gx).sum() + gq.sum(), (x, q)))])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    x = fl.tensor(x0, requires_grad=True)
+    assert fl.autograd.gradcheck(lambda t: fl.quantile(t, fl.tensor([0.3, 0.8], dtype=fl.float64), dim=0), (x,))
+    assert fl.autograd.gradgradcheck(lambda t: fl.nanquantile(t, 0.4, dim=1), (x,))
+
+
+def test_logcumsumexp_double_backward_matches_torch():
+    a = np.random.default_rng(6).standard_normal((3, 5)) * 4
+    results = []
+    for m in (torch, fl):
+        x = m.tensor(a, requires_grad=True)
+        y = m.logcumsumexp(x, 1)
+        (g,) = m.autograd.grad(y, x, m.tensor(np.linspace(-1, 1, 15).reshape(3, 5)), create_graph=True)
+        assert g.grad_fn is not None
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        results.append((g.detach().numpy(), gg.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-9, atol=1e-12)
+    assert fl.autograd.gradgradcheck(lambda t: fl.logcumsumexp(t, 0), (fl.tensor(a[:, :3] / 4, requires_grad=True),))
+
+
+def _base_written_after_view(m, case):
+    a = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    b = a.clone()
+    if case == "select_then_base_mul":
+        v = b[0]
+        b.mul_(2)
+    elif case == "slice_then_write_through_other_view":
+        v = b[:, 1:]
+        b[:, 1].mul_(5)
+    elif case == "transposed_view_then_base_add":
+        v = b.t()[1:]
+        b.add_(b.detach() * 3)
+    elif case == "stale_view_written_in_place":
+        v = b[1]
+        b.mul_(2)
+        v.add_(a[2])  # v's old history must be the regenerated one: b's, after mul_
+        return a, b, b * b
+    else:  # a view made from the base under no_grad writes: regenerated, same gradient
+        v = b.narrow(0, 1, 2)
+        with m.no_grad():
+            b.mul_(3)
+    return a, v, v * v
+
+
+@pytest.mark.parametrize("case", ["select_then_base_mul", "slice_then_write_through_other_view",
+                                  "transposed_view_then_base_add", "stale_view_written_in_place", "no_grad_write"])
+def test_view_of_a_base_written_in_place_regenerates_its_grad_fn(case):
+    results = []
+    for m in (torch, fl):
+        a, v, y = _base_written_after_view(m, case)
+        name = v.grad_fn.name()
+        y.sum().backward()
+        results.append((name, a.grad.numpy(), v.detach().numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1])
+    np.testing.assert_allclose(results[1][2], results[0][2])
+

@@ -1,6 +1,7 @@
 // Autograd kernels of the indexing ops (ops/index.h): gathers scatter their gradient back into
 // zeros of the input's shape with the matching accumulate-scatter op.
 #include "../ops/index.h"
+#include "../ops/views.h"
 #include "autograd.h"
 
 namespace fl::autograd {
@@ -37,9 +38,9 @@ FL_REGISTER_KERNEL(take, Autograd, [](DispatchKeySet ks, const Tensor& self, con
   Tensor r = redispatch_no_grad(ops::take, ks, self, idx);
   return record_lambda("TakeBackward0", r, {gradient_edge(self)}, [in = self->sizes, idx](const Tensor& g) {
     Tensor flat = zeros({numel_of(in)}, g->dtype);
-    Tensor fi = contiguous(idx), fg = contiguous(g);
-    ops::index_put_(flat, {make_view(fi, {fi->numel}, {1}, fi->offset)}, make_view(fg, {fg->numel}, {1}, fg->offset), true);
-    return TensorList{make_view(flat, in, contiguous_strides(in), 0)};
+    Tensor fi = contiguous(idx);
+    ops::index_put_(flat, {make_view(fi, {fi->numel}, {1}, fi->offset)}, ops::reshape(g, {g->numel}), true);
+    return TensorList{ops::reshape(flat, in)};  // through ops: differentiable again
   });
 })
 FL_REGISTER_KERNEL(masked_select, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask) {

@@ -82,7 +82,7 @@ void rebase_view_history(const Tensor& self) {
   Edge base_old = gradient_edge(base), written = gradient_edge(self);
   IntList bs = base->sizes, bst = base->strides, vs = self->sizes, vst = self->strides;
   int64_t boff = base->offset, voff = self->offset;
-  record_lambda("CopySlices", base, {base_old, written}, [=](const Tensor& g) {
+  record_lambda("torch::autograd::CopySlices", base, {base_old, written}, [=](const Tensor& g) {
     return split_region(g, bs, bst, boff, vs, vst, voff);
   });
   view_of_history(self, base);

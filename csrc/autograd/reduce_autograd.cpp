@@ -135,6 +135,18 @@ FL_REGISTER_KERNEL(kthvalue, Autograd, [](DispatchKeySet ks, const Tensor& x, in
 FL_REGISTER_KERNEL(median_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim, bool ignore_nan) {
   return record_selected(ops::median_dim, "MedianBackward1", ks, x, dim, keepdim, dim, keepdim, ignore_nan);
 })
+// median/nanmedian over all elements: the gradient is shared evenly by the elements equal to the
+// result (NaN ones when it is NaN), as PyTorch's evenly_distribute_backward.
+FL_REGISTER_KERNEL(median_all, Autograd, [](DispatchKeySet ks, const Tensor& x, bool ignore_nan) {
+  Tensor r = redispatch_no_grad(ops::median_all, ks, x, ignore_nan);
+  return record_saved(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", r, {gradient_edge(x)}, {x}, true,
+                      [](const Tensor& g, const TensorList& s) {
+                        const Tensor &xv = s[0], &rv = s[1];
+                        Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
+                        Tensor m = to_dtype(hit, g->dtype);
+                        return TensorList{m * (g / ops::sum(m, {}, false, ScalarType::NumTypes))};
+                      });
+})
 FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
   return record_selected(ops::mode, "ModeBackward0", ks, x, dim, keepdim, dim, keepdim);
 })
@@ -268,7 +280,8 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
   }
   w = to_dtype(w, x->dtype);
   dq = to_dtype(dq, x->dtype);
-  const bool x_grad = requires_grad(x), q_grad = requires_grad(q);
+  // q has a gradient only through linear interpolation's weight (the other modes round the rank, as in PyTorch)
+  const bool x_grad = requires_grad(x), q_grad = requires_grad(q) && interp == "linear";
   return record_saved("QuantileBackward0", r, {gradient_edge(x), gradient_edge(q)}, q_grad ? TensorList{x, q} : TensorList{},
                       false, [xs_sizes = xs->sizes, perm, inv, rows, n, nq, idx, w, dq, in = x->sizes, qsizes = q->sizes,
                               qdt = q->dtype, x_grad, q_grad](const Tensor& g, const TensorList& s) {
@@ -297,7 +310,9 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
                         Tensor xr = ops::reshape(ops::permute(ops::reshape(s[0], xs_sizes), perm), {rows, n});
                         Tensor picked = ops::reshape(ops::gather(xr, 1, idx), {rows, nq, 2});
                         Tensor spread = ops::select(picked, 2, 1) - ops::select(picked, 2, 0);
-                        Tensor gq = ops::reshape(ops::sum(gr * spread * dq, {0}, false, ScalarType::NumTypes), qsizes);
+                        // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
+                        Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));
+                        Tensor gq = ops::reshape(ops::sum(per_row, {0}, false, ScalarType::NumTypes), qsizes);
                         return TensorList{gx, gq->dtype != qdt ? to_dtype(gq, qdt) : gq};
                       });
 }))

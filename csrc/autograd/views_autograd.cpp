@@ -4,6 +4,7 @@
 // like the input's memory and read the input's geometry back (as_strided backward).
 #include <algorithm>
 
+#include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/reduce.h"
 #include "../ops/views.h"
@@ -37,15 +38,25 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
   Tensor region = make_view(buf, out_sizes, out_strides, out_offset - in_offset);
-  if (thread_state().grad_enabled && g->requires_grad && !overlaps(out_sizes, out_strides)) {
-    // create_graph: the write is recorded (CopySlices onto buf) and read back through a view op, so
-    // this backward is itself differentiable.
-    copy_into(region, g);
-    record_overwrite("CopyBackwards", region, g);
+  const bool overlapping = overlaps(out_sizes, out_strides);
+  if (thread_state().grad_enabled && g->requires_grad) {
+    // create_graph: the write is recorded (CopySlices onto buf, or a scatter-add of g at each element's
+    // position in buf where windows share elements) and read back through a view op, so this backward
+    // is itself differentiable.
+    if (overlapping) {
+      Tensor pos = empty({static_cast<int64_t>(buf->numel)}, ScalarType::Int64);
+      int64_t* p = pos->data<int64_t>();
+      for (int64_t i = 0; i < pos->numel; ++i) p[i] = i;
+      Tensor at = contiguous(make_view(pos, out_sizes, out_strides, out_offset - in_offset));
+      buf = ops::scatter_add_(buf, 0, make_view(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
+    } else {
+      copy_into(region, g);
+      record_overwrite("CopyBackwards", region, g);
+    }
     Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
   }
-  if (overlaps(out_sizes, out_strides)) accumulate_into(region, g);  // windows that share elements add up
+  if (overlapping) accumulate_into(region, g);  // windows that share elements add up
   else copy_into(region, g);  // parallel
   return contiguous(make_view(buf, in_sizes, in_strides, 0));
 }

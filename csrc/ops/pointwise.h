@@ -84,7 +84,7 @@ namespace fl {
   X(erfc, FLOAT, std::erfc(x), g * exp(-(x * x)) * -1.1283791670955126)                                      \
   X(erfinv, FLOAT, erfinv_impl(x), g * exp(r * r) * 0.886226925452758)                                  \
   X(lgamma, FLOAT, std::lgamma(x), g * digamma(x))                                  \
-  X(digamma, FLOAT, digamma_impl(x), NOTIMPL)                                \
+  X(digamma, FLOAT, digamma_impl(x), g * trigamma(x))                        \
   X(floor, SAME, floor_impl(x), zeros_like(g))                                     \
   X(ceil, SAME, ceil_impl(x), zeros_like(g))                                       \
   X(trunc, SAME, trunc_impl(x), zeros_like(g))                                     \
