@@ -64,7 +64,8 @@ def test_double_backward_matches_torch():
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5)
 
 
-@pytest.mark.parametrize("case", ["leaf_inplace", "version_counter", "backward_twice", "non_scalar", "no_grad_output"])
+@pytest.mark.parametrize("case", ["leaf_inplace", "version_counter", "backward_twice", "non_scalar", "no_grad_output",
+                                  "saved_operand_written"])
 def test_autograd_errors_match_torch(case):
     def run(m):
         x = m.ones(3, requires_grad=True)
@@ -80,6 +81,11 @@ def test_autograd_errors_match_torch(case):
             y.backward(m.ones(3))
         elif case == "non_scalar":
             (x * 2).backward()
+        elif case == "saved_operand_written":
+            y = x * 1
+            z = (y * 2 + 3 - y / 4) * y  # only the last product saves y
+            y.add_(1)
+            z.sum().backward()
         else:
             m.ones(3).backward(m.ones(3))
 
@@ -307,6 +313,12 @@ def _base_written_after_view(m, case):
     elif case == "transposed_view_then_base_add":
         v = b.t()[1:]
         b.add_(b.detach() * 3)
+    elif case == "view_read_between_two_writes":
+        v = b[0]
+        b.mul_(2)
+        y1 = v * 1  # saves only the 1: the next write into b is fine
+        b.add_(1)
+        return a, v, y1 * v
     elif case == "stale_view_written_in_place":
         v = b[1]
         b.mul_(2)
@@ -320,7 +332,8 @@ def _base_written_after_view(m, case):
 
 
 @pytest.mark.parametrize("case", ["select_then_base_mul", "slice_then_write_through_other_view",
-                                  "transposed_view_then_base_add", "stale_view_written_in_place", "no_grad_write"])
+                                  "transposed_view_then_base_add", "view_read_between_two_writes",
+                                  "stale_view_written_in_place", "no_grad_write"])
 def test_view_of_a_base_written_in_place_regenerates_its_grad_fn(case):
     results = []
     for m in (torch, fl):

@@ -26,8 +26,17 @@ constexpr bool mentions(const char* f, char v) {
   return false;
 }
 struct Uses { bool a, b, r; };
-constexpr Uses kBinaryUses[] = {
-#define FL_X(name, rule, expr, grad_a, grad_b) {mentions(#grad_a " " #grad_b, 'a'), mentions(#grad_a " " #grad_b, 'b'), mentions(#grad_a " " #grad_b, 'r')},
+// What each of a binary op's two formulas uses: only the gradients that are needed decide what is
+// saved (as PyTorch: x * 2 saves only the 2, so a later in-place write into x is fine).
+struct BinaryUses {
+  Uses ga, gb;
+  constexpr Uses needed(bool need_a, bool need_b) const {
+    return {(need_a && ga.a) || (need_b && gb.a), (need_a && ga.b) || (need_b && gb.b), (need_a && ga.r) || (need_b && gb.r)};
+  }
+};
+constexpr BinaryUses kBinaryUses[] = {
+#define FL_X(name, rule, expr, grad_a, grad_b) \
+  {{mentions(#grad_a, 'a'), mentions(#grad_a, 'b'), mentions(#grad_a, 'r')}, {mentions(#grad_b, 'a'), mentions(#grad_b, 'b'), mentions(#grad_b, 'r')}},
     FL_BINARY_OPS(FL_X)
 #undef FL_X
 };
@@ -108,7 +117,7 @@ struct UnaryBackward : Node {
 // `a` is the first input's value before the op (a copy when the op wrote into it).
 Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, Scalar alpha, const Edge& a_edge) {
   auto node = std::make_shared<BinaryBackward>();
-  const Uses& uses = kBinaryUses[static_cast<int>(op)];
+  const Uses uses = kBinaryUses[static_cast<int>(op)].needed(a_edge.valid(), requires_grad(b));
   node->op = op;
   if (uses.a) node->a = SavedVariable(a, false);
   if (uses.b) node->b = SavedVariable(b, false);
@@ -128,7 +137,8 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
   if (check_out(out, a, binary_op_name(op))) {
     Edge a_edge = gradient_edge(a);
     // the formula may need the value `a` had before the write
-    Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? record_copy("CloneBackward0", a, clone(a)) : a;
+    Tensor a_before = kBinaryUses[static_cast<int>(op)].needed(a_edge.valid(), requires_grad(b)).a
+                          ? record_copy("CloneBackward0", a, clone(a)) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
     record_binary(op, a, a_before, b, alpha, a_edge);
     rebase_view_history(a);
