@@ -345,3 +345,29 @@ def test_view_of_a_base_written_in_place_regenerates_its_grad_fn(case):
     np.testing.assert_allclose(results[1][1], results[0][1])
     np.testing.assert_allclose(results[1][2], results[0][2])
 
+
+
+@pytest.mark.parametrize("write", ["copy_", "fill_tensor", "fill_number", "zero_", "setitem_view"])
+def test_overwritten_values_get_zero_gradients_as_torch(write):
+    results = []
+    for m in (torch, fl):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = m.tensor(2.5, requires_grad=True)
+        y = x * 2
+        if write == "copy_":
+            y.copy_(v * 3)
+        elif write == "fill_tensor":
+            y.fill_(v)
+        elif write == "fill_number":
+            y.fill_(4.0)
+        elif write == "zero_":
+            y.zero_()
+        else:
+            y[1:] = v
+        (y * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        results.append((y.grad_fn.name(), x.grad.numpy(), None if v.grad is None else v.grad.numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1])
+    assert (results[1][2] is None) == (results[0][2] is None)
+    if results[0][2] is not None:
+        np.testing.assert_allclose(results[1][2], results[0][2])

@@ -46,7 +46,7 @@ TensorList split_region(const Tensor& g, const IntList& bs, const IntList& bst, 
     Tensor laid_out = make_view(buf, bs, bst, 0);
     Tensor g_base = empty_strided(bs, bst, g->dtype);
     copy_into(g_base, g);
-    g_base = record_copy("CopyBackwards", g, g_base);
+    g_base = record_copy("torch::autograd::CopyBackwards", g, g_base);
     return {formulas::operator*(g, laid_out), ops::as_strided(g_base, vs, vst, voff - boff)};
   }
   fill(buf, Scalar(int64_t(0)));
@@ -119,14 +119,16 @@ Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
 
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
   if (!inplace_needs_grad(self, src)) return;
-  if (src && src->requires_grad) {
-    record_lambda(name, self, {gradient_edge(src)}, [src_sizes = src->sizes, dt = src->dtype](const Tensor& g) {
-      Tensor s = sum_to(g, src_sizes);
-      return TensorList{s->dtype != dt ? to_dtype(s, dt) : s};
-    });
-  } else {
-    record_lambda(name, self, {}, [](const Tensor&) { return TensorList{}; });  // a constant now
-  }
+  // self's old value gets a zero gradient, as in PyTorch (for a view, the rebase of its base carries it)
+  Edge old = live_base(self) ? Edge{} : gradient_edge(self);
+  const bool from_src = src && src->requires_grad;
+  record_lambda(name, self, {old, from_src ? gradient_edge(src) : Edge{}},
+                [to_old = old.valid(), from_src, src_sizes = src ? src->sizes : IntList{},
+                 dt = src ? src->dtype : self->dtype](const Tensor& g) {
+                  Tensor s = from_src ? sum_to(g, src_sizes) : nullptr;
+                  if (s && s->dtype != dt) s = record_copy("ToCopyBackward0", s, to_dtype(s, dt));
+                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr, s};
+                });
   rebase_view_history(self);
 }
 

@@ -51,7 +51,7 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
       buf = ops::scatter_add_(buf, 0, make_view(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
     } else {
       copy_into(region, g);
-      record_overwrite("CopyBackwards", region, g);
+      record_overwrite("torch::autograd::CopyBackwards", region, g);
     }
     Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
