@@ -196,7 +196,7 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   if (is_number) fill(p.view, s);
   else copy_into(p.view, v->storage == self->storage ? clone(v) : v);
   self->bump_version();
-  autograd::record_overwrite(is_number ? "FillBackward0" : "torch::autograd::CopyBackwards", p.view, is_number ? nullptr : v);
+  autograd::record_overwrite(is_number ? "FillBackward2" : "torch::autograd::CopyBackwards", p.view, is_number ? nullptr : v);
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------

@@ -209,7 +209,7 @@ void bind(py::module_& m, TensorClass& cls) {
         autograd::check_inplace(self, nullptr);
         fill(self, s);
         self->bump_version();
-        autograd::record_overwrite("FillBackward0", self, nullptr);
+        autograd::record_overwrite("FillBackward2", self, nullptr);
         return self;
       }, py::arg("value"))
       .def("zero_", [](const Tensor& self) {
