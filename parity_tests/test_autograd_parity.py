@@ -371,3 +371,20 @@ def test_overwritten_values_get_zero_gradients_as_torch(write):
     assert (results[1][2] is None) == (results[0][2] is None)
     if results[0][2] is not None:
         np.testing.assert_allclose(results[1][2], results[0][2])
+
+
+@pytest.mark.parametrize("index", [
+    0, (0, 1), (slice(1, None),), (slice(None), 1), (0, slice(1, None)), (slice(1, None), 0), (None,),
+    (slice(None), None), (Ellipsis, 0), (Ellipsis,), (slice(None),), (slice(None, None, 2),), (None, 0),
+    (1, slice(None), None), (True,), ([0, 2],),
+], ids=repr)
+def test_basic_indexing_grad_fn_names_match_torch(index):
+    names, grads = [], []
+    for m in (torch, fl):
+        x = m.tensor(np.arange(60.0).reshape(3, 4, 5), requires_grad=True)
+        v = (x * 1)[index]
+        names.append(v.grad_fn.name())
+        (v * v).sum().backward()
+        grads.append(x.grad.numpy())
+    assert names[1] == names[0]
+    np.testing.assert_allclose(grads[1], grads[0])
