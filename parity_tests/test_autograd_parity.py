@@ -388,3 +388,45 @@ def test_basic_indexing_grad_fn_names_match_torch(index):
         grads.append(x.grad.numpy())
     assert names[1] == names[0]
     np.testing.assert_allclose(grads[1], grads[0])
+
+
+def _attention_by_hand(q, k, v, mask, is_causal, scale):
+    """torch's math path written out (torch's fused CPU kernel has no double backward to compare with)."""
+    if k.shape[-3] != q.shape[-3]:
+        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], -3)
+        v = v.repeat_interleave(q.shape[-3] // v.shape[-3], -3)
+    s = q @ k.transpose(-1, -2) * (scale if scale is not None else q.shape[-1] ** -0.5)
+    if is_causal:
+        s = s.masked_fill(~torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool).tril(), float("-inf"))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return s.softmax(-1) @ v
+
+
+@pytest.mark.parametrize("case", ["causal", "bool_mask", "float_mask_with_grad", "gqa", "scale_and_broadcast"])
+def test_attention_double_backward_matches_math_path(case):
+    rng = np.random.default_rng(8)
+    qs, ks = ((2, 4, 3, 5), (2, 2, 4, 5)) if case == "gqa" else ((1, 2, 3, 5), (2, 1, 4, 5)) \
+        if case == "scale_and_broadcast" else ((2, 2, 3, 5), (2, 2, 4, 5))
+    arrays = [rng.standard_normal(qs), rng.standard_normal(ks), rng.standard_normal(ks)]
+    mask_np = rng.standard_normal((3, 4)) if case == "float_mask_with_grad" else rng.random((3, 4)) > 0.3
+    mask_np[:, 0] = True if mask_np.dtype == bool else mask_np[:, 0]
+    kw = dict(is_causal=case == "causal", scale=0.7 if case == "scale_and_broadcast" else None)
+    results = []
+    for m in (torch, fl):
+        q, k, v = (m.tensor(a, requires_grad=True) for a in arrays)
+        mask = None
+        if case in ("bool_mask", "float_mask_with_grad"):
+            mask = m.tensor(mask_np, requires_grad=mask_np.dtype != bool)
+        inputs = [q, k, v] + ([mask] if mask is not None and mask.requires_grad else [])
+        if m is torch:
+            out = _attention_by_hand(q, k, v, mask, **kw)
+        else:
+            out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=case == "gqa", **kw)
+        go = m.tensor(rng.standard_normal(tuple(out.shape)) if m is torch else results[0][0])
+        grads = m.autograd.grad(out, inputs, go, create_graph=True)
+        penalty = sum((g * g).sum() for g in grads)
+        second = m.autograd.grad(penalty, inputs)
+        results.append([go.numpy()] + [g.detach().numpy() for g in grads] + [g.numpy() for g in second])
+    for got, want in zip(results[1][1:], results[0][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
