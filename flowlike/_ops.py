@@ -50,11 +50,21 @@ def clamp(input, min=None, max=None, *, out=None):
     """Limits input to [min, max]; bounds may be numbers or broadcastable tensors."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo = None if min is None else _as_operand(min)
+    hi = None if max is None else _as_operand(max)
     result = input
-    if min is not None:
-        result = _C.maximum(result, _as_operand(min))
-    if max is not None:
-        result = _C.minimum(result, _as_operand(max))
+    if _C.is_grad_enabled() and _b.any(t is not None and t.requires_grad for t in (input, lo, hi)):
+        # PyTorch's gradient: a bound gets it only where it wins strictly; at a tie it goes to input (maximum
+        # and minimum would split it)
+        if lo is not None:
+            result = _C.where(_C.logical_or(_C.lt(result, lo), _C.isnan(lo)), lo, result)
+        if hi is not None:
+            result = _C.where(_C.logical_or(_C.gt(result, hi), _C.isnan(hi)), hi, result)
+    else:
+        if lo is not None:
+            result = _C.maximum(result, lo)
+        if hi is not None:
+            result = _C.minimum(result, hi)
     if out is not None:
         return out.copy_(result)
     return result

@@ -430,3 +430,61 @@ def test_attention_double_backward_matches_math_path(case):
         results.append([go.numpy()] + [g.detach().numpy() for g in grads] + [g.numpy() for g in second])
     for got, want in zip(results[1][1:], results[0][1:]):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
+
+
+# ---- pointwise gradients at the edges: zeros, ties, infinities, NaN, values whose square underflows ---------------
+
+EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, np.inf, -np.inf, np.nan, 1e-300, -3.0, 3.0])
+
+
+def _pointwise_grads(m, name, arrays):
+    xs = [m.tensor(a, requires_grad=True) for a in arrays]
+    y = getattr(m, name)(*xs)
+    y.backward(m.ones_like(y))
+    return [x.grad.numpy() for x in xs]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (dts, _, _) in UNARY.items() if "float64" in dts
+                                        and n not in ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite",
+                                                      "isposinf", "isneginf", "signbit")))
+def test_unary_gradients_at_edge_values_match_torch(name):
+    # (abs: torch's sign(nan) is 0, flowlike's NaN, so abs's gradient at NaN differs)
+    arrays = [EDGES[~np.isnan(EDGES)] if name == "abs" else EDGES]
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(_pointwise_grads(fl, name, arrays)[0], _pointwise_grads(torch, name, arrays)[0],
+                                   rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (dts, _) in BINARY.items() if "float64" in dts
+                                        and n not in ("heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne",
+                                                      "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")))
+def test_binary_gradients_at_edge_values_match_torch(name):
+    a, b = (g.ravel() for g in np.meshgrid(EDGES, EDGES))
+    with np.errstate(all="ignore"):
+        for got, want in zip(_pointwise_grads(fl, name, [a, b]), _pointwise_grads(torch, name, [a, b])):
+            np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("bounds", ["numbers", "tensors", "min_above_max", "min_only", "max_only"])
+def test_clamp_gradients_at_ties_match_torch(bounds):
+    x0 = np.array([0.1, 0.5, 1.0, 2.0, -3.0])
+    lo0, hi0 = np.array([0.1, 0.6, 0.0, 0.0, -3.0]), np.array([1.0, 1.0, 1.0, 2.0, 0.0])
+    results = []
+    for m in (torch, fl):
+        x, lo, hi = m.tensor(x0, requires_grad=True), m.tensor(lo0, requires_grad=True), m.tensor(hi0, requires_grad=True)
+        if bounds == "numbers":
+            y = x.clamp(0.1, 1.0)
+        elif bounds == "tensors":
+            y = m.clamp(x, lo, hi)
+        elif bounds == "min_above_max":
+            y = m.clamp(x, hi + 1, hi)
+        elif bounds == "min_only":
+            y = m.clamp(x, min=lo)
+        else:
+            y = x.clamp(max=1.0)
+        (y * m.tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+        results.append([y.detach().numpy()] + [None if t.grad is None else t.grad.numpy() for t in (x, lo, hi)])
+    for got, want in zip(results[1], results[0]):
+        assert (got is None) == (want is None)
+        if want is not None:
+            np.testing.assert_allclose(got, want)

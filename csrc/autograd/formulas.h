@@ -39,6 +39,16 @@ inline Tensor minmax_grad(const Tensor& g, const Tensor& self, const Tensor& oth
   Tensor loses = bin(is_max ? BinaryOp::lt : BinaryOp::gt, self, other);
   return where(loses, num(0.0), where(bin(BinaryOp::eq, self, other), g * 0.5, g));
 }
+// fmax/fmin: the gradient goes to a where a wins or ties or b is NaN, else to b (as PyTorch).
+inline Tensor fminmax_grad(const Tensor& g, const Tensor& a, const Tensor& b, bool is_max, bool for_a) {
+  Tensor a_wins = bin(BinaryOp::logical_or, bin(is_max ? BinaryOp::ge : BinaryOp::le, a, b), isnan(b));
+  return for_a ? where(a_wins, g, num(0.0)) : where(a_wins, num(0.0), g);
+}
+// 1 / (a^2 + b^2) for atan2's gradients, 0 where that overflows (at and near the origin), as PyTorch.
+inline Tensor atan2_recip(const Tensor& a, const Tensor& b) {
+  Tensor recip = num(1.0) / (a * a + b * b);
+  return where(un(UnaryOp::isinf, recip), num(0.0), recip);
+}
 inline Tensor pow_grad_base(const Tensor& g, const Tensor& a, const Tensor& b) {
   return where(bin(BinaryOp::eq, b, num(0.0)), num(0.0), g * b * bin(BinaryOp::pow, a, b - 1.0));
 }
