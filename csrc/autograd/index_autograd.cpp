@@ -58,8 +58,8 @@ FL_REGISTER_KERNEL(where, Autograd, [](DispatchKeySet ks, const Tensor& cond, co
   return record_lambda("WhereBackward0", r, {Edge{}, gradient_edge(a), gradient_edge(b)},
                        [cond, as = a->sizes, bs = b->sizes, adt = a->dtype, bdt = b->dtype](const Tensor& g) {
                          Tensor zero = wrap_scalar(Scalar(0.0));
-                         Tensor ga = to_dtype(sum_to(ops::where(cond, g, zero), as), adt);
-                         Tensor gb = to_dtype(sum_to(ops::where(cond, zero, g), bs), bdt);
+                         Tensor ga = cast_grad(sum_to(ops::where(cond, g, zero), as), adt);
+                         Tensor gb = cast_grad(sum_to(ops::where(cond, zero, g), bs), bdt);
                          return TensorList{nullptr, ga, gb};
                        });
 })

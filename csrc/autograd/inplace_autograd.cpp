@@ -1,6 +1,6 @@
-// In-place writes under autograd: the rebase of a view's base (CopySlices), copy_/fill/setitem,
-// index_put_ and masked_fill_. In-place ops without a derivative yet refuse instead of silently
-// writing into a tensor whose history would then be wrong.
+// In-place writes under autograd: the rebase of a view's base (CopySlices), the regeneration of
+// views whose base was written, copy_/fill/setitem, index_put_, masked_fill_, the scatters and
+// index_* writes, and the random fills.
 //
 // Note [In-place writes into views]
 // An in-place op on `v`, a view of `base`, changes base too. The op's own node F (recorded as if
@@ -113,8 +113,12 @@ void check_inplace(const Tensor& self, const Tensor& src) {
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
   if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_floating(result->dtype)) return result;
   return record_lambda(name, result, {gradient_edge(src)}, [dt = src->dtype](const Tensor& g) {
-    return TensorList{g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g};  // differentiable again
+    return TensorList{cast_grad(g, dt)};
   });
+}
+
+Tensor cast_grad(const Tensor& g, ScalarType dt) {
+  return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g;
 }
 
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
@@ -125,9 +129,7 @@ void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
   record_lambda(name, self, {old, from_src ? gradient_edge(src) : Edge{}},
                 [to_old = old.valid(), from_src, src_sizes = src ? src->sizes : IntList{},
                  dt = src ? src->dtype : self->dtype](const Tensor& g) {
-                  Tensor s = from_src ? sum_to(g, src_sizes) : nullptr;
-                  if (s && s->dtype != dt) s = record_copy("ToCopyBackward0", s, to_dtype(s, dt));
-                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr, s};
+                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr, from_src ? cast_grad(sum_to(g, src_sizes), dt) : nullptr};
                 });
   rebase_view_history(self);
 }
@@ -137,24 +139,17 @@ void check_not_leaf_requiring_grad(const Tensor& self) {
            "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src) {
-  if (!thread_state().grad_enabled || !(self->requires_grad || (src && src->requires_grad))) return;
-  check_not_leaf_requiring_grad(self);
-  throw NotImplementedError(str_cat(op, ": in-place writes into tensors that take part in autograd are not supported by "
-                                    "flowlike yet; use the out-of-place form, or write under flowlike.no_grad()"));
-}
-
 namespace {
 // The gradient of a source operand read at `index` positions, zero-padded when the source is larger
 // than the index (scatter reads only index's extent of it).
 Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt) {
-  Tensor r = g->dtype != dt ? to_dtype(g, dt) : g;
+  Tensor r = cast_grad(g, dt);
   if (r->sizes == sizes) return r;
   Tensor out = empty(sizes, dt);
   fill(out, Scalar(int64_t(0)));
   Tensor region = make_view(out, r->sizes, out->strides, 0);
   copy_into(region, r);
-  record_overwrite("CopyBackwards", region, r);  // create_graph: differentiable again (a no-op otherwise)
+  record_overwrite("torch::autograd::CopyBackwards", region, r);  // create_graph: differentiable again (a no-op otherwise)
   return out;
 }
 // `g` with the positions `write` touches set to zero (they were overwritten).
@@ -200,7 +195,7 @@ FL_REGISTER_KERNEL(index_put_, Autograd, [](DispatchKeySet ks, const Tensor& sel
                           Tensor gs = accumulate ? g : zeroed(g, [&](const Tensor& z) {
                             ops::index_put_(z, indices, zero_scalar(z->dtype), false);
                           });
-                          return TensorList{gs, gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                          return TensorList{gs, cast_grad(gv, vdt)};
                         }, indices, values, accumulate);
 })
 // masked_fill_: the filled positions take their gradient from `value` (a 0-dim tensor).
@@ -210,7 +205,7 @@ FL_REGISTER_KERNEL(masked_fill_, Autograd, [](DispatchKeySet ks, const Tensor& s
                         [mask, vdt = value->dtype](const Tensor& g) {
                           using namespace fl::formulas;
                           Tensor gv = ops::sum(where(mask, g, num(0.0)), {}, false, ScalarType::NumTypes);
-                          return TensorList{where(mask, num(0.0), g), gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                          return TensorList{where(mask, num(0.0), g), cast_grad(gv, vdt)};
                         }, mask, value);
 })
 FL_REGISTER_KERNEL(scatter_add_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
@@ -256,7 +251,7 @@ FL_REGISTER_KERNEL(index_fill_, Autograd, [](DispatchKeySet ks, const Tensor& se
                         [dim, index, dt = value->dtype](const Tensor& g) {
                           Tensor gs = zeroed(g, [&](const Tensor& z) { ops::index_fill_(z, dim, index, zero_scalar(z->dtype)); });
                           Tensor gv = ops::sum(ops::index_select(g, g->dim() ? dim : 0, index), {}, false, ScalarType::NumTypes);
-                          return TensorList{gs, gv->dtype != dt ? to_dtype(gv, dt) : gv};
+                          return TensorList{gs, cast_grad(gv, dt)};
                         }, dim, index, value);
 })
 FL_REGISTER_KERNEL(masked_scatter_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask,

@@ -24,8 +24,6 @@
 namespace fl::autograd {
 namespace {
 
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g; }
-
 template <typename OpT>
 Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
                         const Tensor& x, int64_t dim, ScalarType dt) {
@@ -42,7 +40,7 @@ Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySe
     } else {
       gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
     }
-    return TensorList{cast_to(gi, in_dt)};
+    return TensorList{cast_grad(gi, in_dt)};
   });
 }
 
@@ -144,7 +142,7 @@ FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Ten
                  if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
                    return layer_norm_formula(g, x, w, shape, eps, rms, has_b);
                  auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, s[2], s[3], w, shape, rms, need_params);
-                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+                 return TensorList{gx, w ? cast_grad(gw, wdt) : nullptr, has_b ? cast_grad(gb, bdt) : nullptr};
                });
   return std::make_tuple(y, mean, rstd);
 }))

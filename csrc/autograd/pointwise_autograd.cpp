@@ -46,7 +46,6 @@ constexpr Uses kUnaryUses[] = {
 #undef FL_X
 };
 
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g; }
 
 // Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
 bool check_out(const Tensor& out, const Tensor& self, const char* op) {
@@ -85,7 +84,7 @@ struct BinaryBackward : Node {
     }
 #undef NONDIFF
 #undef NOTIMPL
-    return {cast_to(sum_to(ga, a_sizes), a_dtype), cast_to(sum_to(gb, b_sizes), b_dtype)};
+    return {cast_grad(sum_to(ga, a_sizes), a_dtype), cast_grad(sum_to(gb, b_sizes), b_dtype)};
   }
 };
 
@@ -110,7 +109,7 @@ struct UnaryBackward : Node {
     }
 #undef NONDIFF
 #undef NOTIMPL
-    return {cast_to(gx, x_dtype)};
+    return {cast_grad(gx, x_dtype)};
   }
 };
 

@@ -46,7 +46,7 @@ Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, Dispat
                         Tensor ge = expand_reduced(g, in, dims, keepdim);
                         Tensor xs = save_x ? s[0] : nullptr, re = save_x ? expand_reduced(s[1], in, dims, keepdim) : nullptr;
                         Tensor gx = grad_fn(ge, xs, re, reduced_count(in, dims));
-                        return TensorList{gx->dtype != dt ? to_dtype(gx, dt) : gx};
+                        return TensorList{cast_grad(gx, dt)};
                       });
 }
 
@@ -157,7 +157,7 @@ FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int6
   return record_lambda("CumsumBackward0", r, {gradient_edge(x)}, [dim, xdt = x->dtype](const Tensor& g) {
     IntList d{dim};
     Tensor gx = ops::flip(ops::cumsum(ops::flip(g, d), dim, ScalarType::NumTypes), d);
-    return TensorList{gx->dtype != xdt ? to_dtype(gx, xdt) : gx};
+    return TensorList{cast_grad(gx, xdt)};
   });
 })
 
@@ -201,7 +201,7 @@ FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int
                         Tensor gx = where(before, reverse_cumsum(g * rv, dim) / safe_x, num(0.0));
                         Tensor r1 = ops::cumprod(where(first_zero, num(1.0), xv), dim, ScalarType::NumTypes);
                         gx = where(first_zero, reverse_cumsum(g * where(before, num(0.0), r1), dim), gx);
-                        return TensorList{gx->dtype != xdt ? to_dtype(gx, xdt) : gx};
+                        return TensorList{cast_grad(gx, xdt)};
                       });
 })
 
@@ -313,7 +313,7 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
                         // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
                         Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));
                         Tensor gq = ops::reshape(ops::sum(per_row, {0}, false, ScalarType::NumTypes), qsizes);
-                        return TensorList{gx, gq->dtype != qdt ? to_dtype(gq, qdt) : gq};
+                        return TensorList{gx, cast_grad(gq, qdt)};
                       });
 }))
 
@@ -343,7 +343,7 @@ FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double
       Tensor scale = p == 2 ? x / re : x * bin(BinaryOp::pow, un(UnaryOp::abs, x), num(p - 2)) / bin(BinaryOp::pow, re, num(p - 1));
       gx = ge * where(bin(BinaryOp::eq, re, num(0.0)), num(0.0), scale);
     }
-    return TensorList{gx->dtype != x->dtype ? to_dtype(gx, x->dtype) : gx};
+    return TensorList{cast_grad(gx, x->dtype)};
   });
 })
 
