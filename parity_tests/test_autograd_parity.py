@@ -488,3 +488,20 @@ def test_clamp_gradients_at_ties_match_torch(bounds):
         assert (got is None) == (want is None)
         if want is not None:
             np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("op", ["t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_"])
+def test_inplace_view_ops_take_the_views_history(op):
+    call = {"t_": lambda t: t.t_(), "transpose_": lambda t: t.transpose_(0, 1), "squeeze_": lambda t: t.squeeze_(1),
+            "unsqueeze_": lambda t: t.unsqueeze_(0), "as_strided_": lambda t: t.as_strided_((2, 2), (1, 3))}[op]
+    results = []
+    for m in (torch, fl):
+        x = m.tensor(np.arange(6.0).reshape(3, 1, 2).squeeze(1) if op != "squeeze_" else np.arange(6.0).reshape(3, 1, 2),
+                     requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            call(x)
+        y = call(x * 1)
+        (y * m.tensor(np.arange(float(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        results.append((tuple(y.shape), x.grad.numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1])
