@@ -522,7 +522,8 @@ def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mo
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
     # the derivatives of the grid gradient are not implemented: a double backward through them raises
     x, grid = (fl.tensor(a, requires_grad=True) for a in arrays[:2])
-    (gg,) = fl.autograd.grad(fl.nn.functional.grid_sample(x, grid, mode=mode).sum(), grid, create_graph=True)
+    (gg,) = fl.autograd.grad(fl.nn.functional.grid_sample(x, grid, mode=mode, align_corners=align).sum(), grid,
+                             create_graph=True)
     if mode != "nearest":
         with pytest.raises(NotImplementedError, match="grid_sample"):
             fl.autograd.grad((gg * gg).sum(), x)
