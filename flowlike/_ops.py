@@ -199,7 +199,8 @@ def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power"]:
         fn = globals()[name]
-        setattr(_C.Tensor, name + "_", lambda self, *a, _fn=fn, **k: self.copy_(_fn(_operand_of_inplace(self), *a, **k)))
+        setattr(_C.Tensor, name + "_",
+                lambda self, *a, _fn=fn, **k: self.copy_(_fn(_operand_of_inplace(self), *a, **k)))
 
 
 _attach_methods()

@@ -129,7 +129,8 @@ void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
   record_lambda(name, self, {old, from_src ? gradient_edge(src) : Edge{}},
                 [to_old = old.valid(), from_src, src_sizes = src ? src->sizes : IntList{},
                  dt = src ? src->dtype : self->dtype](const Tensor& g) {
-                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr, from_src ? cast_grad(sum_to(g, src_sizes), dt) : nullptr};
+                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr,
+                                    from_src ? cast_grad(sum_to(g, src_sizes), dt) : nullptr};
                 });
   rebase_view_history(self);
 }
