@@ -529,3 +529,16 @@ def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mo
     if mode != "nearest":
         with pytest.raises(NotImplementedError, match="grid_sample"):
             fl.autograd.grad((gg * gg).sum(), x)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounding_division_has_zero_gradients_as_torch(mode):
+    results = []
+    for m in (torch, fl):
+        x, y = m.tensor([1.5, -2.5, 3.0], requires_grad=True), m.tensor([2.0, 0.7, -1.1], requires_grad=True)
+        r = m.div(x, y, rounding_mode=mode)
+        assert r.requires_grad
+        r.sum().backward()
+        results.append((x.grad.numpy(), y.grad.numpy()))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)

@@ -16,8 +16,8 @@ namespace fl {
   X(sub, ARITH, a - alpha * b, g, -(g * alpha))                                                    \
   X(mul, ARITH, a * b, g * b, g * a)                                                            \
   X(div, FLOAT, a / b, g / b, -(g * (a / b)) / b)                                                            \
-  X(div_trunc, ARITH, div_trunc_impl(a, b), NONDIFF, NONDIFF)                                       \
-  X(div_floor, ARITH, div_floor_impl(a, b), NONDIFF, NONDIFF)                                       \
+  X(div_trunc, ARITH, div_trunc_impl(a, b), zeros_like(g), zeros_like(g))                                     \
+  X(div_floor, ARITH, div_floor_impl(a, b), zeros_like(g), zeros_like(g))                                     \
   X(remainder, ARITH, remainder_impl(a, b), g, -(g * floor_div(a, b)))                                       \
   X(fmod, ARITH, fmod_impl(a, b), g, -(g * trunc(a / b)))                                                 \
   X(pow, ARITH, pow_impl(a, b), pow_grad_base(g, a, b), pow_grad_exponent(g, a, b, r))                                                   \
