@@ -234,16 +234,16 @@ FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x
 FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
                                           bool keepdim, const std::string& interp, bool ignore_nan) {
   Tensor r = redispatch_no_grad(ops::quantile, ks, x, q, dim, keepdim, interp, ignore_nan);
-  // rows of x along the reduced dim, moved last: xt is (rows..., n)
+  // the rows of x (flattened when dim is None) along the reduced dim: permuted by perm to (rows..., n)
   const bool along = dim.has_value() && x->dim() > 0;
   const int64_t d = along ? wrap_dim(*dim, x->dim()) : 0;
-  Tensor xs = along ? x : ops::reshape(x, {x->numel});
-  IntList perm, inv(xs->dim());
-  for (int64_t i = 0; i < xs->dim(); ++i) if (i != d) perm.push_back(i);
+  const IntList xs_sizes = along ? x->sizes : IntList{x->numel};
+  const int64_t nd = static_cast<int64_t>(xs_sizes.size());
+  IntList perm, inv(nd);
+  for (int64_t i = 0; i < nd; ++i) if (i != d) perm.push_back(i);
   perm.push_back(d);
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
-  Tensor xt = ops::permute(xs, perm);
-  const int64_t n = xs->sizes[d], rows = x->numel / n;
+  const int64_t n = xs_sizes[d], rows = x->numel / n;
   Tensor qd = contiguous(to_dtype(q, ScalarType::Float64));
   const int64_t nq = qd->numel;
   // idx: for each row, the positions (in the row) of the 2 * nq elements read, weighted 1 - w and w;
@@ -252,8 +252,9 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
          dq = empty({rows, nq}, ScalarType::Float64);
   {
     GradModeGuard off(false);
-    Tensor order = contiguous(std::get<1>(ops::sort(ops::reshape(xt, {rows, n}), 1, false, true)));
-    Tensor sorted = contiguous(ops::gather(ops::reshape(contiguous(to_dtype(xt, ScalarType::Float64)), {rows, n}), 1, order));
+    Tensor xr = ops::reshape(ops::permute(ops::reshape(x, xs_sizes), perm), {rows, n});
+    Tensor order = contiguous(std::get<1>(ops::sort(xr, 1, false, true)));
+    Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(xr, ScalarType::Float64)), 1, order));
     const int64_t* o = order->data<int64_t>();
     const double *sv = sorted->data<double>(), *qs = qd->data<double>();
     int64_t* ip = idx->data<int64_t>();
@@ -283,7 +284,7 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
   // q has a gradient only through linear interpolation's weight (the other modes round the rank, as in PyTorch)
   const bool x_grad = requires_grad(x), q_grad = requires_grad(q) && interp == "linear";
   return record_saved("QuantileBackward0", r, {gradient_edge(x), gradient_edge(q)}, q_grad ? TensorList{x, q} : TensorList{},
-                      false, [xs_sizes = xs->sizes, perm, inv, rows, n, nq, idx, w, dq, in = x->sizes, qsizes = q->sizes,
+                      false, [xs_sizes, perm, inv, rows, n, nq, idx, w, dq, in = x->sizes, qsizes = q->sizes,
                               qdt = q->dtype, x_grad, q_grad](const Tensor& g, const TensorList& s) {
                         Tensor gr = ops::transpose(ops::reshape(g, {nq, rows}), 0, 1);  // (rows, nq)
                         Tensor gx;
