@@ -50,11 +50,21 @@ def clamp(input, min=None, max=None, *, out=None):
     """Limits input to [min, max]; bounds may be numbers or broadcastable tensors."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo = None if min is None else _as_operand(min)
+    hi = None if max is None else _as_operand(max)
     result = input
-    if min is not None:
-        result = _C.maximum(result, _as_operand(min))
-    if max is not None:
-        result = _C.minimum(result, _as_operand(max))
+    if _C.is_grad_enabled() and _b.any(t is not None and t.requires_grad for t in (input, lo, hi)):
+        # PyTorch's gradient: a bound gets it only where it wins strictly; at a tie it goes to input (maximum
+        # and minimum would split it)
+        if lo is not None:
+            result = _C.where(_C.logical_or(_C.lt(result, lo), _C.isnan(lo)), lo, result)
+        if hi is not None:
+            result = _C.where(_C.logical_or(_C.gt(result, hi), _C.isnan(hi)), hi, result)
+    else:
+        if lo is not None:
+            result = _C.maximum(result, lo)
+        if hi is not None:
+            result = _C.minimum(result, hi)
     if out is not None:
         return out.copy_(result)
     return result
@@ -171,6 +181,12 @@ __all__ += ["divide", "true_divide", "floor_divide", "multiply", "subtract", "ne
             "lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
+def _operand_of_inplace(self):
+    # The composite saves its operand for backward; copy_ then overwrites self, so under autograd it
+    # reads a copy (otherwise backward would find the saved tensor modified in place).
+    return self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+
+
 def _attach_methods():
     def method(fn):
         return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
@@ -183,7 +199,8 @@ def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power"]:
         fn = globals()[name]
-        setattr(_C.Tensor, name + "_", lambda self, *a, _fn=fn, **k: self.copy_(_fn(self, *a, **k)))
+        setattr(_C.Tensor, name + "_",
+                lambda self, *a, _fn=fn, **k: self.copy_(_fn(_operand_of_inplace(self), *a, **k)))
 
 
 _attach_methods()

@@ -101,6 +101,9 @@ struct GradModeGuard {
 };
 
 inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
+// t's grad_fn (null for a leaf), regenerated first when t is a view whose base was written in place
+// since t's grad_fn was set (Note [Views of a base written in place]).
+const std::shared_ptr<Node>& current_grad_fn(const Tensor& t);
 // Where a gradient for `t` must be sent: its grad_fn, its accumulator, or nowhere.
 Edge gradient_edge(const Tensor& t);
 // Makes `result` an output of `node` (output_nr) that requires grad.
@@ -127,13 +130,13 @@ void check_inplace(const Tensor& self, const Tensor& src);
 // `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
 // flows back converted to src's dtype. Returns result (src itself when no copy was made).
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result);
+// A gradient converted to an input's dtype (null stays null); under create_graph the conversion is
+// recorded, so the gradient stays differentiable.
+Tensor cast_grad(const Tensor& g, ScalarType dt);
 // Whether an in-place write into `self` (with `src`) must be recorded: grad mode on and self,
 // src, or self's base requires grad.
 bool inplace_needs_grad(const Tensor& self, const Tensor& src);
 
-// In-place writes autograd cannot record yet: raises PyTorch's leaf error, or a clear
-// NotImplementedError, when grad mode is on and `self` (or `src`) requires grad.
-void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src = nullptr);
 // PyTorch's error for an in-place write into a leaf that requires grad.
 void check_not_leaf_requiring_grad(const Tensor& self);
 

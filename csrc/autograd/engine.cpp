@@ -151,7 +151,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 Edge gradient_edge(const Tensor& t) {
   if (!t || !t->requires_grad) return {};
   AutogradMeta& meta = t->meta();
-  if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
+  if (current_grad_fn(t)) return {meta.grad_fn, meta.output_nr};
   std::shared_ptr<Node> acc = meta.grad_accumulator.lock();
   if (!acc) {
     auto a = std::make_shared<AccumulateGrad>();
@@ -167,6 +167,7 @@ void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32
   AutogradMeta& meta = result->meta();
   meta.grad_fn = node;
   meta.output_nr = output_nr;
+  meta.attr_version = result->version->version.load();
 }
 
 void accumulate_into(const Tensor& target, const Tensor& src) {

@@ -39,6 +39,16 @@ inline Tensor minmax_grad(const Tensor& g, const Tensor& self, const Tensor& oth
   Tensor loses = bin(is_max ? BinaryOp::lt : BinaryOp::gt, self, other);
   return where(loses, num(0.0), where(bin(BinaryOp::eq, self, other), g * 0.5, g));
 }
+// fmax/fmin: the gradient goes to a where a wins or ties or b is NaN, else to b (as PyTorch).
+inline Tensor fminmax_grad(const Tensor& g, const Tensor& a, const Tensor& b, bool is_max, bool for_a) {
+  Tensor a_wins = bin(BinaryOp::logical_or, bin(is_max ? BinaryOp::ge : BinaryOp::le, a, b), isnan(b));
+  return for_a ? where(a_wins, g, num(0.0)) : where(a_wins, num(0.0), g);
+}
+// 1 / (a^2 + b^2) for atan2's gradients, 0 where that overflows (at and near the origin), as PyTorch.
+inline Tensor atan2_recip(const Tensor& a, const Tensor& b) {
+  Tensor recip = num(1.0) / (a * a + b * b);
+  return where(un(UnaryOp::isinf, recip), num(0.0), recip);
+}
 inline Tensor pow_grad_base(const Tensor& g, const Tensor& a, const Tensor& b) {
   return where(bin(BinaryOp::eq, b, num(0.0)), num(0.0), g * b * bin(BinaryOp::pow, a, b - 1.0));
 }
@@ -52,6 +62,20 @@ inline Tensor xlogy_grad_x(const Tensor& g, const Tensor& a, const Tensor& b) {
 }
 inline Tensor copysign_grad(const Tensor& g, const Tensor& a, const Tensor& r) {
   return where(bin(BinaryOp::eq, a, num(0.0)), num(0.0), g * (r / a));
+}
+// trigamma (digamma's derivative) composed of differentiable ops, so that digamma has a double
+// backward too: the recurrence up to 10, the asymptotic series beyond (relative error below 1e-12),
+// and the reflection pi^2 / sin^2(pi x) - trigamma(1 - x) for negatives.
+inline Tensor trigamma(const Tensor& x) {
+  const double pi = 3.14159265358979323846;
+  Tensor neg = bin(BinaryOp::lt, x, num(0.0));
+  Tensor y = where(neg, -x + 1.0, x);
+  Tensor sum = num(1.0) / (y * y);
+  for (int k = 1; k < 10; ++k) sum = sum + num(1.0) / ((y + double(k)) * (y + double(k)));
+  Tensor iz = num(1.0) / (y + 10.0), iz2 = iz * iz;
+  Tensor tail = iz * (iz * (iz * (iz2 * (iz2 * (iz2 * (-1.0 / 30) + 1.0 / 42) - 1.0 / 30) + 1.0 / 6) + 0.5) + 1.0);
+  Tensor t = sum + tail, s = sin(x * pi);
+  return where(neg, num(pi * pi) / (s * s) - t, t);
 }
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));

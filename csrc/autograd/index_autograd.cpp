@@ -1,6 +1,7 @@
 // Autograd kernels of the indexing ops (ops/index.h): gathers scatter their gradient back into
 // zeros of the input's shape with the matching accumulate-scatter op.
 #include "../ops/index.h"
+#include "../ops/views.h"
 #include "autograd.h"
 
 namespace fl::autograd {
@@ -37,9 +38,9 @@ FL_REGISTER_KERNEL(take, Autograd, [](DispatchKeySet ks, const Tensor& self, con
   Tensor r = redispatch_no_grad(ops::take, ks, self, idx);
   return record_lambda("TakeBackward0", r, {gradient_edge(self)}, [in = self->sizes, idx](const Tensor& g) {
     Tensor flat = zeros({numel_of(in)}, g->dtype);
-    Tensor fi = contiguous(idx), fg = contiguous(g);
-    ops::index_put_(flat, {make_view(fi, {fi->numel}, {1}, fi->offset)}, make_view(fg, {fg->numel}, {1}, fg->offset), true);
-    return TensorList{make_view(flat, in, contiguous_strides(in), 0)};
+    Tensor fi = contiguous(idx);
+    ops::index_put_(flat, {make_view(fi, {fi->numel}, {1}, fi->offset)}, ops::reshape(g, {g->numel}), true);
+    return TensorList{ops::reshape(flat, in)};  // through ops: differentiable again
   });
 })
 FL_REGISTER_KERNEL(masked_select, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask) {
@@ -57,8 +58,8 @@ FL_REGISTER_KERNEL(where, Autograd, [](DispatchKeySet ks, const Tensor& cond, co
   return record_lambda("WhereBackward0", r, {Edge{}, gradient_edge(a), gradient_edge(b)},
                        [cond, as = a->sizes, bs = b->sizes, adt = a->dtype, bdt = b->dtype](const Tensor& g) {
                          Tensor zero = wrap_scalar(Scalar(0.0));
-                         Tensor ga = to_dtype(sum_to(ops::where(cond, g, zero), as), adt);
-                         Tensor gb = to_dtype(sum_to(ops::where(cond, zero, g), bs), bdt);
+                         Tensor ga = cast_grad(sum_to(ops::where(cond, g, zero), as), adt);
+                         Tensor gb = cast_grad(sum_to(ops::where(cond, zero, g), bs), bdt);
                          return TensorList{nullptr, ga, gb};
                        });
 })

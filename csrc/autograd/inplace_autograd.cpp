@@ -1,6 +1,6 @@
-// In-place writes under autograd: the rebase of a view's base (CopySlices), copy_/fill/setitem,
-// index_put_ and masked_fill_. In-place ops without a derivative yet refuse instead of silently
-// writing into a tensor whose history would then be wrong.
+// In-place writes under autograd: the rebase of a view's base (CopySlices), the regeneration of
+// views whose base was written, copy_/fill/setitem, index_put_, masked_fill_, the scatters and
+// index_* writes, and the random fills.
 //
 // Note [In-place writes into views]
 // An in-place op on `v`, a view of `base`, changes base too. The op's own node F (recorded as if
@@ -8,8 +8,13 @@
 // is rebased onto a CopySlices node with two edges: base's old history, which receives the
 // gradient with v's region zeroed, and F, which receives the gradient of v's region. Finally v
 // becomes a view (AsStrided) of the new base, so later uses of v and of base both see the write.
-// The region is mapped through the storage layout, so it works for any view geometry. Other
-// views of base made before the write keep their old history (PyTorch regenerates them).
+// The region is mapped through the storage layout, so it works for any view geometry.
+//
+// Note [Views of a base written in place]
+// Other views of base, made before the write, still have a grad_fn over base's old history. As in
+// PyTorch, each tensor records its version counter's value when its grad_fn is set (attr_version);
+// a view whose counter has moved since gets, on its next use (current_grad_fn), a fresh
+// AsStridedBackward0 over base's current history, so its gradient goes through the write.
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/random.h"
@@ -33,12 +38,32 @@ TensorList split_region(const Tensor& g, const IntList& bs, const IntList& bst, 
     extent += (bs[d] - 1) * bst[d];
   }
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
+  if (thread_state().grad_enabled && g->requires_grad) {
+    // create_graph: g times a 0/1 mask of the outside, and the region read through a recorded view of a
+    // copy of g in base's layout, so this backward is differentiable again
+    fill(buf, Scalar(int64_t(1)));
+    fill(make_view(buf, vs, vst, voff - boff), Scalar(int64_t(0)));
+    Tensor laid_out = make_view(buf, bs, bst, 0);
+    Tensor g_base = empty_strided(bs, bst, g->dtype);
+    copy_into(g_base, g);
+    g_base = record_copy("torch::autograd::CopyBackwards", g, g_base);
+    return {formulas::operator*(g, laid_out), ops::as_strided(g_base, vs, vst, voff - boff)};
+  }
   fill(buf, Scalar(int64_t(0)));
   copy_into(make_view(buf, bs, bst, 0), g);
   Tensor region = make_view(buf, vs, vst, voff - boff);
   Tensor g_region = clone(region);
   fill(region, Scalar(int64_t(0)));
   return {contiguous(make_view(buf, bs, bst, 0)), g_region};
+}
+
+// Makes the view `self` an AsStridedBackward0 of base's current history.
+void view_of_history(const Tensor& self, const Tensor& base) {
+  record_lambda("AsStridedBackward0", self, {gradient_edge(base)},
+                [bs = base->sizes, bst = base->strides, boff = base->offset, vs = self->sizes, vst = self->strides,
+                 voff = self->offset](const Tensor& g) {
+                  return TensorList{strided_view_backward(g, bs, bst, boff, vs, vst, voff)};
+                });
 }
 }  // namespace
 
@@ -57,12 +82,24 @@ void rebase_view_history(const Tensor& self) {
   Edge base_old = gradient_edge(base), written = gradient_edge(self);
   IntList bs = base->sizes, bst = base->strides, vs = self->sizes, vst = self->strides;
   int64_t boff = base->offset, voff = self->offset;
-  record_lambda("CopySlices", base, {base_old, written}, [=](const Tensor& g) {
+  record_lambda("torch::autograd::CopySlices", base, {base_old, written}, [=](const Tensor& g) {
     return split_region(g, bs, bst, boff, vs, vst, voff);
   });
-  record_lambda("AsStridedBackward0", self, {gradient_edge(base)}, [=](const Tensor& g) {
-    return TensorList{strided_view_backward(g, bs, bst, boff, vs, vst, voff)};
-  });
+  view_of_history(self, base);
+}
+
+const std::shared_ptr<Node>& current_grad_fn(const Tensor& t) {
+  static const std::shared_ptr<Node> none;
+  if (!t->autograd) return none;
+  AutogradMeta& meta = *t->autograd;
+  if (meta.grad_fn && t->is_view && meta.attr_version != t->version->version.load()) {
+    Tensor base = live_base(t);
+    if (base && base->requires_grad) {
+      view_of_history(t, base);
+      if (meta.retains_grad) meta.grad_fn->retained_grads.emplace_back(meta.output_nr, t);
+    }
+  }
+  return meta.grad_fn;
 }
 
 void check_inplace(const Tensor& self, const Tensor& src) {
@@ -76,20 +113,25 @@ void check_inplace(const Tensor& self, const Tensor& src) {
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
   if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_floating(result->dtype)) return result;
   return record_lambda(name, result, {gradient_edge(src)}, [dt = src->dtype](const Tensor& g) {
-    return TensorList{g->dtype != dt ? to_dtype(g, dt) : g};
+    return TensorList{cast_grad(g, dt)};
   });
+}
+
+Tensor cast_grad(const Tensor& g, ScalarType dt) {
+  return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g;
 }
 
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
   if (!inplace_needs_grad(self, src)) return;
-  if (src && src->requires_grad) {
-    record_lambda(name, self, {gradient_edge(src)}, [src_sizes = src->sizes, dt = src->dtype](const Tensor& g) {
-      Tensor s = sum_to(g, src_sizes);
-      return TensorList{s->dtype != dt ? to_dtype(s, dt) : s};
-    });
-  } else {
-    record_lambda(name, self, {}, [](const Tensor&) { return TensorList{}; });  // a constant now
-  }
+  // self's old value gets a zero gradient, as in PyTorch (for a view, the rebase of its base carries it)
+  Edge old = live_base(self) ? Edge{} : gradient_edge(self);
+  const bool from_src = src && src->requires_grad;
+  record_lambda(name, self, {old, from_src ? gradient_edge(src) : Edge{}},
+                [to_old = old.valid(), from_src, src_sizes = src ? src->sizes : IntList{},
+                 dt = src ? src->dtype : self->dtype](const Tensor& g) {
+                  return TensorList{to_old ? formulas::zeros_like(g) : nullptr,
+                                    from_src ? cast_grad(sum_to(g, src_sizes), dt) : nullptr};
+                });
   rebase_view_history(self);
 }
 
@@ -98,27 +140,31 @@ void check_not_leaf_requiring_grad(const Tensor& self) {
            "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-void check_untracked_inplace(const char* op, const Tensor& self, const Tensor& src) {
-  if (!thread_state().grad_enabled || !(self->requires_grad || (src && src->requires_grad))) return;
-  check_not_leaf_requiring_grad(self);
-  throw NotImplementedError(str_cat(op, ": in-place writes into tensors that take part in autograd are not supported by "
-                                    "flowlike yet; use the out-of-place form, or write under flowlike.no_grad()"));
-}
-
 namespace {
 // The gradient of a source operand read at `index` positions, zero-padded when the source is larger
 // than the index (scatter reads only index's extent of it).
 Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt) {
-  Tensor r = g->dtype != dt ? to_dtype(g, dt) : g;
+  Tensor r = cast_grad(g, dt);
   if (r->sizes == sizes) return r;
   Tensor out = empty(sizes, dt);
   fill(out, Scalar(int64_t(0)));
-  copy_into(make_view(out, r->sizes, out->strides, 0), r);
+  Tensor region = make_view(out, r->sizes, out->strides, 0);
+  copy_into(region, r);
+  record_overwrite("torch::autograd::CopyBackwards", region, r);  // create_graph: differentiable again (a no-op otherwise)
   return out;
 }
 // `g` with the positions `write` touches set to zero (they were overwritten).
 template <typename Write>
 Tensor zeroed(const Tensor& g, Write write) {
+  if (thread_state().grad_enabled && g->requires_grad) {  // create_graph: g times a 0/1 mask, differentiable
+    Tensor keep = empty(g->sizes, g->dtype);
+    fill(keep, Scalar(int64_t(1)));
+    {
+      GradModeGuard off(false);
+      write(keep);
+    }
+    return formulas::operator*(g, keep);
+  }
   Tensor z = clone(g);
   GradModeGuard off(false);
   write(z);
@@ -150,7 +196,7 @@ FL_REGISTER_KERNEL(index_put_, Autograd, [](DispatchKeySet ks, const Tensor& sel
                           Tensor gs = accumulate ? g : zeroed(g, [&](const Tensor& z) {
                             ops::index_put_(z, indices, zero_scalar(z->dtype), false);
                           });
-                          return TensorList{gs, gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                          return TensorList{gs, cast_grad(gv, vdt)};
                         }, indices, values, accumulate);
 })
 // masked_fill_: the filled positions take their gradient from `value` (a 0-dim tensor).
@@ -160,7 +206,7 @@ FL_REGISTER_KERNEL(masked_fill_, Autograd, [](DispatchKeySet ks, const Tensor& s
                         [mask, vdt = value->dtype](const Tensor& g) {
                           using namespace fl::formulas;
                           Tensor gv = ops::sum(where(mask, g, num(0.0)), {}, false, ScalarType::NumTypes);
-                          return TensorList{where(mask, num(0.0), g), gv->dtype != vdt ? to_dtype(gv, vdt) : gv};
+                          return TensorList{where(mask, num(0.0), g), cast_grad(gv, vdt)};
                         }, mask, value);
 })
 FL_REGISTER_KERNEL(scatter_add_, Autograd, [](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
@@ -206,7 +252,7 @@ FL_REGISTER_KERNEL(index_fill_, Autograd, [](DispatchKeySet ks, const Tensor& se
                         [dim, index, dt = value->dtype](const Tensor& g) {
                           Tensor gs = zeroed(g, [&](const Tensor& z) { ops::index_fill_(z, dim, index, zero_scalar(z->dtype)); });
                           Tensor gv = ops::sum(ops::index_select(g, g->dim() ? dim : 0, index), {}, false, ScalarType::NumTypes);
-                          return TensorList{gs, gv->dtype != dt ? to_dtype(gv, dt) : gv};
+                          return TensorList{gs, cast_grad(gv, dt)};
                         }, dim, index, value);
 })
 FL_REGISTER_KERNEL(masked_scatter_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& mask,
@@ -220,13 +266,65 @@ FL_REGISTER_KERNEL(masked_scatter_, Autograd, [](DispatchKeySet ks, const Tensor
                         }, mask, source);
 })
 
-#define FL_REFUSE_INPLACE(opname)                                                              \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet, const Tensor& self, auto...) -> Tensor { \
-    check_untracked_inplace(#opname, self, nullptr);                                           \
-    throw NotImplementedError(#opname ": in-place autograd is not supported by flowlike yet");  \
-  })
-FL_REFUSE_INPLACE(scatter_reduce_)
-#undef FL_REFUSE_INPLACE
+// scatter_reduce_: PyTorch's scatter_reduce_backward. The rules read self's old value, src and the
+// result; with include_self=False the positions written get no gradient for self. amax/amin share
+// the gradient evenly among the elements equal to the result; prod divides the result by each
+// factor, computing the products without it directly where a factor is zero.
+FL_REGISTER_KERNEL(scatter_reduce_, Autograd, ([](DispatchKeySet ks, const Tensor& self, int64_t dim, const Tensor& index,
+                                                 const Tensor& src, const std::string& reduce, bool include_self) {
+  check_inplace(self, src);
+  Edge self_old = gradient_edge(self);
+  const bool needs_before = reduce == "prod" || reduce == "amax" || reduce == "amin";
+  Tensor before = needs_before ? record_copy("CloneBackward0", self, clone(self)) : nullptr;  // keeps self's history
+  redispatch_no_grad(ops::scatter_reduce_, ks, self, dim, index, src, reduce, include_self);
+  record_saved("ScatterReduceBackward0", self, {self_old, gradient_edge(src)}, {before, src}, true,
+               [dim, index, reduce, include_self](const Tensor& g, const TensorList& s) {
+                 using namespace fl::formulas;
+                 const Tensor &self0 = s[0], &src_all = s[1], &result = s[2];
+                 const int64_t d = g->dim() ? dim : 0;
+                 // src is read only over index's extent
+                 Tensor src = src_all;
+                 for (int64_t k = 0; k < index->dim(); ++k)
+                   if (src->sizes[k] != index->sizes[k]) src = ops::slice(src, k, 0, index->sizes[k], 1);
+                 auto copy_of = [](const Tensor& t) { return record_copy("CloneBackward0", t, clone(t)); };
+                 Tensor gs, gsrc;
+                 if (reduce == "sum") {
+                   gs = g;
+                   gsrc = ops::gather(g, d, index);
+                 } else if (reduce == "mean") {
+                   Tensor n = empty(g->sizes, g->dtype);
+                   fill(n, Scalar(int64_t(include_self ? 1 : 0)));
+                   Tensor ones = empty(index->sizes, g->dtype);
+                   fill(ones, Scalar(int64_t(1)));
+                   ops::scatter_add_(n, d, index, ones);
+                   n = where(bin(BinaryOp::eq, n, num(0.0)), num(1.0), n);
+                   gs = g / n;
+                   gsrc = ops::gather(g, d, index) / ops::gather(n, d, index);
+                 } else if (reduce == "amax" || reduce == "amin") {
+                   Tensor value = ops::gather(result, d, index);
+                   Tensor self_is = to_dtype(bin(BinaryOp::eq, self0, result), g->dtype);
+                   Tensor src_is = to_dtype(bin(BinaryOp::eq, src, value), g->dtype);
+                   Tensor spread = g / ops::scatter_add_(clone(self_is), d, index, src_is);
+                   gs = self_is * spread;
+                   gsrc = src_is * ops::gather(spread, d, index);
+                 } else {  // prod
+                   Tensor masked_self = where(bin(BinaryOp::eq, self0, num(0.0)), num(1.0), self0);
+                   gs = g * ops::scatter_reduce_(copy_of(masked_self), d, index, src, "prod", include_self) / masked_self;
+                   Tensor src_zero = bin(BinaryOp::eq, src, num(0.0));
+                   Tensor zeros = empty(g->sizes, g->dtype);
+                   fill(zeros, Scalar(int64_t(0)));
+                   Tensor zeros_at = ops::gather(ops::scatter_add_(zeros, d, index, to_dtype(src_zero, g->dtype)), d, index);
+                   Tensor single = bin(BinaryOp::logical_and, src_zero, bin(BinaryOp::eq, zeros_at, num(1.0)));
+                   Tensor without = ops::scatter_reduce_(copy_of(self0), d, index, where(single, num(1.0), src), "prod", include_self);
+                   gsrc = where(single, ops::gather(g * without, d, index),
+                                ops::gather(g * result, d, index) / where(src_zero, num(1.0), src));
+                 }
+                 if (!include_self) gs = zeroed(gs, [&](const Tensor& z) { ops::scatter_(z, d, index, wrap_scalar(Scalar(0.0)), ""); });
+                 return TensorList{gs, padded(gsrc, src_all->sizes, src_all->dtype)};
+               });
+  rebase_view_history(self);
+  return self;
+}))
 
 // Random fills overwrite self with values that carry no gradient.
 #define FL_RANDOM_OVERWRITE(opname, Name)                                                        \

@@ -14,7 +14,6 @@ namespace {
 
 using namespace fl::formulas;
 
-Tensor cast_like(const Tensor& t, ScalarType dt) { return t->dtype == dt ? t : to_dtype(t, dt); }
 Tensor log1p(const Tensor& t) { return un(UnaryOp::log1p, t); }
 // softplus(-x) = -log(sigmoid(x)), in the overflow-free form max(-x, 0) + log1p(exp(-|x|)).
 Tensor softplus_neg(const Tensor& x) {
@@ -123,13 +122,13 @@ Tensor binary_cross_entropy_with_logits_autograd(DispatchKeySet ks, const Tensor
         } else if (gx) {
           Tensor sig = un(UnaryOp::sigmoid, x);
           Tensor d = pw ? (((pw - 1.0) * y + 1.0) * sig - pw * y) : sig - y;
-          grads.push_back(cast_like(sum_to(g * d, x->sizes), x->dtype));
+          grads.push_back(cast_grad(sum_to(g * d, x->sizes), x->dtype));
         } else {
           grads.push_back(nullptr);
         }
         Tensor sp = (gy && pw) || gp ? softplus_neg(x) : nullptr;
-        grads.push_back(gy ? cast_like(g * (pw ? (pw - 1.0) * sp - x : -x), y->dtype) : nullptr);
-        if (pw) grads.push_back(gp ? cast_like(sum_to(g * y * sp, pw->sizes), pw->dtype) : nullptr);
+        grads.push_back(gy ? cast_grad(g * (pw ? (pw - 1.0) * sp - x : -x), y->dtype) : nullptr);
+        if (pw) grads.push_back(gp ? cast_grad(sum_to(g * y * sp, pw->sizes), pw->dtype) : nullptr);
         return grads;
       });
 }

@@ -4,12 +4,18 @@
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
 // create_graph (so do layer_norm, rms_norm and batch_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.
-// The attention backward op is not differentiable; a float attn_mask that requires grad gets dS
-// (the one case that materializes the attention matrix, as PyTorch's math path does).
+// The attention backward op is not differentiable: under create_graph the attention gradients are
+// written with dispatcher ops instead (PyTorch's math path), so they are. A float attn_mask that
+// requires grad gets dS (the one case that materializes the attention matrix, as the math path does).
 #include <cctype>
+#include <cmath>
+#include <limits>
 
 #include "../ops/activation.h"
 #include "../ops/attention.h"
+#include "../ops/index.h"
+#include "../ops/matmul.h"
+#include "../ops/views.h"
 #include "../ops/nn_norm.h"
 #include "../ops/reduce.h"
 #include "../ops/softmax.h"
@@ -19,8 +25,6 @@
 
 namespace fl::autograd {
 namespace {
-
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
 
 template <typename OpT>
 Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
@@ -38,7 +42,7 @@ Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySe
     } else {
       gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
     }
-    return TensorList{cast_to(gi, in_dt)};
+    return TensorList{cast_grad(gi, in_dt)};
   });
 }
 
@@ -92,6 +96,51 @@ std::string camel(const char* op) {
   return n + "Backward0";
 }
 
+// The gradients of attention written with dispatcher ops (differentiable again): P = softmax(q k^T *
+// scale + mask), dv = P^T g, dS = P * (g v^T - rowsum(P * g v^T)), dq = dS k * scale, dk = dS^T q * scale.
+// Key and value heads are repeated for grouped-query attention and their gradients summed back.
+TensorList attention_grads_composite(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
+                                     const Tensor& mask, bool is_causal, double scale, bool mask_grad) {
+  using namespace formulas;
+  const int64_t nd = q->dim(), L = q->sizes[nd - 2], S = k->sizes[nd - 2];
+  const double s = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(q->sizes[nd - 1])) : scale;
+  const int64_t hq = nd >= 3 ? q->sizes[nd - 3] : 1, hk = nd >= 3 ? k->sizes[nd - 3] : 1;
+  auto heads = [&](const Tensor& t) {  // (..., Hk, S, E) -> (..., Hq, S, E), head h reading h / (Hq / Hk)
+    if (hq == hk) return t;
+    IntList grouped = t->sizes, full = t->sizes;
+    grouped.insert(grouped.end() - 2, hq / hk);
+    full[nd - 3] = hq;
+    return ops::reshape(ops::expand(ops::unsqueeze(t, nd - 2), grouped), full);
+  };
+  auto unheads = [&](const Tensor& t, const IntList& sizes) {  // the sum over each group
+    if (hq == hk) return t;
+    IntList grouped = t->sizes;
+    grouped[nd - 3] = hk;
+    grouped.insert(grouped.end() - 2, hq / hk);
+    return ops::reshape(ops::sum(ops::reshape(t, grouped), {nd - 2}, false, ScalarType::NumTypes), sizes);
+  };
+  Tensor kr = heads(k), vr = heads(v);
+  Tensor scores = ops::matmul(q, ops::transpose(kr, -1, -2)) * s;
+  Tensor ninf = wrap_scalar(Scalar(-std::numeric_limits<double>::infinity()));
+  if (mask) scores = mask->dtype == ScalarType::Bool ? where(mask, scores, ninf) : scores + mask;
+  if (is_causal) {
+    Tensor keep = empty({L, S}, ScalarType::Bool);
+    bool* p = keep->data<bool>();
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < S; ++j) p[i * S + j] = j <= i;
+    scores = where(keep, scores, ninf);
+  }
+  Tensor P = ops::softmax(scores, -1, ScalarType::NumTypes);
+  Tensor dv = ops::matmul(ops::transpose(P, -1, -2), g);
+  Tensor dP = ops::matmul(g, ops::transpose(vr, -1, -2));
+  Tensor dS = P * (dP - ops::sum(dP * P, {-1}, true, ScalarType::NumTypes));
+  Tensor dq = ops::matmul(dS, kr) * s;
+  Tensor dk = ops::matmul(ops::transpose(dS, -1, -2), q) * s;
+  IntList kb = dk->sizes, vb = dv->sizes;  // broadcast batch dims, Hk heads
+  if (nd >= 3) kb[kb.size() - 3] = vb[vb.size() - 3] = hk;
+  return {dq, unheads(dk, kb), unheads(dv, vb), mask_grad ? dS : nullptr};
+}
+
 }  // namespace
 
 FL_REGISTER_KERNEL(softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
@@ -114,7 +163,7 @@ FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Ten
                  if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
                    return layer_norm_formula(g, x, w, shape, eps, rms, has_b);
                  auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, s[2], s[3], w, shape, rms, need_params);
-                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+                 return TensorList{gx, w ? cast_grad(gw, wdt) : nullptr, has_b ? cast_grad(gb, bdt) : nullptr};
                });
   return std::make_tuple(y, mean, rstd);
 }))
@@ -144,17 +193,16 @@ FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   const bool in_place = out != nullptr;
   if (in_place) {
     FL_CHECK(out == x, Error, name, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-    check_not_leaf_requiring_grad(x);
-    FL_CHECK(!(x->is_view && x->requires_grad), NotImplementedError, name,
-             "_: in-place ops on views of tensors that require grad are not supported by flowlike's autograd yet; use "
-             "the out-of-place form");
+    check_inplace(x, nullptr);
   }
   Edge edge = gradient_edge(x);
-  Tensor before = in_place ? clone(x) : x;
+  Tensor before = in_place ? record_copy("CloneBackward0", x, clone(x)) : x;  // keeps x's history
   Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
-  return record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
+  record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
     return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};
   });
+  if (in_place) rebase_view_history(r);
+  return r;
 })
 
 // g * f'(x) is linear in g and has derivative g * f''(x) in x: the activations' double backward.
@@ -180,8 +228,16 @@ FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
   std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v), gradient_edge(mask)};
   record_saved("ScaledDotProductFlashAttentionForCpuBackward0", out, std::move(edges), {q, k, v, mask, lse, seed_offset},
                true, [dropout_p, is_causal, scale, gqa, mask_grad](const Tensor& g, const TensorList& s) {
-                 auto [gq, gk, gv, gm] = ops::scaled_dot_product_attention_backward(
-                     g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa, mask_grad);
+                 Tensor gq, gk, gv, gm;
+                 if (thread_state().grad_enabled) {  // create_graph
+                   FL_CHECK(dropout_p == 0, NotImplementedError, "scaled_dot_product_attention: double backward with "
+                            "dropout_p > 0 is not supported by flowlike yet");
+                   TensorList r = attention_grads_composite(g, s[0], s[1], s[2], s[3], is_causal, scale, mask_grad);
+                   gq = r[0], gk = r[1], gv = r[2], gm = r[3];
+                 } else {
+                   std::tie(gq, gk, gv, gm) = ops::scaled_dot_product_attention_backward(
+                       g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa, mask_grad);
+                 }
                  // batch dims that were broadcast sum back to each input's shape
                  return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes),
                                    mask_grad ? sum_to(gm, s[3]->sizes) : nullptr};

@@ -26,8 +26,17 @@ constexpr bool mentions(const char* f, char v) {
   return false;
 }
 struct Uses { bool a, b, r; };
-constexpr Uses kBinaryUses[] = {
-#define FL_X(name, rule, expr, grad_a, grad_b) {mentions(#grad_a " " #grad_b, 'a'), mentions(#grad_a " " #grad_b, 'b'), mentions(#grad_a " " #grad_b, 'r')},
+// What each of a binary op's two formulas uses: only the gradients that are needed decide what is
+// saved (as PyTorch: x * 2 saves only the 2, so a later in-place write into x is fine).
+struct BinaryUses {
+  Uses ga, gb;
+  constexpr Uses needed(bool need_a, bool need_b) const {
+    return {(need_a && ga.a) || (need_b && gb.a), (need_a && ga.b) || (need_b && gb.b), (need_a && ga.r) || (need_b && gb.r)};
+  }
+};
+constexpr BinaryUses kBinaryUses[] = {
+#define FL_X(name, rule, expr, grad_a, grad_b) \
+  {{mentions(#grad_a, 'a'), mentions(#grad_a, 'b'), mentions(#grad_a, 'r')}, {mentions(#grad_b, 'a'), mentions(#grad_b, 'b'), mentions(#grad_b, 'r')}},
     FL_BINARY_OPS(FL_X)
 #undef FL_X
 };
@@ -37,7 +46,6 @@ constexpr Uses kUnaryUses[] = {
 #undef FL_X
 };
 
-Tensor cast_to(const Tensor& g, ScalarType dt) { return g && g->dtype != dt ? to_dtype(g, dt) : g; }
 
 // Rejects in-place writes that autograd cannot record; returns true when the op is in-place.
 bool check_out(const Tensor& out, const Tensor& self, const char* op) {
@@ -76,7 +84,7 @@ struct BinaryBackward : Node {
     }
 #undef NONDIFF
 #undef NOTIMPL
-    return {cast_to(sum_to(ga, a_sizes), a_dtype), cast_to(sum_to(gb, b_sizes), b_dtype)};
+    return {cast_grad(sum_to(ga, a_sizes), a_dtype), cast_grad(sum_to(gb, b_sizes), b_dtype)};
   }
 };
 
@@ -101,14 +109,14 @@ struct UnaryBackward : Node {
     }
 #undef NONDIFF
 #undef NOTIMPL
-    return {cast_to(gx, x_dtype)};
+    return {cast_grad(gx, x_dtype)};
   }
 };
 
 // `a` is the first input's value before the op (a copy when the op wrote into it).
 Tensor record_binary(BinaryOp op, const Tensor& result, const Tensor& a, const Tensor& b, Scalar alpha, const Edge& a_edge) {
   auto node = std::make_shared<BinaryBackward>();
-  const Uses& uses = kBinaryUses[static_cast<int>(op)];
+  const Uses uses = kBinaryUses[static_cast<int>(op)].needed(a_edge.valid(), requires_grad(b));
   node->op = op;
   if (uses.a) node->a = SavedVariable(a, false);
   if (uses.b) node->b = SavedVariable(b, false);
@@ -128,7 +136,8 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
   if (check_out(out, a, binary_op_name(op))) {
     Edge a_edge = gradient_edge(a);
     // the formula may need the value `a` had before the write
-    Tensor a_before = kBinaryUses[static_cast<int>(op)].a ? clone(a) : a;
+    Tensor a_before = kBinaryUses[static_cast<int>(op)].needed(a_edge.valid(), requires_grad(b)).a
+                          ? record_copy("CloneBackward0", a, clone(a)) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
     record_binary(op, a, a_before, b, alpha, a_edge);
     rebase_view_history(a);
@@ -144,7 +153,7 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
   bool in_place = check_out(out, a, unary_op_name(op));
   Edge edge = gradient_edge(a);
   const Uses& uses = kUnaryUses[static_cast<int>(op)];
-  Tensor before = in_place && uses.a ? clone(a) : a;
+  Tensor before = in_place && uses.a ? record_copy("CloneBackward0", a, clone(a)) : a;  // keeps a's history
   Tensor r = redispatch_no_grad(opobj, ks, a, out);
   if (!is_floating(r->dtype)) return r;
   auto node = std::make_shared<UnaryBackward>();

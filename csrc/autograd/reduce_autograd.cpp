@@ -1,5 +1,8 @@
 // Autograd kernels of the reductions and scans (ops/reduce.h). The gradient of a reduction is
 // broadcast back over the reduced dims (expand_reduced), then weighted per op.
+#include <cmath>
+#include <limits>
+
 #include "../ops/index.h"
 #include "../ops/reduce.h"
 #include "../ops/views.h"
@@ -37,15 +40,14 @@ Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, Dispat
                        const IntList& dims, bool keepdim, ScalarType dtype, F grad_fn) {
   Tensor r = redispatch_no_grad(op, ks, x, dims, keepdim, dtype);
   if (!is_floating(r->dtype)) return r;
-  Tensor x_saved = save_x ? x : nullptr;
-  Tensor r_saved = save_x ? make_view(r, r->sizes, r->strides, r->offset) : nullptr;  // no history: see Note
-  return record_lambda(name, r, {gradient_edge(x)},
-                       [in = x->sizes, dims, keepdim, dt = x->dtype, x_saved, r_saved, grad_fn](const Tensor& g) {
-                         Tensor ge = expand_reduced(g, in, dims, keepdim);
-                         Tensor re = r_saved ? expand_reduced(r_saved, in, dims, keepdim) : nullptr;
-                         Tensor gx = grad_fn(ge, x_saved, re, reduced_count(in, dims));
-                         return TensorList{gx->dtype != dt ? to_dtype(gx, dt) : gx};
-                       });
+  // x and the result are SavedVariables: under create_graph the formula sees both with their history
+  return record_saved(name, r, {gradient_edge(x)}, save_x ? TensorList{x} : TensorList{}, save_x,
+                      [in = x->sizes, dims, keepdim, dt = x->dtype, save_x, grad_fn](const Tensor& g, const TensorList& s) {
+                        Tensor ge = expand_reduced(g, in, dims, keepdim);
+                        Tensor xs = save_x ? s[0] : nullptr, re = save_x ? expand_reduced(s[1], in, dims, keepdim) : nullptr;
+                        Tensor gx = grad_fn(ge, xs, re, reduced_count(in, dims));
+                        return TensorList{cast_grad(gx, dt)};
+                      });
 }
 
 }  // namespace
@@ -133,6 +135,18 @@ FL_REGISTER_KERNEL(kthvalue, Autograd, [](DispatchKeySet ks, const Tensor& x, in
 FL_REGISTER_KERNEL(median_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim, bool ignore_nan) {
   return record_selected(ops::median_dim, "MedianBackward1", ks, x, dim, keepdim, dim, keepdim, ignore_nan);
 })
+// median/nanmedian over all elements: the gradient is shared evenly by the elements equal to the
+// result (NaN ones when it is NaN), as PyTorch's evenly_distribute_backward.
+FL_REGISTER_KERNEL(median_all, Autograd, [](DispatchKeySet ks, const Tensor& x, bool ignore_nan) {
+  Tensor r = redispatch_no_grad(ops::median_all, ks, x, ignore_nan);
+  return record_saved(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", r, {gradient_edge(x)}, {x}, true,
+                      [](const Tensor& g, const TensorList& s) {
+                        const Tensor &xv = s[0], &rv = s[1];
+                        Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
+                        Tensor m = to_dtype(hit, g->dtype);
+                        return TensorList{m * (g / ops::sum(m, {}, false, ScalarType::NumTypes))};
+                      });
+})
 FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
   return record_selected(ops::mode, "ModeBackward0", ks, x, dim, keepdim, dim, keepdim);
 })
@@ -143,7 +157,7 @@ FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int6
   return record_lambda("CumsumBackward0", r, {gradient_edge(x)}, [dim, xdt = x->dtype](const Tensor& g) {
     IntList d{dim};
     Tensor gx = ops::flip(ops::cumsum(ops::flip(g, d), dim, ScalarType::NumTypes), d);
-    return TensorList{gx->dtype != xdt ? to_dtype(gx, xdt) : gx};
+    return TensorList{cast_grad(gx, xdt)};
   });
 })
 
@@ -155,6 +169,14 @@ FL_REGISTER_KERNEL(cummin, Autograd, [](DispatchKeySet ks, const Tensor& x, int6
 })
 
 namespace {
+double lowest_finite(ScalarType dt) {
+  switch (dt) {
+    case ScalarType::Float64: return std::numeric_limits<double>::lowest();
+    case ScalarType::Float16: return -65504.0;
+    case ScalarType::BFloat16: return -3.3895313892515355e38;
+    default: return std::numeric_limits<float>::lowest();
+  }
+}
 // sum over j >= i along dim (a cumsum from the end)
 Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
   IntList d{dim};
@@ -179,28 +201,122 @@ FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int
                         Tensor gx = where(before, reverse_cumsum(g * rv, dim) / safe_x, num(0.0));
                         Tensor r1 = ops::cumprod(where(first_zero, num(1.0), xv), dim, ScalarType::NumTypes);
                         gx = where(first_zero, reverse_cumsum(g * where(before, num(0.0), r1), dim), gx);
-                        return TensorList{gx->dtype != xdt ? to_dtype(gx, xdt) : gx};
+                        return TensorList{cast_grad(gx, xdt)};
                       });
 })
 
 // logcumsumexp: grad_i = sum_{j>=i} g_j exp(x_i - r_j), in log space with the positive and negative
-// parts of g apart so nothing overflows (PyTorch's formulation).
+// parts of g apart so nothing overflows (PyTorch's formulation). The absent part is the dtype's lowest
+// finite value, not -inf: the formula stays finite, so it is differentiable again.
 FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
   Tensor r = redispatch_no_grad(ops::logcumsumexp, ks, x, dim);
   return record_saved("LogcumsumexpBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim](const Tensor& g, const TensorList& s) {
                         const Tensor &xv = s[0], &rv = s[1];
+                        if (g->dim() == 0 || g->numel == 0) return TensorList{g};
                         IntList d{dim};
-                        auto part = [&](const Tensor& gpart) {
-                          Tensor lg = log(gpart) - rv;  // -inf where gpart is 0
-                          Tensor acc = ops::flip(ops::logcumsumexp(ops::flip(lg, d), dim), d);
-                          return exp(acc + xv);
+                        Tensor lowest = scalar_tensor(Scalar(lowest_finite(g->dtype)), g->dtype);
+                        Tensor log_abs = log(un(UnaryOp::abs, g));
+                        auto part = [&](BinaryOp side) {
+                          Tensor lg = where(bin(side, g, num(0.0)), log_abs, lowest) - rv;
+                          return exp(ops::flip(ops::logcumsumexp(ops::flip(lg, d), dim), d) + xv);
                         };
-                        Tensor pos = where(bin(BinaryOp::gt, g, num(0.0)), g, num(0.0));
-                        Tensor neg = where(bin(BinaryOp::lt, g, num(0.0)), -g, num(0.0));
-                        return TensorList{part(pos) - part(neg)};
+                        return TensorList{part(BinaryOp::gt) - part(BinaryOp::lt)};
                       });
 })
+
+// quantile/nanquantile: each result interpolates two order statistics of its row (PyTorch's composite:
+// sort, gather, lerp), so the gradient goes to those two elements with weights 1 - w and w; with
+// linear interpolation w = rank - floor(rank) and rank = q * (count - 1) also carry a gradient to q
+// (and, under create_graph, make the weights depend on q).
+// The rank rules are PyTorch's: a row with NaN picks its last (NaN) element for quantile, and
+// nanquantile ranks among the non-NaN values (the first element when there is none).
+FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
+                                          bool keepdim, const std::string& interp, bool ignore_nan) {
+  Tensor r = redispatch_no_grad(ops::quantile, ks, x, q, dim, keepdim, interp, ignore_nan);
+  // the rows of x (flattened when dim is None) along the reduced dim: permuted by perm to (rows..., n)
+  const bool along = dim.has_value() && x->dim() > 0;
+  const int64_t d = along ? wrap_dim(*dim, x->dim()) : 0;
+  const IntList xs_sizes = along ? x->sizes : IntList{x->numel};
+  const int64_t nd = static_cast<int64_t>(xs_sizes.size());
+  IntList perm, inv(nd);
+  for (int64_t i = 0; i < nd; ++i) if (i != d) perm.push_back(i);
+  perm.push_back(d);
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  const int64_t n = xs_sizes[d], rows = x->numel / n;
+  Tensor qd = contiguous(to_dtype(q, ScalarType::Float64));
+  const int64_t nq = qd->numel;
+  // idx: for each row, the positions (in the row) of the 2 * nq elements read, weighted 1 - w and w;
+  // dq: d rank / d q (0 where the rank is fixed or not interpolated)
+  Tensor idx = empty({rows, 2 * nq}, ScalarType::Int64), w = empty({rows, nq}, ScalarType::Float64),
+         dq = empty({rows, nq}, ScalarType::Float64);
+  {
+    GradModeGuard off(false);
+    Tensor xr = ops::reshape(ops::permute(ops::reshape(x, xs_sizes), perm), {rows, n});
+    Tensor order = contiguous(std::get<1>(ops::sort(xr, 1, false, true)));
+    Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(xr, ScalarType::Float64)), 1, order));
+    const int64_t* o = order->data<int64_t>();
+    const double *sv = sorted->data<double>(), *qs = qd->data<double>();
+    int64_t* ip = idx->data<int64_t>();
+    double *wp = w->data<double>(), *dp = dq->data<double>();
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t valid = 0;
+      while (valid < n && !std::isnan(sv[row * n + valid])) ++valid;
+      for (int64_t i = 0; i < nq; ++i) {
+        double count = static_cast<double>(ignore_nan ? valid : n), rank = qs[i] * (count - 1);
+        bool fixed = ignore_nan ? rank < 0 : valid < n;
+        if (fixed) rank = ignore_nan ? 0.0 : static_cast<double>(n - 1);
+        double lo = std::floor(rank), hi = std::ceil(rank), wh = 0;
+        if (interp == "higher") lo = hi;
+        else if (interp == "nearest") lo = std::nearbyint(rank);
+        else if (interp == "midpoint") wh = 0.5;
+        else if (interp == "linear") wh = rank - lo;
+        int64_t k = row * 2 * nq + 2 * i;
+        ip[k] = o[row * n + static_cast<int64_t>(lo)];
+        ip[k + 1] = o[row * n + static_cast<int64_t>(hi)];
+        wp[row * nq + i] = wh;
+        dp[row * nq + i] = interp == "linear" && !fixed ? count - 1 : 0.0;
+      }
+    }
+  }
+  w = to_dtype(w, x->dtype);
+  dq = to_dtype(dq, x->dtype);
+  // q has a gradient only through linear interpolation's weight (the other modes round the rank, as in PyTorch)
+  const bool x_grad = requires_grad(x), q_grad = requires_grad(q) && interp == "linear";
+  return record_saved("QuantileBackward0", r, {gradient_edge(x), gradient_edge(q)}, q_grad ? TensorList{x, q} : TensorList{},
+                      false, [xs_sizes, perm, inv, rows, n, nq, idx, w, dq, in = x->sizes, qsizes = q->sizes,
+                              qdt = q->dtype, x_grad, q_grad](const Tensor& g, const TensorList& s) {
+                        Tensor gr = ops::transpose(ops::reshape(g, {nq, rows}), 0, 1);  // (rows, nq)
+                        Tensor gx;
+                        if (x_grad) {
+                          Tensor wh = w;
+                          if (q_grad && thread_state().grad_enabled) {  // create_graph: w moves with q
+                            const Tensor& qv = s[1];
+                            Tensor q_now = ops::reshape(qv, {1, nq});
+                            Tensor q_const = make_view(q_now, q_now->sizes, q_now->strides, q_now->offset);  // no history
+                            wh = wh + (q_now - q_const) * dq;
+                          }
+                          // (rows, 2 * nq), matching idx: each gradient column weighted 1 - w and w
+                          Tensor g2 = ops::reshape(ops::cat({ops::unsqueeze(gr * (num(1.0) - wh), 2), ops::unsqueeze(gr * wh, 2)}, 2),
+                                                   {rows, 2 * nq});
+                          gx = empty({rows, n}, g->dtype);
+                          fill(gx, Scalar(int64_t(0)));
+                          ops::scatter_add_(gx, 1, idx, g2);
+                          IntList moved;
+                          for (int64_t p : perm) moved.push_back(xs_sizes[p]);
+                          gx = ops::reshape(ops::permute(ops::reshape(gx, moved), inv), in);
+                        }
+                        if (!q_grad) return TensorList{gx, nullptr};
+                        // d result / d q = (x[hi] - x[lo]) * d rank / d q
+                        Tensor xr = ops::reshape(ops::permute(ops::reshape(s[0], xs_sizes), perm), {rows, n});
+                        Tensor picked = ops::reshape(ops::gather(xr, 1, idx), {rows, nq, 2});
+                        Tensor spread = ops::select(picked, 2, 1) - ops::select(picked, 2, 0);
+                        // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
+                        Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));
+                        Tensor gq = ops::reshape(ops::sum(per_row, {0}, false, ScalarType::NumTypes), qsizes);
+                        return TensorList{gx, cast_grad(gq, qdt)};
+                      });
+}))
 
 FL_REGISTER_KERNEL(nanmean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
   return reduce_autograd(ops::nanmean, "NanmeanBackward0", true, ks, x, d, k, dt,
@@ -213,9 +329,9 @@ FL_REGISTER_KERNEL(nanmean, Autograd, [](DispatchKeySet ks, const Tensor& x, con
 
 FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double p, const IntList& d, bool k, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::norm, ks, x, p, d, k, dt);
-  Tensor r_saved = make_view(r, r->sizes, r->strides, r->offset);
-  return record_lambda("NormBackward1", r, {gradient_edge(x)}, [x, r_saved, p, d, k](const Tensor& g) {
-    Tensor ge = expand_reduced(g, x->sizes, d, k), re = expand_reduced(r_saved, x->sizes, d, k);
+  return record_saved("NormBackward1", r, {gradient_edge(x)}, {x}, true, [p, d, k](const Tensor& g, const TensorList& s) {
+    const Tensor& x = s[0];
+    Tensor ge = expand_reduced(g, x->sizes, d, k), re = expand_reduced(s[1], x->sizes, d, k);
     Tensor gx;
     if (p == 0) {
       gx = zeros_like(x);
@@ -228,7 +344,7 @@ FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double
       Tensor scale = p == 2 ? x / re : x * bin(BinaryOp::pow, un(UnaryOp::abs, x), num(p - 2)) / bin(BinaryOp::pow, re, num(p - 1));
       gx = ge * where(bin(BinaryOp::eq, re, num(0.0)), num(0.0), scale);
     }
-    return TensorList{gx->dtype != x->dtype ? to_dtype(gx, x->dtype) : gx};
+    return TensorList{cast_grad(gx, x->dtype)};
   });
 })
 

@@ -2,8 +2,12 @@
 // metadata, so they save no tensors. Views with a simple inverse use it (reshape, permute,
 // transpose: differentiable again); the others scatter the gradient into a zero buffer laid out
 // like the input's memory and read the input's geometry back (as_strided backward).
-#include "../ops/views.h"
 #include <algorithm>
+
+#include "../ops/index.h"
+#include "../ops/pointwise.h"
+#include "../ops/reduce.h"
+#include "../ops/views.h"
 
 #include "autograd.h"
 
@@ -34,15 +38,25 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
   Tensor region = make_view(buf, out_sizes, out_strides, out_offset - in_offset);
-  if (thread_state().grad_enabled && g->requires_grad && !overlaps(out_sizes, out_strides)) {
-    // create_graph: the write is recorded (CopySlices onto buf) and read back through a view op, so
-    // this backward is itself differentiable.
-    copy_into(region, g);
-    record_overwrite("CopyBackwards", region, g);
+  const bool overlapping = overlaps(out_sizes, out_strides);
+  if (thread_state().grad_enabled && g->requires_grad) {
+    // create_graph: the write is recorded (CopySlices onto buf, or a scatter-add of g at each element's
+    // position in buf where windows share elements) and read back through a view op, so this backward
+    // is itself differentiable.
+    if (overlapping) {
+      Tensor pos = empty({static_cast<int64_t>(buf->numel)}, ScalarType::Int64);
+      int64_t* p = pos->data<int64_t>();
+      for (int64_t i = 0; i < pos->numel; ++i) p[i] = i;
+      Tensor at = contiguous(make_view(pos, out_sizes, out_strides, out_offset - in_offset));
+      buf = ops::scatter_add_(buf, 0, make_view(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
+    } else {
+      copy_into(region, g);
+      record_overwrite("torch::autograd::CopyBackwards", region, g);
+    }
     Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
   }
-  if (overlaps(out_sizes, out_strides)) accumulate_into(region, g);  // windows that share elements add up
+  if (overlapping) accumulate_into(region, g);  // windows that share elements add up
   else copy_into(region, g);  // parallel
   return contiguous(make_view(buf, in_sizes, in_strides, 0));
 }
@@ -124,30 +138,24 @@ FL_REGISTER_KERNEL(triu, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_
 FL_REGISTER_KERNEL(trace, Autograd, [](DispatchKeySet ks, const Tensor& a) {
   Tensor r = redispatch_no_grad(ops::trace, ks, a);
   return record_lambda("TraceBackward0", r, {gradient_edge(a)}, [in = a->sizes](const Tensor& g) {
-    Tensor z = empty(in, g->dtype);
-    fill(z, Scalar(int64_t(0)));
-    accumulate_into(make_view(z, {std::min(in[0], in[1])}, {in[1] + 1}, 0), g);
-    return TensorList{z};
+    Tensor eye = empty(in, g->dtype);
+    fill(eye, Scalar(int64_t(0)));
+    fill(make_view(eye, {std::min(in[0], in[1])}, {in[1] + 1}, 0), Scalar(int64_t(1)));
+    return TensorList{binary_op(BinaryOp::mul, eye, g, Scalar(int64_t(1)), nullptr)};  // differentiable in g
   });
 })
 FL_REGISTER_KERNEL(repeat, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& reps) {
   Tensor r = redispatch_no_grad(ops::repeat, ks, a, reps);
   return record_lambda("RepeatBackward0", r, {gradient_edge(a)}, [in = a->sizes, reps](const Tensor& g) {
-    // view the gradient as (r0, s0, r1, s1, ...) and add every repeat onto the input's element
+    // view the gradient as (r0, s0, r1, s1, ...) and sum over the repeats (differentiable again)
     size_t lead = reps.size() - in.size();
-    Tensor z = empty(in, g->dtype);
-    fill(z, Scalar(int64_t(0)));
-    IntList shape, tstrides;
+    IntList shape, repeat_dims;
     for (size_t i = 0; i < reps.size(); ++i) {
-      int64_t s = i < lead ? 1 : in[i - lead];
+      repeat_dims.push_back(static_cast<int64_t>(shape.size()));
       shape.push_back(reps[i]);
-      tstrides.push_back(0);
-      shape.push_back(s);
-      tstrides.push_back(i < lead ? 0 : z->strides[i - lead]);
+      shape.push_back(i < lead ? 1 : in[i - lead]);
     }
-    Tensor gc = contiguous(g);
-    accumulate_into(make_view(z, shape, tstrides, 0), make_view(gc, shape, contiguous_strides(shape), gc->offset));
-    return TensorList{z};
+    return TensorList{ops::reshape(ops::sum(ops::reshape(g, shape), repeat_dims, false, ScalarType::NumTypes), in)};
   });
 })
 FL_REGISTER_KERNEL(cat, Autograd, [](DispatchKeySet ks, const std::vector<Tensor>& ts, int64_t dim) {

@@ -1,9 +1,12 @@
 // Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
 // backward ops are linear too and each one's derivative is the forward op again (double
-// backward). grid_sampler_backward and embedding_dense_backward have no derivative of their own,
-// as in PyTorch's CPU kernels.
+// backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
+// the derivatives of its grad_grid are not implemented (they raise when a double backward reaches them).
+#include "../ops/pointwise.h"
+#include "../ops/views.h"
 #include "../ops/vision.h"
 #include "autograd.h"
+#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -74,6 +77,46 @@ FL_REGISTER_KERNEL(grid_sampler, Autograd, [](DispatchKeySet ks, const Tensor& i
                       });
 })
 
+namespace {
+// grad_input = A(grid)^T g is linear in g: for <gg, grad_input> = <A(grid) gg, g>, the derivative for g
+// is the sampling of gg and the one for grid is the grid gradient of that sampling (upstream g). The
+// derivatives of grad_grid raise, except for nearest interpolation, whose grid gradient is zero.
+struct GridSamplerBackwardBackward : Node {
+  SavedVariable g, grid;
+  int64_t interp, padding;
+  bool align;
+  std::string name() const override { return "GridSamplerBackwardBackward0"; }
+  void release_saved() override { g.reset(); grid.reset(); }
+  TensorList apply(TensorList&& grads) override {
+    Tensor gg_input = grads.size() > 0 ? grads[0] : nullptr, gg_grid = grads.size() > 1 ? grads[1] : nullptr;
+    FL_CHECK(!gg_grid || static_cast<GridInterp>(interp) == GridInterp::Nearest, NotImplementedError,
+             "the derivative of grid_sample's gradient for grid is not implemented by flowlike yet");
+    if (!gg_input) return TensorList(3);
+    auto self = shared_from_this();
+    Tensor gv = g.unpack(self), gridv = grid.unpack(self);
+    Tensor d_grid = next_edges[2].valid()
+                        ? ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1] : nullptr;
+    return {ops::grid_sampler(gg_input, gridv, interp, padding, align), nullptr, d_grid};
+  }
+};
+}  // namespace
+
+FL_REGISTER_KERNEL(grid_sampler_backward, Autograd, ([](DispatchKeySet ks, const Tensor& g, const Tensor& input,
+                                                       const Tensor& grid, int64_t interp, int64_t padding, bool align,
+                                                       bool input_grad) {
+  TensorList r = redispatch_no_grad(ops::grid_sampler_backward, ks, g, input, grid, interp, padding, align, input_grad);
+  auto node = std::make_shared<GridSamplerBackwardBackward>();
+  node->g = SavedVariable(g, false);
+  node->grid = SavedVariable(grid, false);
+  node->interp = interp;
+  node->padding = padding;
+  node->align = align;
+  node->next_edges = {gradient_edge(g), gradient_edge(input), gradient_edge(grid)};
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i]) set_history(r[i], node, static_cast<uint32_t>(i));
+  return r;
+}))
+
 FL_REGISTER_KERNEL(embedding, Autograd, [](DispatchKeySet ks, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
                                            bool scale_grad_by_freq) {
   Tensor r = redispatch_no_grad(ops::embedding, ks, weight, indices, padding_idx, scale_grad_by_freq);
@@ -81,6 +124,19 @@ FL_REGISTER_KERNEL(embedding, Autograd, [](DispatchKeySet ks, const Tensor& weig
                        [indices, n = weight->sizes[0], padding_idx, scale_grad_by_freq](const Tensor& g) {
                          return TensorList{ops::embedding_dense_backward(g, indices, n, padding_idx, scale_grad_by_freq)};
                        });
+})
+// embedding_dense_backward is linear in g; its derivative reads the rows back, none for padding_idx
+// (PyTorch's embedding_dense_double_backward, which ignores scale_grad_by_freq too).
+FL_REGISTER_KERNEL(embedding_dense_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& indices, int64_t n,
+                                                          int64_t padding_idx, bool scale_grad_by_freq) {
+  Tensor r = redispatch_no_grad(ops::embedding_dense_backward, ks, g, indices, n, padding_idx, scale_grad_by_freq);
+  return record_lambda("EmbeddingDenseBackwardBackward0", r, {gradient_edge(g)}, [indices, padding_idx](const Tensor& gg) {
+    using namespace formulas;
+    Tensor rows = ops::embedding(gg, indices, -1, false);
+    if (padding_idx >= 0)
+      rows = where(ops::unsqueeze(bin(BinaryOp::eq, indices, wrap_scalar(Scalar(padding_idx))), -1), num(0.0), rows);
+    return TensorList{rows};
+  });
 })
 
 }  // namespace fl::autograd

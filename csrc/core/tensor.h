@@ -56,6 +56,9 @@ struct AutogradMeta {
   std::shared_ptr<autograd::Node> grad_fn;
   std::weak_ptr<autograd::Node> grad_accumulator;
   uint32_t output_nr = 0;
+  // The version counter's value when grad_fn was set; a view whose counter has moved since gets a
+  // regenerated grad_fn (Note [Views of a base written in place] in csrc/autograd/inplace_autograd.cpp).
+  uint32_t attr_version = 0;
   bool retains_grad = false;
   // A leaf's Tensor.register_hook hooks (id, fn; fn may return a replacement gradient or null) and
   // register_post_accumulate_grad_hook hooks, both run by its AccumulateGrad in registration order.

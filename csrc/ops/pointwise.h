@@ -15,17 +15,17 @@ namespace fl {
   X(add, ARITH, a + alpha * b, g, g * alpha)                                                    \
   X(sub, ARITH, a - alpha * b, g, -(g * alpha))                                                    \
   X(mul, ARITH, a * b, g * b, g * a)                                                            \
-  X(div, FLOAT, a / b, g / b, -(g * a) / (b * b))                                                            \
-  X(div_trunc, ARITH, div_trunc_impl(a, b), NONDIFF, NONDIFF)                                       \
-  X(div_floor, ARITH, div_floor_impl(a, b), NONDIFF, NONDIFF)                                       \
+  X(div, FLOAT, a / b, g / b, -(g * (a / b)) / b)                                                            \
+  X(div_trunc, ARITH, div_trunc_impl(a, b), zeros_like(g), zeros_like(g))                                     \
+  X(div_floor, ARITH, div_floor_impl(a, b), zeros_like(g), zeros_like(g))                                     \
   X(remainder, ARITH, remainder_impl(a, b), g, -(g * floor_div(a, b)))                                       \
   X(fmod, ARITH, fmod_impl(a, b), g, -(g * trunc(a / b)))                                                 \
   X(pow, ARITH, pow_impl(a, b), pow_grad_base(g, a, b), pow_grad_exponent(g, a, b, r))                                                   \
   X(maximum, ARITH, max_propagate_nan(a, b), minmax_grad(g, a, b, true), minmax_grad(g, b, a, true))                                      \
   X(minimum, ARITH, min_propagate_nan(a, b), minmax_grad(g, a, b, false), minmax_grad(g, b, a, false))                                      \
-  X(fmax, ARITH, fmax_impl(a, b), minmax_grad(g, a, b, true), minmax_grad(g, b, a, true))                                                 \
-  X(fmin, ARITH, fmin_impl(a, b), minmax_grad(g, a, b, false), minmax_grad(g, b, a, false))                                                 \
-  X(atan2, FLOAT, std::atan2(a, b), g * b / (a * a + b * b), -(g * a) / (a * a + b * b))                                               \
+  X(fmax, ARITH, fmax_impl(a, b), fminmax_grad(g, a, b, true, true), fminmax_grad(g, a, b, true, false))                                                 \
+  X(fmin, ARITH, fmin_impl(a, b), fminmax_grad(g, a, b, false, true), fminmax_grad(g, a, b, false, false))                                                 \
+  X(atan2, FLOAT, std::atan2(a, b), g * b * atan2_recip(a, b), -(g * a) * atan2_recip(a, b))                                               \
   X(hypot, FLOAT, std::hypot(a, b), g * a / r, g * b / r)                                               \
   X(logaddexp, FLOAT, logaddexp_impl(a, b), g / (exp(b - a) + 1.0), g / (exp(a - b) + 1.0))                                       \
   X(logaddexp2, FLOAT, logaddexp2_impl(a, b), g / (exp2(b - a) + 1.0), g / (exp2(a - b) + 1.0))                                     \
@@ -84,7 +84,7 @@ namespace fl {
   X(erfc, FLOAT, std::erfc(x), g * exp(-(x * x)) * -1.1283791670955126)                                      \
   X(erfinv, FLOAT, erfinv_impl(x), g * exp(r * r) * 0.886226925452758)                                  \
   X(lgamma, FLOAT, std::lgamma(x), g * digamma(x))                                  \
-  X(digamma, FLOAT, digamma_impl(x), NOTIMPL)                                \
+  X(digamma, FLOAT, digamma_impl(x), g * trigamma(x))                        \
   X(floor, SAME, floor_impl(x), zeros_like(g))                                     \
   X(ceil, SAME, ceil_impl(x), zeros_like(g))                                       \
   X(trunc, SAME, trunc_impl(x), zeros_like(g))                                     \

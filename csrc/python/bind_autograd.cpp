@@ -128,15 +128,15 @@ void bind(py::module_& m, TensorClass& cls) {
         t->requires_grad = r;
       })
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
-        if (!t->autograd || !t->autograd->grad_fn) return py::none();
-        return py::cast(t->autograd->grad_fn);
+        const auto& fn = autograd::current_grad_fn(t);
+        return fn ? py::cast(fn) : py::none();
       })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return !t->autograd || !t->autograd->grad_fn; })
       .def_property_readonly("output_nr", [](const Tensor& t) { return t->autograd ? t->autograd->output_nr : 0u; })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t->autograd && t->autograd->retains_grad; })
       .def("retain_grad", [](const Tensor& t) {
         FL_CHECK(t->requires_grad, Error, "can't retain_grad on Tensor that has requires_grad=False");
-        if (!t->autograd || !t->autograd->grad_fn || t->autograd->retains_grad) return;
+        if (!autograd::current_grad_fn(t) || t->autograd->retains_grad) return;
         t->autograd->retains_grad = true;
         t->autograd->grad_fn->retained_grads.emplace_back(t->autograd->output_nr, t);
       })
@@ -212,7 +212,7 @@ void bind(py::module_& m, TensorClass& cls) {
       return out;
     };
     AutogradMeta& meta = t->meta();
-    if (meta.grad_fn) meta.grad_fn->pre_hooks.push_back({meta.output_nr, id, std::move(wrapped)});
+    if (autograd::current_grad_fn(t)) meta.grad_fn->pre_hooks.push_back({meta.output_nr, id, std::move(wrapped)});
     else meta.leaf_hooks.emplace_back(id, std::move(wrapped));
     return id;
   });

@@ -84,6 +84,8 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
   IntList sizes, strides;
   int64_t offset = self->offset, d = 0;
   int64_t mask_extra = 0;  // a k-dim mask covers k view dims with one entry of `indices`
+  // the grad_fn name of PyTorch's last view op (it applies one per item, skipping full slices)
+  const char* node_name = "AliasBackward0";
   auto keep_dim = [&] {
     sizes.push_back(self->sizes[d]);
     strides.push_back(self->strides[d]);
@@ -96,6 +98,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         FL_CHECK(i >= -size && i < size, IndexError, "index ", i, " is out of bounds for dimension ", d, " with size ", size);
         offset += (i < 0 ? i + size : i) * self->strides[d];
         ++d;
+        node_name = "SelectBackward0";
         break;
       }
       case Kind::Slice: {
@@ -103,6 +106,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         if (PySlice_Unpack(it.slice.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
         FL_CHECK(step > 0, ValueError, "step must be greater than zero");
         Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(self->sizes[d]), &start, &stop, step);
+        if (!(start == 0 && len == self->sizes[d] && step == 1)) node_name = "SliceBackward0";
         offset += len ? start * self->strides[d] : 0;
         sizes.push_back(len);
         strides.push_back(self->strides[d] * step);
@@ -111,6 +115,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         break;
       }
       case Kind::None:
+        node_name = "UnsqueezeBackward0";
         sizes.push_back(1);
         strides.push_back(d < ndim ? self->sizes[d] * self->strides[d] : 1);
         r.indices.resize(sizes.size() - mask_extra);
@@ -146,9 +151,15 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
     }
   }
   while (d < ndim) keep_dim();
-  // with autograd recording, the view goes through the as_strided op so that it gets a grad_fn
-  r.view = self->requires_grad && thread_state().grad_enabled ? ops::as_strided(self, sizes, strides, offset)
-                                                              : make_view(self, sizes, strides, offset);
+  // with autograd recording, the view goes through the as_strided op so that it gets a grad_fn, named
+  // as PyTorch's
+  if (self->requires_grad && thread_state().grad_enabled) {
+    r.view = ops::as_strided(self, sizes, strides, offset);
+    const auto& fn = autograd::current_grad_fn(r.view);
+    if (auto* node = dynamic_cast<autograd::LambdaBackward*>(fn.get()); node && !r.advanced) node->node_name = node_name;
+  } else {
+    r.view = make_view(self, sizes, strides, offset);
+  }
   return r;
 }
 
@@ -196,7 +207,7 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   if (is_number) fill(p.view, s);
   else copy_into(p.view, v->storage == self->storage ? clone(v) : v);
   self->bump_version();
-  autograd::record_overwrite(is_number ? "FillBackward0" : "CopyBackwards", p.view, is_number ? nullptr : v);
+  autograd::record_overwrite(is_number ? "FillBackward2" : "torch::autograd::CopyBackwards", p.view, is_number ? nullptr : v);
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------

@@ -191,22 +191,25 @@ void bind(py::module_& m, TensorClass& cls) {
         autograd::check_inplace(self, s);
         copy_into(self, s);
         self->bump_version();
-        autograd::record_overwrite("CopyBackwards", self, s);
+        autograd::record_overwrite("torch::autograd::CopyBackwards", self, s);
         return self;
       }, py::arg("src"), py::arg("non_blocking") = false)
       .def("fill_", [](const Tensor& self, py::handle value) {
-        Scalar s;
-        if (is_tensor(value)) {
+        if (is_tensor(value)) {  // a 0-dim tensor value: differentiable, its gradient is the sum of self's
           const Tensor& v = as_tensor(value);
           FL_CHECK(v->dim() == 0, Error, "fill_ only supports 0-dimension value tensor but got tensor with ", v->dim(), " dimensions.");
-          s = item(v);
-        } else {
-          FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
+          autograd::check_inplace(self, v);
+          copy_into(self, v);
+          self->bump_version();
+          autograd::record_overwrite("FillBackward3", self, v);
+          return self;
         }
+        Scalar s;
+        FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
         autograd::check_inplace(self, nullptr);
         fill(self, s);
         self->bump_version();
-        autograd::record_overwrite("FillBackward0", self, nullptr);
+        autograd::record_overwrite("FillBackward2", self, nullptr);
         return self;
       }, py::arg("value"))
       .def("zero_", [](const Tensor& self) {

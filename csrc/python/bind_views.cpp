@@ -1,5 +1,6 @@
 // Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
 // as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
+#include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
 #include "python_util.h"
@@ -42,10 +43,14 @@ IntList shape_arg(py::args args, py::kwargs kw, const char* op, const char* name
 
 // Gives `self` the geometry of `view` (the in-place view ops: transpose_, squeeze_, ...).
 Tensor restride(const Tensor& self, const Tensor& view) {
+  const bool recorded = view->autograd && view->autograd->grad_fn;
+  if (recorded) autograd::check_not_leaf_requiring_grad(self);
   self->sizes = view->sizes;
   self->strides = view->strides;
   self->offset = view->offset;
   self->refresh();
+  // self's history is now the view op's (its gradient has the new geometry)
+  if (recorded) autograd::set_history(self, view->autograd->grad_fn, view->autograd->output_nr);
   return self;
 }
 
