@@ -153,7 +153,9 @@ def test_batch_norm_shapes_dtypes(shape, dtype, training):
 def test_batch_norm_edges():
     """Empty batches and channels, strided running statistics, and the errors of F.batch_norm."""
     for m, fn in ((torch, TF), (fl, F)):
-        assert fn.batch_norm(m.zeros(0, 3, 4), m.zeros(3), m.ones(3), training=True).shape == (0, 3, 4)
+        rm, rv = m.full((3,), 2.0), m.full((3,), 3.0)
+        assert fn.batch_norm(m.zeros(0, 3, 4), rm, rv, training=True).shape == (0, 3, 4)
+        assert rm.tolist() == [2.0] * 3 and rv.tolist() == [3.0] * 3  # an empty batch leaves them alone
         assert fn.batch_norm(m.zeros(2, 0, 4), m.zeros(0), m.ones(0), training=True).shape == (2, 0, 4)
     a, b = pair(5, 3)
     rma, rva = torch.zeros(6), torch.ones(6)

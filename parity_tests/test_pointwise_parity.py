@@ -152,7 +152,7 @@ def test_dense_float32_kernels(name):
 
 
 @pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 2.0, 1.5])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
 def test_pow_scalar_exponent(exponent, dtype):
     import numpy as np
 
@@ -173,3 +173,32 @@ def test_dense_float32_kernels_in_place(name):
     getattr(t, name + "_")()
     getattr(f, name + "_")()
     torch.testing.assert_close(torch.from_numpy(f.numpy()), t, rtol=2.5e-7, atol=1e-37, equal_nan=True)
+
+
+def test_dense_float32_signs_and_tails():
+    """Signed zeros survive (tanh(-0) = -0), and sigmoid keeps torch's subnormal tail (finite log-sigmoid down to
+    about -88.7, where 1 / (1 + exp(-x)) underflows to 0 in torch too)."""
+    import numpy as np
+
+    zeros = fl.tensor([0.0, -0.0])
+    for name in ("tanh", "erf"):
+        np.testing.assert_array_equal(np.signbit(getattr(fl, name)(zeros).numpy()), [False, True])
+    x = np.linspace(-103, -85, 37, dtype=np.float32)
+    got = fl.log(fl.sigmoid(fl.from_numpy(x))).numpy()
+    want = torch.log(torch.sigmoid(torch.from_numpy(x))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-3)
+    assert np.isfinite(got[x > -88.5]).all()
+
+
+def test_partial_overlap_refused_as_torch():
+    """Writing over memory that is still to be read raises as torch does; exact aliasing (in place) is fine."""
+    cases = [lambda m, y: m.exp(y[:-1], out=y[1:]), lambda m, y: y[1:].copy_(y[:-1]),
+             lambda m, y: y.add_(y[0]), lambda m, y: m.add(y[:-1], 1, out=y[1:]),
+             lambda m, y: y.copy_(y), lambda m, y: m.add(y, 1, out=y), lambda m, y: y.exp_(),
+             lambda m, y: y.reshape(2, 2)[1].add_(y.reshape(2, 2)[0])]
+    for fn in cases:
+        t, f = torch.arange(4.0), fl.arange(4.0)
+        t_err, f_err = outcome_type(lambda: fn(torch, t)), outcome_type(lambda: fn(fl, f))
+        assert f_err is t_err
+        if t_err is None:
+            assert_same(f, t)

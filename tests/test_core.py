@@ -112,6 +112,10 @@ def test_untyped_storage_cpu_copy_and_slices():
     assert part.nbytes() == 8 and part.data_ptr() == s.data_ptr() + 4
     assert fl.asarray(part, dtype=fl.float32).tolist() == [1.0, 2.0]
     assert s[4] == fl.tensor([1.0]).view(fl.uint8)[0].item()
+    t = fl.arange(4.0)
+    for start, length in ((17, -1), (-1, 4), (0, 17), (0, -2)):  # out of range: an error, never a crash
+        with pytest.raises(IndexError):
+            t._storage_bytes(start, length)
 
 
 def test_set_aliases_the_source_storage():

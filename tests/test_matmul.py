@@ -58,9 +58,11 @@ def test_addmm_alpha_beta(threads, m, n, k):
     close(torch.addmm(torch.from_numpy(c), torch.from_numpy(a), torch.from_numpy(b), beta=0.5, alpha=-2.0),
           0.5 * c + -2.0 * ref)
     close(torch.addmm(torch.from_numpy(bias), torch.from_numpy(a), operand(b, "transposed")), bias + ref)
-    # beta=0: the addend is not read, so its NaNs do not reach the result.
+    # beta=0: the addend is not read, so its NaNs do not reach the result; alpha=0: the same for the factors.
     nan = np.full((m, n), np.nan, dtype=np.float32)
     close(torch.addmm(torch.from_numpy(nan), torch.from_numpy(a), torch.from_numpy(b), beta=0), ref)
+    close(torch.addmm(torch.from_numpy(c), torch.from_numpy(np.full_like(a, np.nan)), torch.from_numpy(b), beta=2.0,
+                      alpha=0), 2.0 * c)
 
 
 @pytest.mark.parametrize("batch,m,n,k", [(32, 128, 128, 128), (3, 97, 513, 257), (5, 13, 33, 17), (64, 64, 32, 64)])

@@ -382,3 +382,5 @@ def test_parameter_data():
     assert p.shape == (4,) and p.dtype == torch.float64 and p.requires_grad
     with pytest.raises(TypeError):
         p.data = [1.0]
+    with pytest.raises(RuntimeError, match="must be floating point"):
+        p.data = torch.arange(4)  # integer data for a tensor that requires grad, refused as torch

@@ -68,8 +68,9 @@ TensorList layer_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w,
 
 // batch_norm gradients written with dispatcher ops, used under create_graph. Training recomputes the
 // batch statistics from x (so that they are differentiated too); evaluation's are the constants saved.
-TensorList batch_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& save_mean,
-                              const Tensor& save_invstd, bool training, double eps, bool has_b) {
+std::tuple<Tensor, Tensor, Tensor> batch_norm_formula(const Tensor& g, const Tensor& x, const Tensor& w,
+                                                      const Tensor& save_mean, const Tensor& save_invstd,
+                                                      bool training, double eps, bool has_b) {
   using namespace formulas;
   const ScalarType none = ScalarType::NumTypes;
   IntList dims{0}, cshape(x->dim(), 1);
@@ -179,10 +180,11 @@ FL_REGISTER_KERNEL(native_batch_norm, Autograd, ([](DispatchKeySet ks, const Ten
   record_saved("NativeBatchNormBackward0", y, std::move(edges), {x, w, mean, invstd}, false,
                [training, eps, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
                  const Tensor &x = s[0], &w = s[1];
-                 if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
-                   return batch_norm_formula(g, x, w, s[2], s[3], training, eps, has_b);
-                 auto [gx, gw, gb] = ops::native_batch_norm_backward(g, x, w, s[2], s[3], training, need_params);
-                 return TensorList{gx, w ? cast_to(gw, wdt) : nullptr, has_b ? cast_to(gb, bdt) : nullptr};
+                 auto [gx, gw, gb] =
+                     thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w))
+                         ? batch_norm_formula(g, x, w, s[2], s[3], training, eps, has_b)
+                         : ops::native_batch_norm_backward(g, x, w, s[2], s[3], training, need_params);
+                 return TensorList{gx, w ? cast_grad(gw, wdt) : nullptr, has_b ? cast_grad(gb, bdt) : nullptr};
                });
   return std::make_tuple(y, mean, invstd);
 }))

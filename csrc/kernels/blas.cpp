@@ -61,6 +61,34 @@ void portable_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat
   }
 }
 
+// Matrix-vector shapes (m == 1 or n == 1) as BLAS gemv: a GEMM would pack (and pad) the whole matrix
+// for a single row or column of output.
+template <typename T>
+bool try_gemv(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
+  if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    return false;
+  } else {
+    // y (len) = alpha * M @ x + beta * y with M given as a (rows x cols) operand, x and y strided vectors
+    auto gemv = [&](int64_t rows, int64_t cols, const T* mat, int64_t rs, int64_t cs, const T* x, int64_t incx, T* y,
+                    int64_t incy) {
+      const BlasOperand o = blas_operand(rows, cols, rs, cs);
+      if (!o.ok || incx <= 0 || incy <= 0 || !fits_int(rows) || !fits_int(cols) || !fits_int(incx) || !fits_int(incy))
+        return false;
+      // a transposed operand is the row-major (cols x rows) matrix, multiplied transposed
+      const int r = int(o.trans ? cols : rows), q = int(o.trans ? rows : cols);
+      const auto t = o.trans ? CblasTrans : CblasNoTrans;
+      if constexpr (std::is_same_v<T, float>)
+        scipy_cblas_sgemv(CblasRowMajor, t, r, q, alpha, mat, int(o.ld), x, int(incx), beta, y, int(incy));
+      else
+        scipy_cblas_dgemv(CblasRowMajor, t, r, q, alpha, mat, int(o.ld), x, int(incx), beta, y, int(incy));
+      return true;
+    };
+    if (n == 1) return gemv(m, k, a.data, a.rs, a.cs, b.data, b.rs, c.data, c.rs);  // c = A @ b
+    if (m == 1) return gemv(n, k, b.data, b.cs, b.rs, a.data, a.cs, c.data, c.cs);  // c^T = B^T @ a^T
+    return false;
+  }
+}
+
 template <typename T>
 bool try_blas(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
   if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
@@ -83,7 +111,7 @@ bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs) { return
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {  // C = beta * C (BLAS would do the same, but some builds reject k == 0 with ld checks)
+  if (k == 0 || alpha == T(0)) {  // C = beta * C, reading neither A nor B (their NaNs stay out), as BLAS
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         T& out = c.data[i * c.rs + j * c.cs];
@@ -91,6 +119,7 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T>
       }
     return;
   }
+  if ((m == 1 || n == 1) && try_gemv(m, n, k, alpha, a, b, beta, c)) return;
   if constexpr (std::is_same_v<T, float>) {
     // Our packed sgemm (sgemm.h) first; a C with unit row stride is computed as C^T = B^T A^T.
     if (c.cs == 1 || n == 1 ? sgemm_packed(m, n, k, alpha, a, b, beta, c)

@@ -19,10 +19,12 @@ struct Mat {
 bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 
 // C (m x n) = alpha * A (m x k) @ B (k x n) + beta * C. With beta == 0, C is not read (NaNs in C
-// do not propagate), as BLAS specifies. Float and double run on OpenBLAS when the layouts allow
-// (see blas_layout_ok); C must have unit column stride for BLAS. Other cases and other T use the
-// portable kernel, which accumulates in Acc. To call it from inside an OpenMP parallel region
-// (a batch split over threads), hold a SingleThreaded guard around that region.
+// do not propagate), and with alpha == 0 neither A nor B is, as BLAS specifies. float runs on
+// flowlike's packed sgemm (sgemm.h: any strides of A and B, C with a unit stride in either
+// dimension), matrix-vector shapes on OpenBLAS's sgemv; double on OpenBLAS when the layouts allow
+// (see blas_layout_ok). Other cases and other T use the portable kernel, which accumulates in Acc.
+// To call it from inside an OpenMP parallel region (a batch split over threads), hold a
+// SingleThreaded guard around that region.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c);
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "loops.h"
+#include "overlap.h"
 
 namespace fl {
 
@@ -11,6 +12,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   FL_CHECK(src->dim() <= dst->dim() && broadcast_shapes(dst->sizes, src->sizes) == dst->sizes, Error,
            "copy_: source of shape ", shape_str(src->sizes), " cannot be broadcast to destination of shape ",
            shape_str(dst->sizes));
+  check_no_partial_overlap(dst, src);
   if (dst->dtype == src->dtype && dst->contiguous && src->contiguous && dst->sizes == src->sizes) {
     size_t nbytes = dst->numel * dst->itemsize();
     char* d = dst->data_ptr();

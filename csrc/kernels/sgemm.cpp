@@ -1,12 +1,13 @@
 #include "sgemm.h"
 
+#include "../core/error.h"
+
 #include <omp.h>
 #include <xmmintrin.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string>
 
 // Note [packed sgemm]
@@ -71,6 +72,9 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float*
 
 using KernelFn = void (*)(int64_t, const float*, const float*, float, float, float*, int64_t);
 
+// The largest register tile (AVX-512: 12 x 32), the size of the scratch tile for the last columns.
+constexpr int kMaxTile = 12 * 32;
+
 // An ISA's kernels: rows[r] computes r rows of the tile (r = 1..mr; rows[mr] is the full tile).
 struct Isa {
   int mr, nr;
@@ -88,8 +92,8 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap
   micro_kernel<8, ROWS, 2, 6>(kc, ap, bp, alpha, beta, c, ldc);
 }
 
-// The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it, so that tests cover the
-// narrower kernel and the OpenBLAS fallback on any machine.
+// The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it (avx512, the default, does
+// not), so that tests cover the narrower kernel and the OpenBLAS fallback on any machine.
 const Isa* detect_isa() {
   static const Isa avx512{12, 32, {nullptr, kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
                                    kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
@@ -97,9 +101,11 @@ const Isa* detect_isa() {
   static const Isa avx2{6, 16, {nullptr, kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>,
                                 kernel_avx2<5>, kernel_avx2<6>}};
   const char* cap = std::getenv("FLOWLIKE_SGEMM_ISA");
-  const std::string limit = cap ? cap : "";
+  const std::string limit = cap ? cap : "avx512";
+  FL_CHECK(limit == "avx512" || limit == "avx2" || limit == "none", ValueError,
+           "FLOWLIKE_SGEMM_ISA must be avx512, avx2 or none, got '", limit, "'");
   const bool fma = __builtin_cpu_supports("fma");
-  if (limit.empty() && fma && __builtin_cpu_supports("avx512f")) return &avx512;
+  if (limit == "avx512" && fma && __builtin_cpu_supports("avx512f")) return &avx512;
   if (limit != "none" && fma && __builtin_cpu_supports("avx2")) return &avx2;
   return nullptr;
 }
@@ -168,7 +174,7 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
   float* apack = scratch(0, static_cast<size_t>((mc + MR - 1) / MR * MR * kc));
   for (int64_t ir = 0; ir < mc; ir += MR)
     pack_panel(a.data + (i0 + ir) * a.rs, a.rs, a.cs, std::min<int64_t>(MR, mc - ir), kc, MR, apack + ir * kc);
-  alignas(64) float tile[16 * 32];
+  alignas(64) float tile[kMaxTile];
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t mr = std::min<int64_t>(MR, mc - ir);
     const float* ap = apack + ir * kc;
@@ -196,7 +202,7 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
                   Mat<float> c) {
   static const Isa* isa = detect_isa();
-  if (!isa || !(c.cs == 1 || n == 1)) return false;
+  if (!isa || m <= 0 || n <= 0 || k <= 0 || !(c.cs == 1 || n == 1)) return false;
   const int MR = isa->mr, NR = isa->nr;
   // Small products and calls from inside a parallel region (bmm batches) run on the calling thread.
   const int threads = omp_in_parallel() || 2.0 * m * n * k < 4e5 ? 1 : omp_get_max_threads();

@@ -11,7 +11,7 @@ namespace fl::blas {
 // C (m x n) = alpha * A (m x k) @ B (k x n) + beta * C for any strides of A and B (packing reads
 // them) and C with unit column stride. With beta == 0, C is not read. Runs on the OpenMP threads
 // unless called from inside a parallel region. Returns false (and does nothing) when the CPU has
-// neither AVX-512 nor AVX2+FMA, or C's layout is not supported.
+// neither AVX-512 nor AVX2+FMA, C's layout is not supported, or a dimension is 0.
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
                   Mat<float> c);
 

@@ -96,9 +96,9 @@ inline float tanh_f32(float x) {
   p = p * z - 5.37397155531e-2f;
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
-  const float small = x + x * z * p;
+  const float small = ax + ax * z * p;
   const float big = 1.0f - 2.0f / (exp_f32(2.0f * ax) + 1.0f);
-  return ax < 0.625f ? small : std::copysign(big, x);
+  return std::copysign(ax < 0.625f ? small : big, x);  // odd, so tanh(-0) = -0
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)), through exp(-|x|) so that neither side overflows.

@@ -3,6 +3,7 @@
 // accuracy), a second writes the output; mean and rstd are kept for backward.
 #include "nn_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -199,8 +200,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(DispatchKeySet, const
 // ---- batch_norm: statistics per channel of an (N, C, S) input -------------------------------------
 // Note [batch_norm passes] Forward reads x twice in training (mean, then the centered sum of squares,
 // for accuracy) and writes y = x * scale + shift once (PyTorch's alpha/beta form); backward reads
-// (g, x) once for the two channel sums and once more to write grad_input. Per-plane sums use float
-// lanes (vectorized), accumulated across the batch in double.
+// (g, x) once for the two channel sums and once more to write grad_input. Sums use float lanes
+// (vectorized) over blocks of 4096 elements, accumulated in double.
 
 struct Channels {
   int64_t N, C, S;
@@ -221,11 +222,13 @@ void for_channels(const Channels& l, F f) {
 // sum over the batch of f(plane, i) for i < S, where plane is sample n's pointer offset of channel c.
 template <typename A, typename F>
 double channel_sum(const Channels& l, int64_t c, F f) {
+  constexpr int64_t kBlock = 4096;  // float lanes within a block, double across blocks (large planes stay exact)
   double total = 0;
-  for (int64_t n = 0; n < l.N; ++n) {
-    const int64_t base = (n * l.C + c) * l.S;
-    total += lane_sum<A>(l.S, [&](int64_t i) { return f(base + i); });
-  }
+  for (int64_t n = 0; n < l.N; ++n)
+    for (int64_t b = 0; b < l.S; b += kBlock) {
+      const int64_t base = (n * l.C + c) * l.S + b;
+      total += lane_sum<A>(std::min(kBlock, l.S - b), [&](int64_t i) { return f(base + i); });
+    }
   return total;
 }
 
@@ -297,7 +300,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& 
       }
     });
   });
-  if (training) {
+  if (training && x->numel > 0) {  // an empty batch leaves the running statistics alone, as in PyTorch
     update_running(running_mean, batch_mean, momentum);
     update_running(running_var, batch_var, momentum);
   }

@@ -1,5 +1,6 @@
 // CPU kernels of the binary pointwise ops (the list is in pointwise.h).
 #include "../kernels/loops.h"
+#include "../kernels/overlap.h"
 #include "pointwise.h"
 #include "pointwise_math.h"
 
@@ -41,8 +42,9 @@ void run_binary(BinaryOp op, const ElementwiseIter& it, Scalar alpha_s) {
 
 // x ** e for a Python-number exponent that PyTorch special-cases the same way: multiplies and sqrt
 // vectorize, while std::pow costs about 50x more per element (x.pow(2) is everywhere in losses and
-// norms). As in PyTorch, float16/bfloat16 round after every operation, and 0.5 is sqrt (so
-// pow(-0., 0.5) is -0. here, unlike with a tensor exponent, which takes the generic pow).
+// norms). As in PyTorch: 0.5 is sqrt (so pow(-0., 0.5) is -0. here, unlike with a tensor exponent,
+// which takes the generic pow), bfloat16 rounds after every operation, and float16 is left to the
+// generic std::pow.
 template <typename T>
 bool run_pow_scalar_exponent(const ElementwiseIter& it, double e) {
   using OM = opmath_t<T>;
@@ -109,10 +111,12 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
   } else {
     result = (a->sizes == shape && !a->contiguous) ? empty_like(a, out_dtype) : empty(shape, out_dtype);
   }
+  check_no_partial_overlap(result, ca);
+  check_no_partial_overlap(result, cb);
   ElementwiseIter it({result.get(), ca.get(), cb.get()}, info.name);
   const bool scalar_exponent = op == BinaryOp::pow && is_floating(ct) && b->wrapped_number;
   FL_DISPATCH_ALL(ct, info.name, {
-    if constexpr (std::is_floating_point_v<opmath_t<scalar_t>>) {
+    if constexpr (std::is_floating_point_v<opmath_t<scalar_t>> && !std::is_same_v<scalar_t, Half>) {
       if (!(scalar_exponent && run_pow_scalar_exponent<scalar_t>(it, item(cb).to_double())))
         run_binary<scalar_t>(op, it, alpha);
     } else {

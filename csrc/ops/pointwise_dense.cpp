@@ -7,13 +7,14 @@
 
 namespace fl {
 
-// Columns: op, vectorizable expression, range where libm's result replaces it (exp_f32 saturates
-// below the overflow to inf and flushes the subnormal results to 0), libm expression.
-#define FL_DENSE_UNARY(X)                                                        \
-  X(exp, vmath::exp_f32(x), x > 88.0f || x < -87.0f, std::exp(x))                \
-  X(tanh, vmath::tanh_f32(x), false, x)                                          \
-  X(sigmoid, vmath::sigmoid_f32(x), false, x)                                    \
-  X(erf, vmath::erf_f32(x), false, x)
+// Columns: op, vectorizable expression, the inputs for which libm's result replaces it (exp_f32
+// saturates below the overflow to inf and flushes subnormal results to 0, which sigmoid inherits
+// below -87), libm expression.
+#define FL_DENSE_UNARY(X)                                                                 \
+  X(exp, vmath::exp_f32(x), x > 88.0f || x < -87.0f, std::exp(x))                         \
+  X(tanh, vmath::tanh_f32(x), false, std::tanh(x))                                        \
+  X(sigmoid, vmath::sigmoid_f32(x), x < -87.0f, 1.0f / (1.0f + std::exp(-x)))            \
+  X(erf, vmath::erf_f32(x), false, std::erf(x))
 
 bool has_unary_dense_f32(UnaryOp op) {
   switch (op) {
@@ -28,7 +29,7 @@ bool has_unary_dense_f32(UnaryOp op) {
 // Blocks of 256 elements: the vectorized expression when no element of the block needs libm (the common case),
 // else element by element. Each element's input is read before its output is written, so out may alias in
 // (the in-place ops).
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool unary_dense_f32(UnaryOp op, float* out,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void unary_dense_f32(UnaryOp op, float* out,
                                                                                      const float* in, int64_t n) {
   switch (op) {
 #define FL_X(name, expr, use_libm, libm_expr)                                          \
@@ -46,10 +47,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool unary_dense_f3
         }                                                                            \
       }                                                                              \
     }                                                                                \
-    return true;
+    return;
     FL_DENSE_UNARY(FL_X)
 #undef FL_X
-    default: return false;
+    default: return;
   }
 }
 

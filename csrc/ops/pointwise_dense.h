@@ -8,8 +8,9 @@
 
 namespace fl {
 
-// out[i] = op(in[i]) for i < n; returns false (writing nothing) for ops without a dense kernel.
-bool unary_dense_f32(UnaryOp op, float* out, const float* in, int64_t n);
+// Whether op has a dense float32 kernel.
 bool has_unary_dense_f32(UnaryOp op);
+// out[i] = op(in[i]) for i < n (out may be in), for an op with a dense kernel.
+void unary_dense_f32(UnaryOp op, float* out, const float* in, int64_t n);
 
 }  // namespace fl

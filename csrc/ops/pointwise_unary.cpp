@@ -1,5 +1,6 @@
 // CPU kernels of the unary pointwise ops (the list is in pointwise.h).
 #include "../kernels/loops.h"
+#include "../kernels/overlap.h"
 #include "pointwise.h"
 #include "pointwise_dense.h"
 #include "pointwise_math.h"
@@ -63,10 +64,13 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
   } else {
     result = empty_like(a, out_dtype);
   }
+  check_no_partial_overlap(result, ca);
   ElementwiseIter it({result.get(), ca.get()}, info.name);
   if (ct == ScalarType::Float32 && result->dtype == ScalarType::Float32 && ca->contiguous && result->contiguous &&
       has_unary_dense_f32(op)) {
-    it.for_each([&](char** p, const int64_t*, int64_t n) {
+    it.for_each([&](char** p, const int64_t* s, int64_t n) {
+      FL_CHECK((s[0] == 4 && s[1] == 4) || n == 1, Error, info.name, ": internal error, dense operands with strides ", s[0], ", ",
+               s[1]);
       unary_dense_f32(op, reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]), n);
     });
   } else {

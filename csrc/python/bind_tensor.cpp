@@ -255,8 +255,10 @@ void bind(py::module_& m, TensorClass& cls) {
       // memory (as torch's storage slices; the sliced storage can no longer grow). Backs flowlike.UntypedStorage.
       .def("_storage_bytes", [](const Tensor& t, int64_t start, int64_t length) {
         int64_t nbytes = static_cast<int64_t>(t->storage->nbytes);
+        FL_CHECK(start >= 0 && start <= nbytes && length >= -1, IndexError, "storage slice from ", start,
+                 " of length ", length, " out of range for storage of ", nbytes, " bytes");
         if (length < 0) length = nbytes - start;
-        FL_CHECK(start >= 0 && start + length <= nbytes, IndexError, "storage slice [", start, ", ", start + length,
+        FL_CHECK(start + length <= nbytes, IndexError, "storage slice [", start, ", ", start + length,
                  ") out of range for storage of ", nbytes, " bytes");
         auto storage = t->storage;
         if (start != 0 || length != nbytes) {
@@ -275,6 +277,12 @@ void bind(py::module_& m, TensorClass& cls) {
         // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,
         // autograd state (requires_grad, grad, hooks) and version counter (Module._apply relies on it
         // so that optimizers keep holding the converted parameters).
+        FL_CHECK(!self->requires_grad || is_floating(src->dtype), Error,
+                 "data set to a tensor that requires gradients must be floating point or complex dtype");
+        if (self->dtype != src->dtype || self->sizes != src->sizes) {
+          // the cached gradient accumulator was made for the old metadata (as torch's set_data)
+          if (self->autograd) self->autograd->grad_accumulator.reset();
+        }
         self->storage = src->storage;
         self->sizes = src->sizes;
         self->strides = src->strides;

@@ -1,0 +1,22 @@
+// Note [partial overlap] An elementwise kernel writing `out` while reading `in` is safe when the two
+// occupy exactly the same memory (an in-place op) or disjoint memory; with a partial overlap some
+// inputs would be read after they were overwritten. PyTorch refuses that case with this message, and,
+// like PyTorch, the check looks only at dense tensors (strided ones may interleave without overlap).
+#pragma once
+#include "../core/tensor.h"
+
+namespace fl {
+
+inline void check_no_partial_overlap(const Tensor& out, const Tensor& in) {
+  if (!out || !in || out->storage != in->storage || !out->contiguous || !in->contiguous || out->numel == 0 ||
+      in->numel == 0)
+    return;
+  const int64_t a0 = out->offset * out->itemsize(), a1 = a0 + out->numel * out->itemsize();
+  const int64_t b0 = in->offset * in->itemsize(), b1 = b0 + in->numel * in->itemsize();
+  if (a0 == b0 && a1 == b1) return;
+  FL_CHECK(a1 <= b0 || b1 <= a0, Error,
+           "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.");
+}
+
+}  // namespace fl
