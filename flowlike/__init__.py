@@ -20,7 +20,10 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
 from ._tensor import Tensor, Size, device, UntypedStorage, layout, strided
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empty, zeros, ones, full, empty_like,
-                        zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor)
+                        zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor, range,
+                        empty_strided, get_default_device, set_default_device, hann_window, hamming_window,
+                        blackman_window, bartlett_window, kaiser_window, FloatTensor, DoubleTensor, HalfTensor,
+                        BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor)
 from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op namespace)
 from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                       rand, randn, randint, rand_like, randn_like, randint_like, randperm, normal, bernoulli,
@@ -54,6 +57,65 @@ def is_floating_point(input):
 def numel(input):
     """The number of elements of input."""
     return input.numel()
+
+
+def is_complex(input):
+    """False: flowlike's dtypes are real."""
+    return input.is_complex()
+
+
+def is_signed(input):
+    """True when input's dtype is signed (every dtype but uint8 and bool)."""
+    return input.is_signed()
+
+
+def is_nonzero(input):
+    """Whether a one-element tensor is nonzero (RuntimeError for any other number of elements)."""
+    return input.is_nonzero()
+
+
+def is_same_size(input, other):
+    """True when both tensors have the same shape."""
+    return input.is_same_size(other)
+
+
+def is_storage(obj):
+    """True when obj is a storage (flowlike's UntypedStorage)."""
+    return isinstance(obj, UntypedStorage)
+
+
+def clone(input, *, memory_format=None):
+    """A copy of input (differentiable: gradients flow back to input)."""
+    return input.clone()
+
+
+def detach(input):
+    """A view of input cut from the autograd graph."""
+    return input.detach()
+
+
+def fill(input, value):
+    """A tensor of input's shape and dtype filled with value."""
+    return empty_like(input).fill_(value)
+
+
+def fill_(input, value):
+    """Fills input with value in place."""
+    return input.fill_(value)
+
+
+def zero_(input):
+    """Fills input with zeros in place."""
+    return input.zero_()
+
+
+def typename(obj):
+    """The type name of obj: 'torch.FloatTensor' style for tensors, module.qualname otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "") or ""
+    name = getattr(type(obj), "__qualname__", type(obj).__name__)
+    return name if module in ("", "builtins") else f"{module}.{name}"
 
 
 # ---- the rest of the torch namespace: torch.cuda, torch.backends, torch.jit, torch.compile, ... -------------

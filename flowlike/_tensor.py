@@ -130,6 +130,8 @@ def _conversion(d):
 def _type(self, dtype=None, non_blocking=False):
     if dtype is None:
         return _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):  # torch.FloatTensor & co.
+        dtype = dtype.dtype
     if isinstance(dtype, str):
         for d, name in _TYPE_NAMES.items():
             if name == dtype:
@@ -210,6 +212,19 @@ def _detach(self):
     return self._detach_alias()
 
 
+def _is_nonzero(self):
+    if self.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self.numel() > 1
+                           else "Boolean value of Tensor with no values is ambiguous")
+    return builtins.bool(self.item() != 0)
+
+
+def _legacy_new(self, *args, device=None):
+    """Tensor.new (legacy): a tensor of self's dtype from a size (uninitialized), from data, or empty."""
+    from ._creation import legacy_construct
+    return legacy_construct(self.dtype, args, device)
+
+
 _METHODS = {
     "__repr__": _repr, "__str__": _repr, "_print_values": _print_values, "to": _to, "type": _type,
     "float": _conversion(D.float32), "double": _conversion(D.float64), "half": _conversion(D.float16),
@@ -223,7 +238,9 @@ _METHODS = {
     "requires_grad_": _requires_grad_, "detach": _detach,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
-    "get_device": lambda self: -1,
+    "get_device": lambda self: -1, "is_nonzero": _is_nonzero,
+    "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
+    "type_as": lambda self, other: self.type(other.type()), "new": _legacy_new,
     "__array_priority__": 1000,
 }
 for _name, _fn in _METHODS.items():

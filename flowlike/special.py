@@ -17,6 +17,17 @@ digamma = psi = _C.digamma
 gammaln = _C.lgamma
 xlogy = _C.xlogy
 round = _ops.round
+i0 = modified_bessel_i0 = _C.i0
+i0e = _C.special_i0e
+i1 = modified_bessel_i1 = _C.special_i1
+i1e = _C.special_i1e
+erfcx = _C.special_erfcx
+zeta = _C.special_zeta
+gammainc = _C.igamma
+gammaincc = _C.igammac
+polygamma = _ops.polygamma
+multigammaln = _ops.mvlgamma
+sinc = _ops.sinc
 
 
 def _out(result, out):
@@ -26,13 +37,6 @@ def _out(result, out):
 def _float(input):
     """input as a floating tensor (integers and bools promote to the default dtype, as in torch)."""
     return input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
-
-
-def sinc(input, *, out=None):
-    """sin(pi x) / (pi x), with sinc(0) = 1."""
-    x = _float(input)
-    px = x * _math.pi
-    return _out(_C.where(x == 0, 1.0, _C.sin(px) / px), out)
 
 
 def xlog1py(input, other, *, out=None):
@@ -58,15 +62,43 @@ def ndtri(input, *, out=None):
     return _out(_math.sqrt(2.0) * _C.erfinv(2.0 * _float(input) - 1.0), out)
 
 
-def multigammaln(input, p, *, out=None):
-    """The multivariate log-gamma function of dimension p."""
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
+def log_ndtr(input, *, out=None):
+    """log(ndtr(x)), accurate in both tails (through erfcx where ndtr underflows)."""
     x = _float(input)
-    result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
-    for j in range(p):
-        result = result + _C.lgamma(x - j / 2.0)
-    return _out(result, out)
+    is_left = x < -1.0
+    # x < -1: log(erfc(-t) / 2) = log(erfcx(-t) / 2) - t^2, which stays finite far into the left tail; each branch
+    # sees only its own inputs, so that the other's infinities do not leak into the gradient
+    t = _C.where(is_left, x, -1.0) * _math.sqrt(0.5)
+    left = _C.log(_C.special_erfcx(-t) * 0.5) - t * t
+    right = _C.log1p(-0.5 * _C.erfc(_C.where(is_left, 0.0, x) * _math.sqrt(0.5)))
+    return _out(_C.where(is_left, left, right), out)
+
+
+def spherical_bessel_j0(input, *, out=None):
+    """The spherical Bessel function of the first kind of order 0, sin(x) / x."""
+    x = _float(input)
+    # near 0, the Taylor series 1 - x^2/6 (1 - x^2/20 (1 - x^2/42 ...)) avoids 0/0 and cancellation
+    small = _C.abs(x) < 0.5
+    x2 = _C.where(small, x, 0.0) ** 2
+    series = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42 * (1 - x2 / 72 * (1 - x2 / 110 * (1 - x2 / 156)))))
+    result = _C.where(small, series, _C.sin(x) / _C.where(small, 1.0, x))
+    return _out(_C.where(_C.isinf(x), 0.0, result), out)
+
+
+def softmax(input, dim, *, dtype=None):
+    """softmax along dim (torch.special.softmax)."""
+    return _C._softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """log_softmax along dim (torch.special.log_softmax)."""
+    return _C._log_softmax(input, dim, dtype)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over dim, computed stably."""
+    from ._reduce import logsumexp as _logsumexp
+    return _logsumexp(input, dim, keepdim)
 
 
 __getattr__ = module_getattr(__name__, "torch.special")

@@ -12,7 +12,8 @@ from .. import _C
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "grid_sample", "affine_grid", "dropout", "dropout1d", "dropout2d", "dropout3d",
-           "alpha_dropout", "feature_alpha_dropout", "cosine_similarity", "pairwise_distance", "cdist", "pdist"]
+           "alpha_dropout", "feature_alpha_dropout", "cosine_similarity", "pairwise_distance", "cdist", "pdist",
+           "channel_shuffle"]
 
 
 def _fl():
@@ -163,6 +164,21 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels regrouped: (groups, C / groups) transposed."""
+    g = builtins.int(groups)
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    n, c = input.shape[0], input.shape[1]
+    if c % g != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+    rest = list(input.shape[2:])
+    return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
 # ---- grid sampling ----------------------------------------------------------------------------
