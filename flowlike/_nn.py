@@ -69,13 +69,12 @@ from .nn import _functional_loss as _L  # noqa: E402
 from .nn import _functional_sparse as _S  # noqa: E402
 from .nn import _functional_vision as _V  # noqa: E402
 
-_REDUCTIONS = ("none", "mean", "sum")  # ATen's Reduction enum
+# The losses take ATen's Reduction enum as an int: 1 mean, 2 sum, anything else none. torch 2.13's bindings of these
+# functions default it to none (the schema's `Mean` default does not reach them), and so do these.
 
 
 def _reduction(reduction):
-    if reduction not in (0, 1, 2) or isinstance(reduction, bool):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _REDUCTIONS[reduction]
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 
 def dropout(input, p, train):
@@ -139,34 +138,34 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 bilinear = _Lin.bilinear
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     """torch.binary_cross_entropy_with_logits (reduction as ATen's int: 0 none, 1 mean, 2 sum)."""
     return _L.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                                pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     """torch.cosine_embedding_loss (reduction as an int)."""
     return _L.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
     """torch.ctc_loss (reduction as an int)."""
     return _L.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     """torch.hinge_embedding_loss (reduction as an int)."""
     return _L.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     """torch.kl_div (reduction as an int; mean is over all elements, as ATen's)."""
     loss = _L.kl_div(input, target, reduction="none", log_target=log_target)
     return {"none": loss, "mean": loss.mean(), "sum": loss.sum()}[_reduction(reduction)]
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     """torch.margin_ranking_loss (reduction as an int)."""
     return _L.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
@@ -176,7 +175,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return _L.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=0):
     """torch.triplet_margin_loss (reduction as an int)."""
     return _L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
 

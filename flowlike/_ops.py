@@ -239,16 +239,13 @@ def polygamma(n, input, *, out=None):
 
 
 def mvlgamma(input, p, *, out=None):
-    """The multivariate log-gamma function of dimension p (elements must be greater than (p - 1) / 2)."""
+    """The multivariate log-gamma function of dimension p (inf or nan where an element is at most (p - 1) / 2)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("mvlgamma: expected input to be of floating type")
-    if input.numel() and not _b.bool((input > (p - 1) / 2.0).all()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2")
+    x = _float(input)
     result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
     for j in range(p):
-        result = result + _C.lgamma(input - j / 2.0)
+        result = result + _C.lgamma(x - j / 2.0)
     return _out(result, out)
 
 
@@ -292,7 +289,9 @@ def inplace_method(fn, name):
     """The in-place form of `fn` (self as its first argument): computes out of place, then writes the result
     into self, whose dtype must hold the result's (as torch's in-place ops require)."""
     def method(self, *args, **kwargs):
-        result = fn(self, *args, **kwargs)
+        # under autograd the composite reads a copy, so that overwriting self leaves the values it saved intact
+        source = self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+        result = fn(source, *args, **kwargs)
         if not _D.can_cast(result.dtype, self.dtype):
             raise RuntimeError(f"result type {_D.c10_name(result.dtype)} can't be cast to the desired output type "
                                f"{_D.c10_name(self.dtype)}")

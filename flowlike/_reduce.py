@@ -428,8 +428,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Histogram of input's values: `bins` equal-width bins over `range` (the data's range by default), or the bins
     between the increasing edges of a 1-D tensor `bins`. Returns (hist, bin_edges)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
-                           f"input {D.c10_name(input.dtype)} and bins")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise RuntimeError("torch.histogram: if weight tensor is provided it should have the same shape as the input "
                            "tensor")
@@ -456,13 +455,13 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
             lo, hi = lo - 0.5, hi + 0.5
         from ._creation import linspace
         edges = linspace(lo, hi, bins + 1, dtype=input.dtype)
+    from ._creation import ones_like, zeros
     nbins = edges.numel() - 1
     # bin i holds [edges[i], edges[i+1]); the last bin also holds its right edge; values outside are dropped
     index = _C._searchsorted(edges, x, False, True, None) - 1
     inside = (x >= edges[0]) & (x <= edges[-1])
     index = _C.where(x == edges[-1], nbins - 1, index)
     hist = zeros(builtins.max(nbins, 0), dtype=input.dtype)
-    from ._creation import ones_like, zeros
     values = weight.reshape(-1).to(input.dtype) if weight is not None else ones_like(x)
     if nbins > 0:
         hist = hist.index_add(0, index[inside], values[inside])
