@@ -237,7 +237,7 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     return _finish(tensor(np.eye(n, n if m is None else m), dtype=dtype or D.get_default_dtype()), requires_grad)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
     import warnings
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
@@ -245,8 +245,6 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
                   "[start, end).", UserWarning, stacklevel=2)
     check_device(device)
     start, end, step = _number(start), _number(end), _number(step)
-    if end is None:
-        start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0 and end != start:

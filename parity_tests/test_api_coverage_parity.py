@@ -1,0 +1,184 @@
+"""The torch API beyond ops, against torch 2.13: legacy tensor types, range/empty_strided, tensor utilities and
+predicates, the generated in-place torch.x_ functions and Tensor alias methods. (The ops themselves are in the op
+database, opdb.py, checked by test_opdb_parity.py.)"""
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+from helpers import assert_same, to_flowlike  # noqa: E402
+
+
+def both(fn):
+    """fn(torch), fn(flowlike)."""
+    return fn(torch), fn(fl)
+
+
+@pytest.mark.parametrize("name", ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                                  "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"])
+def test_legacy_tensor_types(name):
+    t, f = both(lambda m: getattr(m, name)([1, 0, 3]))
+    assert_same(f, t)
+    t, f = both(lambda m: getattr(m, name)(2, 3))
+    assert (f.dtype, tuple(f.shape)) == (getattr(fl, str(t.dtype).split(".")[-1]), tuple(t.shape))
+    t, f = both(lambda m: getattr(m, name)(m.Size([4])))
+    assert tuple(f.shape) == tuple(t.shape) == (4,)
+    t, f = both(lambda m: getattr(m, name)())
+    assert tuple(f.shape) == tuple(t.shape) == (0,)
+    for other in ("FloatTensor", "LongTensor", "BoolTensor"):
+        assert isinstance(f, getattr(fl, other)) == isinstance(t, getattr(torch, other))
+    assert not isinstance(3, getattr(fl, name))
+    assert f.type() == t.type()
+
+
+def test_type_conversion_by_legacy_type_and_type_as():
+    t, f = both(lambda m: m.tensor([1.5, 2.5]).type(m.IntTensor))
+    assert_same(f, t)
+    t, f = both(lambda m: m.tensor([1.5, 2.5]).type_as(m.tensor([1], dtype=m.int16)))
+    assert_same(f, t)
+    t, f = both(lambda m: m.tensor([1.5], dtype=m.float64).new(2, 3))
+    assert (str(f.dtype), tuple(f.shape)) == (str(t.dtype), tuple(t.shape))
+    t, f = both(lambda m: m.tensor([1.5], dtype=m.float64).new([1, 2]))
+    assert_same(f, t)
+
+
+@pytest.mark.parametrize("args,kwargs", [((1, 4), {}), ((0, 1, 0.25), {}), ((3, -1, -0.5), {}), ((2, 2), {}),
+                                         ((1, 3), {"dtype": "int32"})])
+def test_range_is_inclusive_and_warns(args, kwargs):
+    def call(m):
+        kw = {k: getattr(m, v) for k, v in kwargs.items()}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = m.range(*args, **kw)
+        assert any(issubclass(w.category, UserWarning) for w in caught)
+        return result
+    t, f = both(call)
+    assert_same(f, t)
+
+
+def test_range_errors():
+    for args, error in [((5,), TypeError), ((0, 1, 0), RuntimeError), ((0, 1, -1), RuntimeError)]:
+        with pytest.raises(error):
+            torch.range(*args)
+        with pytest.raises(error):
+            fl.range(*args)
+
+
+def test_empty_strided():
+    t, f = both(lambda m: m.empty_strided((2, 3), (1, 2), dtype=m.float64))
+    assert (tuple(f.shape), f.stride(), str(f.dtype)) == (tuple(t.shape), t.stride(), str(t.dtype))
+    t, f = both(lambda m: m.empty_strided((2, 0, 3), (0, 3, 1)))
+    assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
+    t, f = both(lambda m: m.zeros(1).new_empty_strided((3, 2), (1, 3)))
+    assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
+    f = fl.empty_strided((3, 4), (4, 1))
+    f.fill_(2)  # the storage covers every element
+    assert f.sum().item() == 24
+
+
+def test_tensor_utility_functions():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for name, fn in [("clone", lambda m, a: m.clone(a)), ("detach", lambda m, a: m.detach(a)),
+                     ("fill", lambda m, a: m.fill(a, 2.5)), ("fill_", lambda m, a: m.fill_(a.clone(), -1)),
+                     ("zero_", lambda m, a: m.zero_(a.clone())), ("resolve_conj", lambda m, a: m.resolve_conj(a)),
+                     ("resolve_neg", lambda m, a: m.resolve_neg(a)), ("conj", lambda m, a: m.conj(a)),
+                     ("conj_physical", lambda m, a: m.conj_physical(a))]:
+        t, f = fn(torch, torch.from_numpy(x)), fn(fl, fl.from_numpy(x))
+        assert_same(f, t)
+    a = fl.ones(2, requires_grad=True)
+    c = fl.clone(a)
+    assert c.requires_grad and not fl.detach(c).requires_grad
+    (c * 3).sum().backward()
+    assert a.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "bool", "int8"])
+def test_predicates(dtype):
+    def check(m):
+        x = m.ones(2, 3, dtype=getattr(m, dtype))
+        return (m.is_complex(x), m.is_signed(x), m.is_conj(x), m.is_neg(x), m.is_same_size(x, m.zeros(2, 3)),
+                m.is_same_size(x, m.zeros(3, 2)), x.is_signed(), x.is_conj(), x.is_neg(),
+                m.is_nonzero(m.tensor([1], dtype=getattr(m, dtype))), m.is_nonzero(m.zeros((), dtype=getattr(m, dtype))))
+    assert check(fl) == check(torch)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.zeros(2), lambda m: m.zeros(0)])
+def test_is_nonzero_needs_one_element(make):
+    with pytest.raises(RuntimeError):
+        torch.is_nonzero(make(torch))
+    with pytest.raises(RuntimeError):
+        fl.is_nonzero(make(fl))
+
+
+def test_default_device_typename_is_storage():
+    assert str(fl.get_default_device()) == str(torch.get_default_device()) == "cpu"
+    fl.set_default_device("cpu")
+    fl.set_default_device(None)
+    t, f = both(lambda m: m.typename(m.zeros(2, dtype=m.int32)))
+    assert f == t
+    assert fl.typename(3) == torch.typename(3) == "int"
+    assert fl.is_storage(fl.zeros(2).untyped_storage()) and not fl.is_storage(fl.zeros(2))
+
+
+def test_inplace_functions_match_methods():
+    """Every generated torch.x_ (flowlike/_ops.py's table) exists in torch and writes in place as torch's does."""
+    from flowlike._ops import _INPLACE_FUNCTIONS
+    ints = {"gcd", "lcm"}
+    args = {"clamp": (-0.5, 0.5), "clip": (-0.5, 0.5), "clamp_max": (0.2,), "clamp_min": (0.2,), "gcd": None,
+            "lcm": None, "ldexp": None, "xlogy": None, "logit": (0.1,)}
+    base = np.linspace(0.1, 0.9, 6).reshape(2, 3)
+    for name in _INPLACE_FUNCTIONS:
+        assert hasattr(torch, name + "_"), name
+        if name in ints:
+            data = np.array([[4, 6, 9], [12, 0, 7]])
+            extra_t, extra_f = (torch.tensor([6, 4, 3]),), (fl.tensor([6, 4, 3]),)
+        else:
+            data = base
+            extra = args.get(name, ())
+            if extra is None:  # binary ops
+                extra_t, extra_f = (torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64),), (
+                    fl.tensor([1.0, 2.0, 0.5], dtype=fl.float64),)
+            else:
+                extra_t = extra_f = extra
+        t_in, f_in = torch.tensor(data), fl.tensor(data)
+        t_out, f_out = getattr(torch, name + "_")(t_in, *extra_t), getattr(fl, name + "_")(f_in, *extra_f)
+        assert f_out is f_in, name
+        assert_same(f_in, t_in)
+        assert_same(f_out, t_out)
+
+
+@pytest.mark.parametrize("alias", ["absolute", "arccos", "arcsinh", "arctan2", "negative", "fix", "sgn", "multiply",
+                                   "subtract", "greater", "less_equal", "not_equal"])
+def test_tensor_alias_methods(alias):
+    binary = alias in ("arctan2", "multiply", "subtract", "greater", "less_equal", "not_equal")
+    x = torch.linspace(-0.9, 0.9, 6, dtype=torch.float64).reshape(2, 3)
+    y = torch.tensor([0.5, -0.25, 0.0], dtype=torch.float64)
+    t_args, f_args = ((y,), (to_flowlike(y),)) if binary else ((), ())
+    assert_same(getattr(to_flowlike(x), alias)(*f_args), getattr(x, alias)(*t_args))
+    if alias not in ("greater", "less_equal", "not_equal"):
+        t_in, f_in = x.clone(), to_flowlike(x)
+        getattr(t_in, alias + "_")(*t_args)
+        getattr(f_in, alias + "_")(*f_args)
+        assert_same(f_in, t_in)
+
+
+def test_special_only_ops_stay_in_torch_special():
+    """i1, i0e, erfcx, zeta, ... are torch.special functions only, as in torch."""
+    for name in ["i1", "i0e", "i1e", "erfcx", "zeta"]:
+        assert hasattr(fl.special, name)
+        assert hasattr(fl, name) == hasattr(torch, name)
+        assert hasattr(fl.Tensor, name) == hasattr(torch.Tensor, name)
+    assert not any(n.startswith("special_") for n in dir(fl) + dir(fl.Tensor))
+
+
+def test_rnn_cells_match_nn_cells():
+    cell = torch.nn.LSTMCell(3, 4)
+    x, h, c = torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)
+    want = cell(x, (h, c))
+    params = [to_flowlike(p.detach()) for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
+    got = fl.lstm_cell(to_flowlike(x), (to_flowlike(h), to_flowlike(c)), *params)
+    for g, w in zip(got, want):
+        assert_same(g, w.detach(), rtol=1e-5)
