@@ -23,7 +23,8 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empt
                         zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor, range,
                         empty_strided, get_default_device, set_default_device, hann_window, hamming_window,
                         blackman_window, bartlett_window, kaiser_window, FloatTensor, DoubleTensor, HalfTensor,
-                        BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor)
+                        BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor,
+                        empty_permuted, set_default_tensor_type)
 from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op namespace)
 from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                       rand, randn, randint, rand_like, randn_like, randint_like, randperm, normal, bernoulli,
@@ -104,9 +105,33 @@ def fill_(input, value):
     return input.fill_(value)
 
 
+def resize_as_(input, the_template, *, memory_format=None):
+    """Resizes input in place to the_template's shape (see Tensor.resize_)."""
+    return input.resize_as_(the_template)
+
+
 def zero_(input):
     """Fills input with zeros in place."""
     return input.zero_()
+
+
+def get_device(input):
+    """The device index of input: -1, the CPU."""
+    return input.get_device()
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule sharing tensor's memory (tensor.__dlpack__())."""
+    return tensor.__dlpack__()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns autograd anomaly detection on or off (see autograd.set_detect_anomaly)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+is_anomaly_enabled = autograd.is_anomaly_enabled
+is_anomaly_check_nan_enabled = autograd.anomaly_mode.is_anomaly_check_nan_enabled
 
 
 def typename(obj):
@@ -124,6 +149,8 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)
 from .jit import _compile as compile  # noqa: E402
+from . import func  # noqa: E402
+from .func import vmap, cond, while_loop  # noqa: E402
 from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
                                  conv_transpose3d, max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices,
                                  avg_pool1d, adaptive_avg_pool1d,

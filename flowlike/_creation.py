@@ -286,6 +286,22 @@ def set_default_device(device):
         check_device(device)
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialized tensor of shape `size` whose dims lie in memory in the order physical_layout (outermost
+    first): empty_permuted((2, 3, 4), (0, 2, 1)) has strides (12, 1, 3)."""
+    size = _shape((size,), "empty_permuted")
+    order = [builtins.int(d) for d in physical_layout]
+    if sorted(order) != builtins.list(builtins.range(len(size))):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; or "
+                           f"physical_layout is not a permutation: {order} for size {size}")
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    physical = empty([size[d] for d in order], dtype=dtype, device=device)
+    return _finish(physical.permute(inverse), requires_grad)
+
+
 # ---- window functions (computed in the result dtype in PyTorch's order of operations) ---------------------------
 
 def _window(name, window_length, periodic, dtype, requires_grad, body):
@@ -384,3 +400,21 @@ ShortTensor = _legacy_type("ShortTensor", D.int16)
 IntTensor = _legacy_type("IntTensor", D.int32)
 LongTensor = _legacy_type("LongTensor", D.int64)
 BoolTensor = _legacy_type("BoolTensor", D.bool)
+
+
+def set_default_tensor_type(t):
+    """Deprecated: sets the default floating dtype from a legacy tensor type (or its name, 'torch.DoubleTensor')."""
+    if isinstance(t, str):
+        matches = [cls for cls in _LEGACY_TYPES if f"torch.{cls.__name__}" == t]
+        if not matches:
+            raise TypeError(f"invalid type: '{t}'")
+        t = matches[0]
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"invalid type: '{t}'")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    D.set_default_dtype(t.dtype)
+
+
+_LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+                 LongTensor, BoolTensor)

@@ -90,3 +90,39 @@ _C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_se
     index_reduce(self, dim, index, source, reduce, include_self=include_self))
 _C.Tensor.put = put
 _C.Tensor.put_ = _put
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Tensor.fill_diagonal_: fills the main diagonal (all indices equal) in place; for a tall 2-D tensor with wrap,
+    the diagonal restarts N + 1 rows down, as numpy.fill_diagonal."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    shape = tuple(self.shape)
+    if self.dim() > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    # flat (row-major) position of element (i, i, ..., i) is i * step
+    step, size = 0, 1
+    for s in reversed(shape):
+        step += size
+        size *= s
+    n = min(shape)
+    end = self.numel() if wrap and self.dim() == 2 else n * step - (step - 1) if n else 0
+    from ._creation import arange, full
+    index = arange(0, end, step) if end > 0 else arange(0)
+    return self.put_(index, full(tuple(index.shape), fill_value, dtype=self.dtype))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero with a fixed number of rows: truncated to `size`, or padded with fill_value."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size: {size}")
+    found = _C.nonzero(input)
+    if found.shape[0] >= size:
+        return found[:size]
+    from ._creation import full
+    return _C.cat([found, full((size - found.shape[0], found.shape[1]), fill_value, dtype=found.dtype)], 0)
+
+
+__all__ += ["nonzero_static"]
+_C.Tensor.fill_diagonal_ = _fill_diagonal_
+_C.Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size, fill_value=fill_value)

@@ -265,7 +265,76 @@ def _out(result, out):
     return out.copy_(result) if out is not None else result
 
 
-__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub"]
+def angle(input, *, out=None):
+    """The elementwise argument: pi for negative values, 0 otherwise (nan stays nan)."""
+    x = _float(input)
+    return _out(_C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0)), out)
+
+
+def real(input):
+    """The real part: input itself, as flowlike's tensors are real."""
+    return input
+
+
+def imag(input):
+    """The imaginary part, which real tensors do not have (as in torch)."""
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag"]
+
+
+# ---- the sym_* helpers, for plain Python numbers (flowlike has no symbolic shapes) ---------------------------------
+
+def _check_number(*values):
+    for v in values:
+        if not isinstance(v, (_b.int, _b.float)) or isinstance(v, _b.bool):
+            raise AssertionError(f"expected (int, float), got {type(v)}")
+
+
+def sym_int(a):
+    """int(a), truncating a float toward zero."""
+    return _math.trunc(a) if isinstance(a, _b.float) else _b.int(a)
+
+
+def sym_float(a):
+    """float(a)."""
+    return _b.float(a)
+
+
+def sym_max(a, b):
+    """max(a, b), a float when either is a float."""
+    _check_number(a, b)
+    return _b.float(_b.max(a, b)) if isinstance(a, _b.float) or isinstance(b, _b.float) else _b.max(a, b)
+
+
+def sym_min(a, b):
+    """min(a, b), a float when either is a float."""
+    _check_number(a, b)
+    return _b.float(_b.min(a, b)) if isinstance(a, _b.float) or isinstance(b, _b.float) else _b.min(a, b)
+
+
+def sym_not(a):
+    """not a."""
+    return not a
+
+
+def sym_sqrt(a):
+    """math.sqrt(a)."""
+    return _math.sqrt(a)
+
+
+def sym_ite(b, t, f):
+    """t if b else f."""
+    return t if b else f
+
+
+def sym_sum(args):
+    """sum(args)."""
+    return _b.sum(args)
+
+
+__all__ += ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_ite", "sym_sum"]
 
 
 # ---- Tensor methods and the in-place forms (Tensor.x_ and torch.x_) -------------------------------------------
@@ -304,12 +373,14 @@ def inplace_method(fn, name):
 def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "float_power", "lerp", "addcmul", "addcdiv", "round",
                  "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
-                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc"]:
+                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle"]:
         setattr(_C.Tensor, name, _method(globals()[name]))
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power", "deg2rad", "rad2deg", "ldexp",
                  "mvlgamma", "sinc"]:
         setattr(_C.Tensor, name + "_", inplace_method(globals()[name], name + "_"))
+    _C.Tensor.real = property(real, doc="The real part: the tensor itself (flowlike's tensors are real).")
+    _C.Tensor.imag = property(imag, doc="The imaginary part, which real tensors do not have.")
     # Tensor.polygamma(n) takes self second in torch.polygamma's order
     _C.Tensor.polygamma = lambda self, n: polygamma(n, self)
     _C.Tensor.polygamma_ = inplace_method(lambda self, n: polygamma(n, self), "polygamma_")

@@ -1,5 +1,6 @@
 """Random sampling: seeds, generator state and the sampling functions."""
 import builtins
+import math
 
 from . import _C
 from . import _dtype as D
@@ -122,3 +123,54 @@ Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=N
     self, num_samples, replacement, generator=generator)
 get_num_threads = _C.get_num_threads
 set_num_threads = _C.set_num_threads
+
+
+# ---- more distributions, as in-place Tensor methods (transforms of uniform draws from the same generators) --------
+
+def _uniform64(self, generator):
+    """Uniform draws in [0, 1) of self's shape, in float64 so that the transforms keep their tails."""
+    return empty(*self.shape, dtype=D.float64).uniform_(0.0, 1.0, generator=generator)
+
+
+def _check_float_fill(self, name):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point tensor, but got {D.c10_name(self.dtype)}")
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fills self with exponential samples of rate lambd."""
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _check_float_fill(self, "exponential_")
+    return self.copy_(_C.log1p(-_uniform64(self, generator)) * (-1.0 / lambd))
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fills self with Cauchy samples: median + sigma * tan(pi * (u - 1/2))."""
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _check_float_fill(self, "cauchy_")
+    return self.copy_(_C.tan((_uniform64(self, generator) - 0.5) * math.pi) * sigma + median)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fills self with exp(N(mean, std^2)) samples."""
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    _check_float_fill(self, "log_normal_")
+    z = empty(*self.shape, dtype=D.float64).normal_(0.0, 1.0, generator=generator)
+    return self.copy_(_C.exp(z * std + mean))
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fills self with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = 1.0 - _uniform64(self, generator)  # in (0, 1]
+    return self.copy_(_C.ceil(_C.log(u) / math.log1p(-p)).clamp(min=1.0))
+
+
+Tensor.exponential_ = _exponential_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.geometric_ = _geometric_

@@ -389,3 +389,59 @@ def _is_set_to(self, tensor):
 
 Tensor.set_ = _set_
 Tensor.is_set_to = _is_set_to
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Gives self the shape `sizes` (contiguous strides), growing its storage when it is too small (the elements
+    already there keep their values; new ones are uninitialized). The same shape leaves self as it is."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if any(not isinstance(s, builtins.int) or s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if sizes == tuple(self.shape):
+        return self
+    numel = 1
+    for s in sizes:
+        numel *= s
+    offset, have = self.storage_offset(), self._storage_nbytes() // self.element_size()
+    if offset + numel > have:  # a larger storage, holding the old one's elements at its start
+        from ._creation import empty
+        grown = empty(offset + numel, dtype=self.dtype)
+        if have:
+            grown[:have].copy_(self.as_strided((have,), (1,), 0))
+        return self.set_(grown, offset, sizes)
+    return self.set_(self.untyped_storage(), offset, sizes)
+
+
+def _apply_elementwise(self, fn, *others):
+    """self[i] = fn(self[i], other[i], ...) in place, others broadcast to self's shape (CPU Python callables)."""
+    from ._creation import tensor
+    flat = [self.detach().reshape(-1).tolist()] + [o.detach().expand(self.shape).reshape(-1).tolist() for o in others]
+    values = [fn(*vals) for vals in zip(*flat)]
+    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+def _module_load(self, other, assign=False):
+    """How nn.Module.load_state_dict loads `other` into this parameter or buffer: a detached copy into self, or
+    `other` itself (detached) when assign."""
+    if assign:
+        return other.detach()
+    with _no_grad():
+        return self.copy_(other).detach()
+
+
+def _no_grad():
+    from .autograd import no_grad
+    return no_grad()
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, the_template, memory_format=None: _resize_(self, tuple(the_template.shape))
+Tensor.apply_ = lambda self, callable: _apply_elementwise(self, callable)
+Tensor.map_ = lambda self, tensor, callable: _apply_elementwise(self, callable, tensor)
+Tensor.map2_ = lambda self, x, y, callable: _apply_elementwise(self, callable, x, y)
+Tensor.module_load = _module_load
+Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype in (None, self.dtype) else self.to(dtype)
+Tensor.const_data_ptr = lambda self: self.data_ptr()
+Tensor.is_pinned = lambda self, device=None: False  # flowlike allocates pageable host memory only

@@ -579,6 +579,11 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
                                                          big if end is None else end, step), "slice_scatter")
 
 
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with input.as_strided(size, stride, storage_offset) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset), "as_strided_scatter")
+
+
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
@@ -623,7 +628,8 @@ def cross(input, other, dim=None):
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
+              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter",
+              "as_strided_scatter"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
@@ -691,7 +697,7 @@ _COPY_VARIANTS = {
     "view": lambda x, size: x.view(size),
 }
 globals().update({name + "_copy": _copy_variant(name, fn) for name, fn in _COPY_VARIANTS.items()})
-__all__ += ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"] + [
+__all__ += ["as_strided_scatter", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"] + [
     name + "_copy" for name in _COPY_VARIANTS]
 
 

@@ -101,4 +101,68 @@ def logsumexp(input, dim, keepdim=False):
     return _logsumexp(input, dim, keepdim)
 
 
+# ---- orthogonal polynomials: (x, n) -> P_n(x) by the three-term recurrence, for every degree up to the largest n --------
+
+def _polynomial(name, first, step, doc):
+    """P_n(x) with P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1}); n is truncated to an integer
+    (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together."""
+    def fn(input, n, *, out=None):
+        if not isinstance(input, _C.Tensor) and not isinstance(n, _C.Tensor):
+            raise TypeError(f"{name}(): expected at least one of input and n to be a Tensor")
+        dtype = _C.result_type(_ops._as_operand(input), _ops._as_operand(n))
+        dtype = dtype if dtype.is_floating_point else _C.get_default_dtype()
+        x = (input if isinstance(input, _C.Tensor) else _C._wrap_scalar(float(input))).to(dtype)
+        if isinstance(n, _C.Tensor):
+            degree = n.to(_C.int64) if n.dtype.is_floating_point else n.long()  # truncation toward zero
+            top = int(degree.max().item()) if degree.numel() else 0
+        else:
+            degree, top = None, int(n)
+        if degree is not None:  # broadcast x and degree
+            x = x + degree.to(dtype) * 0
+        prev, cur = x * 0 + 1, first(x)
+        result = None if degree is None else _C.where(degree == 0, prev, _C.where(degree == 1, cur, 0.0))
+        if degree is None and top <= 1:
+            return _out(prev * 0 if top < 0 else prev if top == 0 else cur, out)
+        for k in range(1, top):
+            prev, cur = cur, step(k, x, cur, prev)
+            if degree is not None:
+                result = _C.where(degree == k + 1, cur, result)
+        return _out(cur if degree is None else result, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _shifted(first):
+    return lambda x: first(2 * x - 1)
+
+
+def _shifted_step(step):
+    return lambda k, x, cur, prev: step(k, 2 * x - 1, cur, prev)
+
+
+def _chebyshev_step(k, x, cur, prev):
+    return 2 * x * cur - prev
+
+
+_CHEBYSHEV_FIRST = {"t": lambda x: x, "u": lambda x: 2 * x, "v": lambda x: 2 * x - 1, "w": lambda x: 2 * x + 1}
+for _kind, _first in _CHEBYSHEV_FIRST.items():
+    globals()[f"chebyshev_polynomial_{_kind}"] = _polynomial(
+        f"chebyshev_polynomial_{_kind}", _first, _chebyshev_step, f"The Chebyshev polynomial {_kind.upper()}_n(x).")
+    globals()[f"shifted_chebyshev_polynomial_{_kind}"] = _polynomial(
+        f"shifted_chebyshev_polynomial_{_kind}", _shifted(_first), _shifted_step(_chebyshev_step),
+        f"The shifted Chebyshev polynomial {_kind.upper()}*_n(x) = {_kind.upper()}_n(2x - 1).")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2 * x,
+                                   lambda k, x, cur, prev: 2 * x * cur - 2 * k * prev,
+                                   "The physicists' Hermite polynomial H_n(x).")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x, lambda k, x, cur, prev: x * cur - k * prev,
+                                    "The probabilists' Hermite polynomial He_n(x).")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1 - x,
+                                    lambda k, x, cur, prev: ((2 * k + 1 - x) * cur - k * prev) / (k + 1),
+                                    "The Laguerre polynomial L_n(x).")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
+                                    lambda k, x, cur, prev: ((2 * k + 1) * x * cur - k * prev) / (k + 1),
+                                    "The Legendre polynomial P_n(x).")
+
+
 __getattr__ = module_getattr(__name__, "torch.special")
