@@ -268,7 +268,7 @@ def _out(result, out):
 def angle(input, *, out=None):
     """The elementwise argument: pi for negative values, 0 otherwise (nan stays nan)."""
     x = _float(input)
-    return _out(_C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0)), out)
+    return _out(_C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0).to(x.dtype)), out)
 
 
 def real(input):

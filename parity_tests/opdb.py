@@ -466,6 +466,30 @@ API_COVERAGE = [
            _samples((2, 3), (2, 2), (2, 2), (8, 3), (8, 2))),
     OpInfo("gru_cell", "nn", lambda m, x, h, wi, wh: m.gru_cell(x, h, wi, wh, wi[:, 1], wh[:, 0]),
            _samples((2, 3), (2, 2), (6, 3), (6, 2))),
+    # more math, indexing and shape utilities
+    OpInfo("angle", "math", lambda m, x: m.angle(x), _one(X3)),
+    OpInfo("angle", "math", lambda m, x: m.angle(x), _one(X3), dtypes=("int64", "float16"), grad=False, variant="dtypes"),
+    OpInfo("frobenius_norm", "linalg", lambda m, x: m.frobenius_norm(x, (0, 2)), _one(X3)),
+    OpInfo("nuclear_norm", "linalg", lambda m, x: m.nuclear_norm(x), _one((4, 3)), rtol=1e-4),
+    OpInfo("Tensor.fill_diagonal_", "index", lambda m, x: (x * 1).fill_diagonal_(0.5, wrap=True), _one((7, 3))),
+    OpInfo("Tensor.fill_diagonal_", "index", lambda m, x: (x * 1).fill_diagonal_(2.0), _one((3, 3, 3)), variant="cube",
+           errors=(lambda m: m.ones(2, 3, 3).fill_diagonal_(1.0), lambda m: m.ones(3).fill_diagonal_(1.0))),
+    OpInfo("nonzero_static", "index", lambda m, x: m.nonzero_static(x > 0, size=7), _one((3, 4)), grad=False),
+    OpInfo("nonzero_static", "index", lambda m, x: m.nonzero_static(x, size=2, fill_value=-5), _one((3, 4)),
+           dtypes=("int64",), grad=False, variant="truncated"),
+    # (no gradients: torch 2.13 gives input the gradient of the scattered positions instead of the others)
+    OpInfo("as_strided_scatter", "shape", lambda m, x, y: m.as_strided_scatter(x, y, (2, 2), (1, 3), 1),
+           _pair((3, 4), (2, 2)), grad=False),
+] + [OpInfo(f"special.{name}", "special", lambda m, x, n=name: getattr(m.special, n)(x, m.tensor([[-1], [0], [1], [3], [6]])),
+            _one((7,), "unit"), grad=False)
+     for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                  "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                  "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                  "laguerre_polynomial_l", "legendre_polynomial_p")] + [
+    OpInfo("special.legendre_polynomial_p", "special", lambda m, x: m.special.legendre_polynomial_p(x * 2, 12), _one((9,)),
+           grad=False, variant="scalar_n"),
+    OpInfo("special.hermite_polynomial_h", "special", lambda m, n: m.special.hermite_polynomial_h(0.3, n.abs().long()),
+           _one((6,)), grad=False, variant="scalar_x"),
 ]
 DATABASE += API_COVERAGE
 

@@ -182,3 +182,130 @@ def test_rnn_cells_match_nn_cells():
     got = fl.lstm_cell(to_flowlike(x), (to_flowlike(h), to_flowlike(c)), *params)
     for g, w in zip(got, want):
         assert_same(g, w.detach(), rtol=1e-5)
+
+
+def test_as_strided_scatter_gradient_skips_the_scattered_positions():
+    # torch 2.13 gets this gradient backwards (it keeps only the scattered positions), so it is checked directly
+    x, y = fl.arange(12.0).reshape(3, 4).requires_grad_(), fl.ones(2, 2, requires_grad=True)
+    (fl.as_strided_scatter(x, y, (2, 2), (1, 3), 1) * fl.arange(12.0).reshape(3, 4)).sum().backward()
+    assert x.grad.reshape(-1).tolist() == [0, 0, 0, 3, 0, 0, 6, 7, 8, 9, 10, 11]
+    assert y.grad.tolist() == [[1, 4], [2, 5]]
+
+
+def test_vmap_cond_while_loop():
+    def run(m):
+        out = [m.vmap(lambda a, b: (a * b, a.sum()), in_dims=(0, None))(m.arange(6.0).reshape(3, 2), m.tensor([1.0, 2.0])),
+               m.vmap(lambda d: d["x"] @ d["y"], in_dims=({"x": 1, "y": None},))({"x": m.ones(2, 3), "y": m.ones(2)}),
+               m.vmap(m.dot)(m.arange(12.0).reshape(4, 3), m.ones(4, 3)),
+               m.vmap(lambda a: a.t(), out_dims=2)(m.arange(24.0).reshape(4, 3, 2)),
+               m.vmap(m.vmap(lambda a: a * 2))(m.arange(6.0).reshape(2, 3)),
+               m.cond(m.tensor(False), lambda a: a + 1, lambda a: a - 1, (m.ones(2),)),
+               m.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i), (m.tensor(0), m.tensor(0)))]
+        flat = []
+        for o in out:
+            flat.extend(o if isinstance(o, tuple) else [o])
+        return flat
+    for f, t in zip(run(fl), run(torch)):
+        assert_same(f, t)
+    for bad in (lambda m: m.vmap(m.dot)(m.ones(4, 3), m.ones(5, 3)), lambda m: m.vmap(lambda a: a, in_dims=(None,))(m.ones(2))):
+        with pytest.raises(ValueError):
+            bad(torch)
+        with pytest.raises(ValueError):
+            bad(fl)
+    x = fl.ones(3, requires_grad=True)
+    fl.vmap(lambda a: a * a)(x * 2).sum().backward()
+    assert x.grad.tolist() == [8.0, 8.0, 8.0]
+
+
+def test_sym_helpers():
+    for name, args in [("sym_int", (-3.7,)), ("sym_int", (4,)), ("sym_float", (3,)), ("sym_max", (5, 2.0)),
+                       ("sym_min", (1, 2)), ("sym_not", (True,)), ("sym_sqrt", (4,)), ("sym_ite", (False, 1, 2)),
+                       ("sym_sum", ([1.5, 2],))]:
+        got, want = getattr(fl, name)(*args), getattr(torch, name)(*args)
+        assert (got, type(got)) == (want, type(want)), name
+
+
+@pytest.mark.parametrize("make,size", [(lambda m: m.arange(6.0).reshape(2, 3), (2, 2)), (lambda m: m.arange(4.0), (2, 3)),
+                                       (lambda m: m.ones(2, 3).t(), (3, 2)), (lambda m: m.ones(2, 3).t(), (4,)),
+                                       (lambda m: m.arange(10.0)[2:5], (2, 4))])
+def test_resize_(make, size):
+    t, f = make(torch), make(fl)
+    t.resize_(*size)
+    f.resize_(*size)
+    assert (tuple(f.shape), f.stride(), f.storage_offset()) == (tuple(t.shape), t.stride(), t.storage_offset())
+    kept = min(t.numel(), 3)  # elements that were already there keep their values
+    assert f.reshape(-1)[:kept].tolist() == t.reshape(-1)[:kept].tolist()
+    with pytest.raises(RuntimeError):
+        fl.ones(2, requires_grad=True).resize_(3)
+    f2 = fl.zeros(1)
+    fl.resize_as_(f2, fl.ones(2, 2))
+    assert tuple(f2.shape) == (2, 2)
+
+
+def test_elementwise_python_callables_and_small_utilities():
+    for m in (torch, fl):
+        assert m.ones(3).apply_(lambda v: v * 2 + 1).tolist() == [3.0, 3.0, 3.0]
+        assert m.ones(2, 2).map_(m.tensor([1.0, 2.0]), lambda a, b: a + b).tolist() == [[2.0, 3.0], [2.0, 3.0]]
+        assert m.ones(2).map2_(m.ones(2), m.tensor([2.0, 3.0]), lambda a, b, c: a + b * c).tolist() == [3.0, 4.0]
+        assert m.zeros(2).module_load(m.ones(2)).tolist() == [1.0, 1.0]
+        y = m.ones(1)
+        assert not y.is_pinned() and y.const_data_ptr() == y.data_ptr()
+        assert m.ones(2).real.tolist() == [1.0, 1.0]
+        with pytest.raises(RuntimeError):
+            m.imag(m.ones(2))
+    t, f = both(lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)))
+    assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
+    t, f = both(lambda m: m.ones(2, dtype=m.float64).to_dense())
+    assert_same(f, t)
+    x = fl.ones(2)
+    assert fl.get_device(x) == torch.get_device(torch.ones(2)) == -1
+    assert fl.from_dlpack(fl.to_dlpack(x)).tolist() == [1.0, 1.0]
+
+
+def test_set_default_tensor_type():
+    try:
+        fl.set_default_tensor_type(fl.DoubleTensor)
+        assert fl.get_default_dtype() == fl.float64 and fl.ones(1).dtype == fl.float64
+        fl.set_default_tensor_type("torch.FloatTensor")
+        assert fl.get_default_dtype() == fl.float32
+        with pytest.raises(TypeError):
+            fl.set_default_tensor_type(fl.LongTensor)
+        with pytest.raises(TypeError):
+            torch.set_default_tensor_type(torch.LongTensor)
+    finally:
+        fl.set_default_dtype(fl.float32)
+
+
+def test_anomaly_switches():
+    try:
+        fl.set_anomaly_enabled(True)
+        assert fl.is_anomaly_enabled() and fl.is_anomaly_check_nan_enabled()
+    finally:
+        fl.set_anomaly_enabled(False)
+    assert not fl.is_anomaly_enabled()
+
+
+@pytest.mark.parametrize("method,args", [("exponential_", (2.0,)), ("cauchy_", (1.0, 0.5)), ("log_normal_", (0.5, 0.25)),
+                                         ("geometric_", (0.3,))])
+def test_random_fills_follow_their_distribution(method, args):
+    """Different streams from torch's, so the moments (and the median for Cauchy) are compared."""
+    fl.manual_seed(0)
+    torch.manual_seed(0)
+    f = getattr(fl.empty(200000, dtype=fl.float64), method)(*args)
+    t = getattr(torch.empty(200000, dtype=torch.float64), method)(*args)
+    if method == "cauchy_":
+        assert abs(f.median().item() - t.median().item()) < 0.02
+    else:
+        assert abs(f.mean().item() - t.mean().item()) < 0.02 * abs(t.mean().item())
+        assert abs(f.std().item() - t.std().item()) < 0.05 * t.std().item()
+    if method == "geometric_":
+        assert f.min().item() >= 1 and bool((f == f.round()).all())
+
+
+@pytest.mark.parametrize("call", [lambda m: m.empty(3).exponential_(-1.0), lambda m: m.empty(3).geometric_(1.5),
+                                  lambda m: m.empty(3).log_normal_(0.0, -1.0), lambda m: m.empty(3).cauchy_(0.0, 0.0)])
+def test_random_fill_argument_errors(call):
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(fl)
