@@ -148,6 +148,29 @@ from . import backends, cuda, fft, jit, special, testing  # noqa: E402
 from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """0 / "default": deterministic algorithms off; 1 / "warn": on, warning only; 2 / "error": on."""
+    modes = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """The mode set_deterministic_debug_mode sets: 0, 1 (warn only) or 2."""
+    if not are_deterministic_algorithms_enabled():
+        return 0
+    return 1 if is_deterministic_algorithms_warn_only_enabled() else 2
+
+
+from .nn.utils.weight_norm import norm_except_dim  # noqa: E402
 from .jit import _compile as compile  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap, cond, while_loop  # noqa: E402

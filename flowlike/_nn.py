@@ -284,6 +284,81 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return n + z * (hx - n)
 
 
+# ---- whole sequences: torch.rnn_tanh / rnn_relu / lstm / gru (the flat-weights functions nn.RNN & co. call) -----
+
+def _run_rnn(name, cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """Runs `cell` over the sequence, layer by layer and direction by direction. params holds, per layer and
+    direction, w_ih, w_hh (and b_ih, b_hh with biases); hx is (layers * directions, batch, hidden), or a tuple of
+    two such tensors (h, c) for the LSTM. Returns (output, h_n) or (output, h_n, c_n)."""
+    from ._views import stack
+    lstm = isinstance(hx, (tuple, list))
+    directions = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    if len(params) != num_layers * directions * per:
+        raise RuntimeError(f"{name}: expected {num_layers * directions * per} weight tensors, got {len(params)}")
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(1) if unbatched else input.transpose(0, 1) if batch_first else input
+    h0 = [h.unsqueeze(1) if unbatched else h for h in hx] if lstm else [hx.unsqueeze(1) if unbatched else hx]
+    last_h, last_c = [], []
+    for layer in range(num_layers):
+        outputs = []
+        for d in range(directions):
+            k = layer * directions + d
+            w = list(params[k * per:(k + 1) * per]) + [None] * (4 - per)
+            state = (h0[0][k], h0[1][k]) if lstm else h0[0][k]
+            steps = range(x.shape[0] - 1, -1, -1) if d == 1 else range(x.shape[0])
+            out = [None] * x.shape[0]
+            for t in steps:
+                state = cell(x[t], state, *w)
+                out[t] = state[0] if lstm else state
+            outputs.append(stack(out, 0))
+            last_h.append(state[0] if lstm else state)
+            if lstm:
+                last_c.append(state[1])
+        x = outputs[0] if directions == 1 else _C.cat(outputs, 2)
+        if dropout > 0 and train and layer < num_layers - 1:
+            x = _V.dropout(x, dropout, True)
+    output = x.squeeze(1) if unbatched else x.transpose(0, 1) if batch_first else x
+    h_n = stack(last_h, 0)
+    if unbatched:
+        h_n = h_n.squeeze(1)
+    if not lstm:
+        return output, h_n
+    c_n = stack(last_c, 0)
+    return output, h_n, c_n.squeeze(1) if unbatched else c_n
+
+
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """An Elman RNN with tanh over a whole sequence: (output, h_n)."""
+    return _run_rnn("rnn_tanh", rnn_tanh_cell, input, hx, params, has_biases, num_layers, dropout, train,
+                    bidirectional, batch_first)
+
+
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """An Elman RNN with ReLU over a whole sequence: (output, h_n)."""
+    return _run_rnn("rnn_relu", rnn_relu_cell, input, hx, params, has_biases, num_layers, dropout, train,
+                    bidirectional, batch_first)
+
+
+def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """An LSTM over a whole sequence, hx = (h_0, c_0): (output, h_n, c_n)."""
+    return _run_rnn("lstm", lstm_cell, input, tuple(hx), params, has_biases, num_layers, dropout, train, bidirectional,
+                    batch_first)
+
+
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """A GRU over a whole sequence: (output, h_n)."""
+    return _run_rnn("gru", gru_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                    batch_first)
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Rescales in place the rows of weight that indices look up whose norm exceeds max_norm (not recorded by
+    autograd), as embedding(max_norm=...) does; returns weight."""
+    _S._renorm_(weight, indices, max_norm, norm_type)
+    return weight
+
+
 def _no_grad():
     from .autograd import no_grad
     return no_grad()
@@ -295,4 +370,4 @@ __all__ += ["dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_a
             "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "native_layer_norm", "native_batch_norm",
             "native_group_norm", "constant_pad_nd", "channel_shuffle", "native_channel_shuffle", "grid_sampler",
             "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "convolution", "rnn_tanh_cell",
-            "rnn_relu_cell", "lstm_cell", "gru_cell"]
+            "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "embedding_renorm_"]

@@ -392,12 +392,12 @@ def _attach_methods():
 _attach_methods()
 
 # torch.x_(input, ...) for every in-place Tensor method torch also has as a function
-_INPLACE_FUNCTIONS = ["abs", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin",
-                      "asinh", "atan", "atanh", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "cos", "cosh",
-                      "deg2rad", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor", "frac", "gcd", "i0", "lcm",
-                      "ldexp", "log", "log10", "log1p", "log2", "logit", "nan_to_num", "neg", "negative", "rad2deg",
-                      "reciprocal", "round", "rsqrt", "sigmoid", "sin", "sinc", "sinh", "sqrt", "square", "tan",
-                      "tanh", "trunc", "xlogy"]
+_INPLACE_FUNCTIONS = ["abs", "acos", "acosh", "addmv", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+                      "asin", "asinh", "atan", "atanh", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
+                      "conj_physical", "cos", "cosh", "deg2rad", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor",
+                      "frac", "gcd", "i0", "lcm", "ldexp", "log", "log10", "log1p", "log2", "logit", "nan_to_num",
+                      "neg", "negative", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sin", "sinc", "sinh",
+                      "sqrt", "square", "tan", "tanh", "trunc", "xlogy"]
 
 
 def _inplace_function(name):

@@ -785,6 +785,25 @@ def conj_physical(input, *, out=None):
     return out.copy_(input) if out is not None else input.clone()
 
 
+def as_strided_(input, size, stride, storage_offset=None):
+    """Gives input, in place, the sizes, strides and storage offset (default: its own) over its storage."""
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    return input.set_(input.untyped_storage(), offset, tuple(size), tuple(stride))
+
+
+def _resize(self, *sizes):
+    """Deprecated Tensor.resize: self reshaped to sizes (with the same number of elements)."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    numel = math.prod(sizes)
+    if numel != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           f"autograd's resize can only change the shape of a given tensor, while preserving the "
+                           f"number of elements. ")
+    return self.reshape(sizes)
+
+
 def is_conj(input):
     """False: real tensors carry no conjugate bit."""
     return False
@@ -795,11 +814,14 @@ def is_neg(input):
     return False
 
 
-__all__ += ["combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg", "conj_physical",
+__all__ += ["as_strided_", "combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg", "conj_physical",
             "is_conj", "is_neg"]
 for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy", "conj",
               "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.conj_physical_ = lambda self: self
 Tensor.sum_to_size = _sum_to_size
+Tensor.as_strided_ = as_strided_
+Tensor.resize = _resize
+Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))
 del _name

@@ -132,6 +132,14 @@ def test_inplace_functions_match_methods():
     base = np.linspace(0.1, 0.9, 6).reshape(2, 3)
     for name in _INPLACE_FUNCTIONS:
         assert hasattr(torch, name + "_"), name
+        if name == "addmv":
+            t_in, f_in = torch.ones(2, dtype=torch.float64), fl.ones(2, dtype=fl.float64)
+            mat, vec = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 2.0])
+            t_out, f_out = torch.addmv_(t_in, torch.tensor(mat), torch.tensor(vec)), fl.addmv_(f_in, fl.tensor(mat),
+                                                                                            fl.tensor(vec))
+            assert f_out is f_in
+            assert_same(f_in, t_in)
+            continue
         if name in ints:
             data = np.array([[4, 6, 9], [12, 0, 7]])
             extra_t, extra_f = (torch.tensor([6, 4, 3]),), (fl.tensor([6, 4, 3]),)
@@ -309,3 +317,50 @@ def test_random_fill_argument_errors(call):
         call(torch)
     with pytest.raises(RuntimeError):
         call(fl)
+
+
+@pytest.mark.parametrize("kind", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+@pytest.mark.parametrize("bidirectional,batch_first,layers,bias", [(False, False, 1, True), (True, True, 2, True),
+                                                                   (True, False, 2, False)])
+def test_sequence_rnn_functions_match_torch(kind, bidirectional, batch_first, layers, bias):
+    make = {"rnn_tanh": lambda **k: torch.nn.RNN(nonlinearity="tanh", **k),
+            "rnn_relu": lambda **k: torch.nn.RNN(nonlinearity="relu", **k), "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
+    module = make[kind](input_size=3, hidden_size=4, num_layers=layers, bidirectional=bidirectional,
+                        batch_first=batch_first, bias=bias)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 5, 3, generator=g)
+    h = torch.randn(layers * (2 if bidirectional else 1), 2 if batch_first else 5, 4, generator=g)
+    hx = (h, torch.randn(h.shape, generator=g)) if kind == "lstm" else h
+    params = [p.detach() for p in module._flat_weights]
+    want = getattr(torch, kind)(x, hx, params, bias, layers, 0.0, False, bidirectional, batch_first)
+    f_hx = tuple(to_flowlike(t) for t in hx) if kind == "lstm" else to_flowlike(hx)
+    got = getattr(fl, kind)(to_flowlike(x), f_hx, [to_flowlike(p) for p in params], bias, layers, 0.0, False,
+                            bidirectional, batch_first)
+    assert len(got) == len(want)
+    for g_, w in zip(got, want):
+        assert_same(g_, w.detach(), rtol=1e-5)
+
+
+def test_restriding_and_deprecated_spellings():
+    t, f = both(lambda m: m.as_strided_(m.arange(6.0), (2, 2), (1, 2), 1))
+    assert_same(f, t)
+    assert f.storage_offset() == t.storage_offset()
+    for m in (torch, fl):
+        with pytest.warns(UserWarning):
+            assert tuple(m.arange(6.0).resize(2, 3).shape) == (2, 3)
+        with pytest.raises(RuntimeError):
+            m.arange(6.0).resize(4)
+    t, f = both(lambda m: m.norm_except_dim(m.arange(6.0).reshape(2, 3), 2, 1))
+    assert_same(f, t)
+    t, f = both(lambda m: m.embedding_renorm_(m.arange(15.0).reshape(5, 3), m.tensor([0, 2, 2]), 3.0, 2.0))
+    assert_same(f, t)
+    try:
+        fl.set_deterministic_debug_mode("warn")
+        assert fl.get_deterministic_debug_mode() == 1 and fl.are_deterministic_algorithms_enabled()
+        fl.set_deterministic_debug_mode(2)
+        assert fl.get_deterministic_debug_mode() == 2
+    finally:
+        fl.set_deterministic_debug_mode("default")
+    assert fl.get_deterministic_debug_mode() == 0
+    with pytest.raises(RuntimeError):
+        fl.set_deterministic_debug_mode(3)
