@@ -22,6 +22,14 @@ i0e = _C.special_i0e
 i1 = modified_bessel_i1 = _C.special_i1
 i1e = _C.special_i1e
 erfcx = _C.special_erfcx
+bessel_j0 = _C.special_bessel_j0
+bessel_j1 = _C.special_bessel_j1
+bessel_y0 = _C.special_bessel_y0
+bessel_y1 = _C.special_bessel_y1
+modified_bessel_k0 = _C.special_modified_bessel_k0
+modified_bessel_k1 = _C.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
 zeta = _C.special_zeta
 gammainc = _C.igamma
 gammaincc = _C.igammac

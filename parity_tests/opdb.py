@@ -486,6 +486,23 @@ API_COVERAGE = [
                   "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
                   "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
                   "laguerre_polynomial_l", "legendre_polynomial_p")] + [
+    # Bessel functions over all three ranges of their algorithms (series, recurrence, asymptotic); torch has no
+    # gradients for them
+    OpInfo("special.bessel_j0", "special", lambda m, x: m.special.bessel_j0(x * 10), _one((4, 10)), grad=False),
+    OpInfo("special.bessel_j1", "special", lambda m, x: m.special.bessel_j1(x * 10), _one((4, 10)), grad=False),
+    OpInfo("special.bessel_y0", "special", lambda m, x: m.special.bessel_y0(x * 10), _one((4, 10)), grad=False),
+    OpInfo("special.bessel_y1", "special", lambda m, x: m.special.bessel_y1(x * 10), _one((4, 10)), grad=False),
+    OpInfo("special.modified_bessel_k0", "special", lambda m, x: m.special.modified_bessel_k0(x * 10), _one((4, 10)),
+           grad=False),
+    OpInfo("special.modified_bessel_k1", "special", lambda m, x: m.special.modified_bessel_k1(x * 5), _one((4, 10)),
+           grad=False),
+    OpInfo("special.scaled_modified_bessel_k0", "special", lambda m, x: m.special.scaled_modified_bessel_k0(x * 50),
+           _one((4, 10)), grad=False),
+    OpInfo("special.scaled_modified_bessel_k1", "special", lambda m, x: m.special.scaled_modified_bessel_k1(x * 50),
+           _one((4, 10)), grad=False),
+    OpInfo("special.bessel_j0", "special", lambda m, x: m.special.bessel_j0(m.tensor([0.0, 1e-8, 2.0, 25.0, 1e3, 1e6,
+                                                                                    float("inf"), float("nan")]).to(x.dtype)),
+           _no_input, dtypes=("float64",), grad=False, variant="edges"),  # (torch's float32 kernel drifts at 1e6)
     OpInfo("special.legendre_polynomial_p", "special", lambda m, x: m.special.legendre_polynomial_p(x * 2, 12), _one((9,)),
            grad=False, variant="scalar_n"),
     OpInfo("special.hermite_polynomial_h", "special", lambda m, n: m.special.hermite_polynomial_h(0.3, n.abs().long()),

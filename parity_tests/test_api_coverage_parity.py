@@ -364,3 +364,15 @@ def test_restriding_and_deprecated_spellings():
     assert fl.get_deterministic_debug_mode() == 0
     with pytest.raises(RuntimeError):
         fl.set_deterministic_debug_mode(3)
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+                                  "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"])
+def test_bessel_gradients_are_the_known_derivatives(name):
+    """torch has no gradients for these; flowlike's follow J0' = -J1, J1' = J0 - J1/x, ... (checked numerically)."""
+    x = fl.tensor([0.3, 1.7, 4.0, 11.0, 30.0], dtype=fl.float64, requires_grad=True)
+    fn = getattr(fl.special, name)
+    fn(x).sum().backward()
+    eps = 1e-6
+    numeric = (fn(x.detach() + eps) - fn(x.detach() - eps)) / (2 * eps)
+    np.testing.assert_allclose(x.grad.numpy(), numeric.numpy(), rtol=1e-6, atol=1e-9)

@@ -98,6 +98,18 @@ namespace fl {
   X(special_i1e, FLOAT, i1e_impl(x),                                                                 \
     g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_i0e, x) - r * sign(x) - r / x)) \
   X(special_erfcx, FLOAT, erfcx_impl(x), g * (x * r * 2.0 - 1.1283791670955126))                    \
+  X(special_bessel_j0, FLOAT, bessel_j0_impl(x), -(g * un(UnaryOp::special_bessel_j1, x)))          \
+  X(special_bessel_j1, FLOAT, bessel_j1_impl(x),                                                     \
+    g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_bessel_j0, x) - r / x))  \
+  X(special_bessel_y0, FLOAT, bessel_y0_impl(x), -(g * un(UnaryOp::special_bessel_y1, x)))          \
+  X(special_bessel_y1, FLOAT, bessel_y1_impl(x), g * (un(UnaryOp::special_bessel_y0, x) - r / x))   \
+  X(special_modified_bessel_k0, FLOAT, bessel_k0_impl(x), -(g * un(UnaryOp::special_modified_bessel_k1, x))) \
+  X(special_modified_bessel_k1, FLOAT, bessel_k1_impl(x),                                            \
+    -(g * (un(UnaryOp::special_modified_bessel_k0, x) + r / x)))                                     \
+  X(special_scaled_modified_bessel_k0, FLOAT, bessel_k0e_impl(x),                                    \
+    g * (r - un(UnaryOp::special_scaled_modified_bessel_k1, x)))                                     \
+  X(special_scaled_modified_bessel_k1, FLOAT, bessel_k1e_impl(x),                                    \
+    g * (r - un(UnaryOp::special_scaled_modified_bessel_k0, x) - r / x))                             \
   X(floor, SAME, floor_impl(x), zeros_like(g))                                     \
   X(ceil, SAME, ceil_impl(x), zeros_like(g))                                       \
   X(trunc, SAME, trunc_impl(x), zeros_like(g))                                     \

@@ -14,6 +14,9 @@ double erfcx(double x);          // exp(x^2) erfc(x)
 double igamma(double a, double x);   // regularized lower incomplete gamma P(a, x)
 double igammac(double a, double x);  // regularized upper incomplete gamma Q(a, x)
 double zeta(double x, double q);     // Hurwitz zeta
+double bessel_j(int n, double x);    // J0, J1
+double bessel_y(int n, double x);    // Y0, Y1
+double bessel_k_scaled(int n, double x);  // exp(x) K0(x), exp(x) K1(x)
 
 }  // namespace fl::special
 
@@ -47,6 +50,14 @@ FL_SPECIAL_UNARY(i0e_impl, special::bessel_i0e(x))
 FL_SPECIAL_UNARY(i1_impl, std::exp(std::fabs(x)) * special::bessel_i1e(x))
 FL_SPECIAL_UNARY(i1e_impl, special::bessel_i1e(x))
 FL_SPECIAL_UNARY(erfcx_impl, special::erfcx(x))
+FL_SPECIAL_UNARY(bessel_j0_impl, special::bessel_j(0, x))
+FL_SPECIAL_UNARY(bessel_j1_impl, special::bessel_j(1, x))
+FL_SPECIAL_UNARY(bessel_y0_impl, special::bessel_y(0, x))
+FL_SPECIAL_UNARY(bessel_y1_impl, special::bessel_y(1, x))
+FL_SPECIAL_UNARY(bessel_k0_impl, std::exp(-x) * special::bessel_k_scaled(0, x))
+FL_SPECIAL_UNARY(bessel_k1_impl, std::exp(-x) * special::bessel_k_scaled(1, x))
+FL_SPECIAL_UNARY(bessel_k0e_impl, special::bessel_k_scaled(0, x))
+FL_SPECIAL_UNARY(bessel_k1e_impl, special::bessel_k_scaled(1, x))
 #undef FL_SPECIAL_UNARY
 #define FL_SPECIAL_BINARY(name, fn) \
   template <typename T> inline T name(T a, T b) { return static_cast<T>(fn(static_cast<double>(a), static_cast<double>(b))); }
