@@ -185,6 +185,10 @@ def _float(input):
     return input if input.dtype.is_floating_point else input.to(_D.get_default_dtype())
 
 
+def _out(result, out):
+    return out.copy_(result) if out is not None else result
+
+
 def deg2rad(input, *, out=None):
     """Converts angles from degrees to radians."""
     return _out(_float(input) * (_math.pi / 180.0), out)
@@ -259,10 +263,6 @@ def sinc(input, *, out=None):
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     return _C.sub(_as_operand(other), input, alpha=alpha)
-
-
-def _out(result, out):
-    return out.copy_(result) if out is not None else result
 
 
 def angle(input, *, out=None):

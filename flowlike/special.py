@@ -4,6 +4,7 @@ import math as _math
 from . import _C
 from . import _ops
 from ._missing import module_getattr
+from ._tensor import Tensor  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
 
 expit = _C.sigmoid
 logit = _ops.logit
@@ -22,6 +23,7 @@ i0e = _C.special_i0e
 i1 = modified_bessel_i1 = _C.special_i1
 i1e = _C.special_i1e
 erfcx = _C.special_erfcx
+airy_ai = _C.special_airy_ai
 bessel_j0 = _C.special_bessel_j0
 bessel_j1 = _C.special_bessel_j1
 bessel_y0 = _C.special_bessel_y0
@@ -38,13 +40,7 @@ multigammaln = _ops.mvlgamma
 sinc = _ops.sinc
 
 
-def _out(result, out):
-    return out.copy_(result) if out is not None else result
-
-
-def _float(input):
-    """input as a floating tensor (integers and bools promote to the default dtype, as in torch)."""
-    return input if input.dtype.is_floating_point else input.to(_C.get_default_dtype())
+_out, _float = _ops._out, _ops._float
 
 
 def xlog1py(input, other, *, out=None):

@@ -376,3 +376,11 @@ def test_bessel_gradients_are_the_known_derivatives(name):
     eps = 1e-6
     numeric = (fn(x.detach() + eps) - fn(x.detach() - eps)) / (2 * eps)
     np.testing.assert_allclose(x.grad.numpy(), numeric.numpy(), rtol=1e-6, atol=1e-9)
+
+
+def test_airy_ai_against_reference_values():
+    """Values of scipy.special.airy (torch's kernel drifts by ~3e-6 near -2.1, so it is not the reference there)."""
+    x = fl.tensor([-2.1, -1.0, 0.0, 1.0, 2.0, -10.0], dtype=fl.float64)
+    want = [0.1634845129992927, 0.5355608832923522, 0.3550280538878172, 0.13529241631288147, 0.03492413042327436,
+            0.040241238486441955]
+    np.testing.assert_allclose(fl.special.airy_ai(x).numpy(), want, rtol=1e-12)

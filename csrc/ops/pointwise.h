@@ -98,6 +98,7 @@ namespace fl {
   X(special_i1e, FLOAT, i1e_impl(x),                                                                 \
     g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_i0e, x) - r * sign(x) - r / x)) \
   X(special_erfcx, FLOAT, erfcx_impl(x), g * (x * r * 2.0 - 1.1283791670955126))                    \
+  X(special_airy_ai, FLOAT, airy_ai_impl(x), NOTIMPL)                                                \
   X(special_bessel_j0, FLOAT, bessel_j0_impl(x), -(g * un(UnaryOp::special_bessel_j1, x)))          \
   X(special_bessel_j1, FLOAT, bessel_j1_impl(x),                                                     \
     g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_bessel_j0, x) - r / x))  \

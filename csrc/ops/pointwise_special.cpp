@@ -256,22 +256,94 @@ double bessel_y(int n, double x) {
   return n == 0 ? y0 : y1;
 }
 
+double bessel_k_scaled_order(double nu, double x);
+
 // exp(x) K_n(x) = int_0^inf exp(-x (cosh t - 1)) cosh(n t) dt by the trapezoid rule: the integrand is even and
 // analytic in a strip, so the error falls like exp(-pi^2 / h); h shrinks with the peak's width 1/sqrt(x).
-double bessel_k_scaled(int n, double x) {
+double bessel_k_scaled(int n, double x) { return bessel_k_scaled_order(n, x); }
+
+// exp(x) K_nu(x) for real nu >= 0 (the integral below; bessel_k_scaled is its integer case).
+double bessel_k_scaled_order(double nu, double x) {
   if (std::isnan(x) || x < 0) return kNaN;
   if (x == 0) return kInf;
   if (std::isinf(x)) return 0.0;
   // tiny x: the leading terms, the rest being below double precision (and the integral reaching past cosh's range)
-  if (x < 1e-10) return n == 0 ? -(std::log(x) - M_LN2) - kEulerGamma : 1 / x;
+  if (x < 1e-10 && (nu == 0 || nu == 1)) return nu == 0 ? -(std::log(x) - M_LN2) - kEulerGamma : 1 / x;
   const double h = std::min(0.1, 0.25 / std::sqrt(x));
   const double end = 2 * std::asinh(std::sqrt(22.5 / x));  // x (cosh t - 1) = 45: the integrand is below e^-45
   double sum = 0.5;  // the t = 0 term, halved
   for (double t = h; t <= end; t += h) {
     const double s = std::sinh(t / 2);
-    sum += std::exp(-2 * x * s * s) * (n == 0 ? 1.0 : std::cosh(t));
+    sum += std::exp(-2 * x * s * s) * (nu == 0 ? 1.0 : std::cosh(nu * t));
   }
   return sum * h;
+}
+
+
+// ---- the Airy function Ai -----------------------------------------------------------------------------------------
+// |x| <= 1: its Maclaurin series; x > 1: Ai(x) = sqrt(x / 3) K_{1/3}(z) / pi with z = 2/3 x^{3/2}; -15 <= x < -1:
+// Taylor-series steps of the Airy equation y'' = x y from x = -1 (its solutions oscillate there, so the steps stay
+// accurate); x < -15: the asymptotic expansion in z, whose terms fall far below double precision.
+
+namespace {
+
+constexpr double kAi0 = 0.35502805388781723926, kAiPrime0 = -0.25881940379280679840;
+
+// y(x0 + h), y'(x0 + h) for y'' = x y from y(x0) = y0, y'(x0) = d0, by the Taylor series in h:
+// (n + 2)(n + 1) a_{n+2} = x0 a_n + a_{n-1} (every third coefficient vanishes at x0 = 0, so no early exit).
+void airy_step(double x0, double h, double* y0, double* d0) {
+  double a_prev2 = 0.0, a_prev = *y0, a = *d0;  // a_{n-1}, a_n, a_{n+1} with n = 0
+  double y = *y0 + *d0 * h, d = *d0, hp = h;     // sums up to n = 1; hp = h^n
+  for (int n = 0; n < 48; ++n) {  // |h| <= 1 and |x0| <= 15: the terms fall like 1/n! well before 48
+    const double next = (x0 * a_prev + a_prev2) / ((n + 2.0) * (n + 1.0));  // a_{n+2}
+    d += (n + 2) * next * hp;
+    hp *= h;
+    y += next * hp;
+    a_prev2 = a_prev;
+    a_prev = a;
+    a = next;
+  }
+  *y0 = y;
+  *d0 = d;
+}
+
+}  // namespace
+
+double airy_ai(double x) {
+  if (std::isnan(x)) return x;
+  if (x == kInf) return 0.0;
+  if (x == -kInf) return kNaN;
+  if (std::fabs(x) <= 1.0) {
+    double y = kAi0, d = kAiPrime0;
+    airy_step(0.0, x, &y, &d);
+    return y;
+  }
+  if (x > 0) {
+    const double z = 2.0 / 3.0 * x * std::sqrt(x);
+    return std::sqrt(x / 3.0) / M_PI * bessel_k_scaled_order(1.0 / 3.0, z) * std::exp(-z);
+  }
+  if (x >= -15.0) {
+    double y = kAi0, d = kAiPrime0;
+    airy_step(0.0, -1.0, &y, &d);
+    const int steps = static_cast<int>(std::ceil((-1.0 - x) / 0.25));
+    const double h = (x + 1.0) / steps;
+    double at = -1.0;
+    for (int i = 0; i < steps; ++i, at += h) airy_step(at, h, &y, &d);
+    return y;
+  }
+  // Ai(-t) ~ (sin(z + pi/4) P - cos(z + pi/4) Q) / (sqrt(pi) t^{1/4}), u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / (216 k (2k-1))
+  const double t = -x, z = 2.0 / 3.0 * t * std::sqrt(t);
+  double p = 1.0, q = 0.0, u = 1.0, zk = 1.0;
+  for (int k = 1; k < 40; ++k) {
+    const double next = u * (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / (216.0 * k * (2.0 * k - 1));
+    zk *= z;
+    if (next / zk < 1e-18) break;
+    u = next;
+    const double term = u / zk, sign = ((k / 2) % 2 == 0) ? 1.0 : -1.0;
+    if (k % 2 == 0) p += sign * term; else q += sign * term;
+  }
+  const double w = z + M_PI / 4;
+  return (std::sin(w) * p - std::cos(w) * q) / (std::sqrt(M_PI) * std::sqrt(std::sqrt(t)));
 }
 
 }  // namespace fl::special

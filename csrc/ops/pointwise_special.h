@@ -17,6 +17,7 @@ double zeta(double x, double q);     // Hurwitz zeta
 double bessel_j(int n, double x);    // J0, J1
 double bessel_y(int n, double x);    // Y0, Y1
 double bessel_k_scaled(int n, double x);  // exp(x) K0(x), exp(x) K1(x)
+double airy_ai(double x);
 
 }  // namespace fl::special
 
@@ -58,6 +59,7 @@ FL_SPECIAL_UNARY(bessel_k0_impl, std::exp(-x) * special::bessel_k_scaled(0, x))
 FL_SPECIAL_UNARY(bessel_k1_impl, std::exp(-x) * special::bessel_k_scaled(1, x))
 FL_SPECIAL_UNARY(bessel_k0e_impl, special::bessel_k_scaled(0, x))
 FL_SPECIAL_UNARY(bessel_k1e_impl, special::bessel_k_scaled(1, x))
+FL_SPECIAL_UNARY(airy_ai_impl, special::airy_ai(x))
 #undef FL_SPECIAL_UNARY
 #define FL_SPECIAL_BINARY(name, fn) \
   template <typename T> inline T name(T a, T b) { return static_cast<T>(fn(static_cast<double>(a), static_cast<double>(b))); }
