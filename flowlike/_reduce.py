@@ -35,6 +35,7 @@ return_types = types.SimpleNamespace(**{
 return_types.aminmax = _return_type("aminmax", ("min", "max"))
 return_types.frexp = _return_type("frexp", ("mantissa", "exponent"))
 return_types.histogram = _return_type("histogram", ("hist", "bin_edges"))
+return_types.histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
 
 # ---- argument helpers ------------------------------------------------------------------------
 
@@ -424,46 +425,58 @@ def corrcoef(input):
     return c.clamp(-1, 1)
 
 
+def _histogram_edges(name, x, bins, lo_hi, dtype, dim=0):
+    """The bin edges of values x (1-D): the given increasing edges (a 1-D tensor), or `bins` equal bins over lo_hi
+    (the data's range by default, [0, 1] with no data; a single point p gets [p - 0.5, p + 0.5])."""
+    if isinstance(bins, Tensor):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.{name}: bins tensor should have one dimension, but got {bins.dim()} dimensions")
+        if bins.numel() < 1:
+            raise RuntimeError(f"torch.{name}: bins tensor should have at least 1 element, but got 0 elements")
+        return bins.to(dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.{name}(): bins must be > 0, but got {bins} for dimension {dim}")
+    if lo_hi is not None:
+        lo, hi = builtins.float(lo_hi[0]), builtins.float(lo_hi[1])
+    elif x.numel():
+        lo, hi = x.min().item(), x.max().item()
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {lo} max {hi} for dimension {dim}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    from ._creation import linspace
+    return linspace(lo, hi, bins + 1, dtype=dtype)
+
+
+def _bin_index(x, edges):
+    """(bin of each value, whether it falls inside): bin i holds [edges[i], edges[i+1]), the last bin also its right
+    edge; values outside the edges are dropped."""
+    index = _C._searchsorted(edges, x.contiguous(), False, True, None) - 1
+    index = _C.where(x == edges[-1], edges.numel() - 2, index)
+    return index, (x >= edges[0]) & (x <= edges[-1])
+
+
+def _check_histogram_input(name, input, weight, weight_shape):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
+    if weight is not None and tuple(weight.shape) != tuple(weight_shape):
+        raise RuntimeError(f"torch.{name}: if weight tensor is provided it should have the same shape as the input "
+                           f"tensor excluding its innermost dimension")
+
+
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Histogram of input's values: `bins` equal-width bins over `range` (the data's range by default), or the bins
     between the increasing edges of a 1-D tensor `bins`. Returns (hist, bin_edges)."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
-    if weight is not None and tuple(weight.shape) != tuple(input.shape):
-        raise RuntimeError("torch.histogram: if weight tensor is provided it should have the same shape as the input "
-                           "tensor")
+    _check_histogram_input("histogram", input, weight, input.shape)
     x = input.reshape(-1)
-    if isinstance(bins, Tensor):
-        if bins.dim() != 1:
-            raise RuntimeError(f"torch.histogram: bins tensor should have one dimension, but got {bins.dim()} "
-                               f"dimensions")
-        if bins.numel() < 1:
-            raise RuntimeError("torch.histogram: bins tensor should have at least 1 element, but got 0 elements")
-        edges = bins.to(input.dtype)
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range is not None:
-            lo, hi = builtins.float(range[0]), builtins.float(range[1])
-        elif x.numel():
-            lo, hi = x.min().item(), x.max().item()
-        else:
-            lo, hi = 0.0, 0.0
-        if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        from ._creation import linspace
-        edges = linspace(lo, hi, bins + 1, dtype=input.dtype)
+    edges = _histogram_edges("histogram", x, bins, range, input.dtype)
+    index, inside = _bin_index(x, edges)
     from ._creation import ones_like, zeros
-    nbins = edges.numel() - 1
-    # bin i holds [edges[i], edges[i+1]); the last bin also holds its right edge; values outside are dropped
-    index = _C._searchsorted(edges, x, False, True, None) - 1
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    index = _C.where(x == edges[-1], nbins - 1, index)
-    hist = zeros(builtins.max(nbins, 0), dtype=input.dtype)
+    hist = zeros(edges.numel() - 1, dtype=input.dtype)
     values = weight.reshape(-1).to(input.dtype) if weight is not None else ones_like(x)
-    if nbins > 0:
+    if hist.numel():
         hist = hist.index_add(0, index[inside], values[inside])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
@@ -472,6 +485,50 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         out[1].copy_(edges)
         hist, edges = out
     return return_types.histogram(hist, edges)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points in input's rows (its innermost dim holds the D coordinates): bins an
+    int, one int per dim or one 1-D edge tensor per dim; range [min_0, max_0, min_1, max_1, ...]. Returns
+    (hist, bin_edges)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {input.dim()}")
+    d = input.shape[-1]
+    _check_histogram_input("histogramdd", input, weight, input.shape[:-1])
+    points = input.reshape(-1, d)
+    per_dim = list(bins) if isinstance(bins, (tuple, builtins.list)) else [bins] * d
+    if len(per_dim) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for each of the {d} dimensions of "
+                           f"the input tensor, but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
+    edges = [_histogram_edges("histogramdd", points[:, k], per_dim[k],
+                              None if range is None else range[2 * k:2 * k + 2], input.dtype, k)
+             for k in builtins.range(d)]
+    shape = [e.numel() - 1 for e in edges]
+    flat = None
+    inside = None
+    for k in builtins.range(d):
+        index, ok = _bin_index(points[:, k], edges[k])
+        flat = index if flat is None else flat * shape[k] + index
+        inside = ok if inside is None else inside & ok
+    from ._creation import ones_like, zeros
+    size = 1
+    for s in shape:
+        size *= s
+    hist = zeros(size, dtype=input.dtype)
+    values = weight.reshape(-1).to(input.dtype) if weight is not None else ones_like(points[:, 0])
+    if size:
+        hist = hist.index_add(0, flat[inside], values[inside])
+    hist = hist.reshape(shape)
+    if density:
+        volume = None
+        for k, e in enumerate(edges):
+            width = (e[1:] - e[:-1]).reshape([-1 if j == k else 1 for j in builtins.range(d)])
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return return_types.histogramdd(hist, tuple(edges))
 
 
 def _trapezoid_dx(y, x, dx, dim, name):
@@ -582,8 +639,8 @@ __all__ = ["return_types", "sum", "nansum", "mean", "nanmean", "prod", "amax", "
            "count_nonzero", "max", "min", "aminmax", "argmax", "argmin", "var", "var_mean", "std", "std_mean", "norm",
            "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "argsort", "msort", "topk", "kthvalue",
            "median", "nanmedian", "mode", "quantile", "nanquantile", "unique", "unique_consecutive", "bincount",
-           "histc", "searchsorted", "bucketize", "dist", "renorm", "cov", "corrcoef", "histogram", "trapezoid", "trapz",
-           "cumulative_trapezoid", "gradient"]
+           "histc", "searchsorted", "bucketize", "dist", "renorm", "cov", "corrcoef", "histogram", "histogramdd",
+           "trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
 
 # ---- Tensor methods --------------------------------------------------------------------------
 
