@@ -384,3 +384,20 @@ def test_airy_ai_against_reference_values():
     want = [0.1634845129992927, 0.5355608832923522, 0.3550280538878172, 0.13529241631288147, 0.03492413042327436,
             0.040241238486441955]
     np.testing.assert_allclose(fl.special.airy_ai(x).numpy(), want, rtol=1e-12)
+
+
+def test_gumbel_softmax():
+    """One-hot rows whose frequencies follow softmax(logits); hard samples pass the soft sample's gradient."""
+    fl.manual_seed(0)
+    logits = fl.tensor([0.0, 1.0, 2.0])
+    samples = fl.stack([fl.nn.functional.gumbel_softmax(logits, hard=True) for _ in range(4000)])
+    assert bool(((samples == 0) | (samples == 1)).all()) and samples.sum(-1).tolist() == [1.0] * 4000
+    np.testing.assert_allclose(samples.mean(0).numpy(), torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0).numpy(),
+                               atol=0.03)
+    soft = fl.nn.functional.gumbel_softmax(fl.zeros(5, 4), tau=0.3, dim=0)
+    np.testing.assert_allclose(soft.sum(0).numpy(), np.ones(4), rtol=1e-6)
+    x = fl.tensor([[1.0, 2.0, 0.5]], requires_grad=True)
+    (fl.nn.functional.gumbel_softmax(x, hard=True) * fl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad is not None and float(x.grad.abs().sum()) > 0
+    t, f = both(lambda m: m.nn.functional.native_channel_shuffle(m.arange(12.0).reshape(1, 6, 2), 3))
+    assert_same(f, t)

@@ -12,7 +12,7 @@ from .. import _C
 __all__ = ["softmax", "log_softmax", "softmin", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
            "hardtanh_", "hardshrink", "softshrink", "softplus", "softsign", "tanhshrink", "threshold", "threshold_",
-           "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh"]
+           "glu", "logsigmoid", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh", "gumbel_softmax"]
 
 _KIND = _C._activation_kinds
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -36,6 +36,20 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
     return _C._softmax(input, dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with g ~ Gumbel(0, 1). With hard,
+    the result is the one-hot of its argmax in value but keeps the soft sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_fl.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _fl.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -13,7 +13,7 @@ from .. import _C
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "grid_sample", "affine_grid", "dropout", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout", "cosine_similarity", "pairwise_distance", "cdist", "pdist",
-           "channel_shuffle"]
+           "channel_shuffle", "native_channel_shuffle"]
 
 
 def _fl():
@@ -179,6 +179,9 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
     rest = list(input.shape[2:])
     return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 # ---- grid sampling ----------------------------------------------------------------------------
