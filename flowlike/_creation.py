@@ -259,7 +259,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     check_device(device)
     size, stride = _shape((size,), "empty_strided"), _shape((stride,), "empty_strided")
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     numel = 0 if 0 in size else 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride))
     base = _C._empty([numel], dtype or D.get_default_dtype())
     return _finish(base.as_strided(size, stride), requires_grad)

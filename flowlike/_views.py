@@ -628,8 +628,8 @@ def cross(input, other, dim=None):
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter",
-              "as_strided_scatter"]:
+              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter",
+              "diagonal_scatter", "as_strided_scatter"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
@@ -730,9 +730,10 @@ def unravel_index(indices, shape):
     for s in shape:
         numel *= s
     index = indices.to(D.int64)
-    if index.numel() and (bool((index >= numel).any()) or bool((index < -numel).any())):
-        raise RuntimeError(f"index {index.reshape(-1)[(index.reshape(-1) >= numel) | (index.reshape(-1) < -numel)][0].item()}"
-                           f" is out of bounds for shape {tuple(shape)}")
+    flat = index.reshape(-1)
+    outside = (flat >= numel) | (flat < -numel)
+    if bool(outside.any()):
+        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
     index = _C.where(index < 0, index + numel, index)
     coords = []
     for s in reversed(shape):
@@ -814,8 +815,8 @@ def is_neg(input):
     return False
 
 
-__all__ += ["as_strided_", "combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg", "conj_physical",
-            "is_conj", "is_neg"]
+__all__ += ["as_strided_", "combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg",
+            "conj_physical", "is_conj", "is_neg"]
 for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy", "conj",
               "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]:
     setattr(Tensor, _name, globals()[_name])

@@ -105,7 +105,7 @@ def logsumexp(input, dim, keepdim=False):
     return _logsumexp(input, dim, keepdim)
 
 
-# ---- orthogonal polynomials: (x, n) -> P_n(x) by the three-term recurrence, for every degree up to the largest n --------
+# ---- orthogonal polynomials: (x, n) -> P_n(x) by the three-term recurrence, for every degree up to the largest n ----
 
 def _polynomial(name, first, step, doc):
     """P_n(x) with P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1}); n is truncated to an integer

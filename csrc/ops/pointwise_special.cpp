@@ -331,7 +331,8 @@ double airy_ai(double x) {
     for (int i = 0; i < steps; ++i, at += h) airy_step(at, h, &y, &d);
     return y;
   }
-  // Ai(-t) ~ (sin(z + pi/4) P - cos(z + pi/4) Q) / (sqrt(pi) t^{1/4}), u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / (216 k (2k-1))
+  // Ai(-t) ~ (sin(z + pi/4) P - cos(z + pi/4) Q) / (sqrt(pi) t^{1/4}),
+  // with u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / (216 k (2k-1))
   const double t = -x, z = 2.0 / 3.0 * t * std::sqrt(t);
   double p = 1.0, q = 0.0, u = 1.0, zk = 1.0;
   for (int k = 1; k < 40; ++k) {

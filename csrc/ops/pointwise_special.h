@@ -62,7 +62,9 @@ FL_SPECIAL_UNARY(bessel_k1e_impl, special::bessel_k_scaled(1, x))
 FL_SPECIAL_UNARY(airy_ai_impl, special::airy_ai(x))
 #undef FL_SPECIAL_UNARY
 #define FL_SPECIAL_BINARY(name, fn) \
-  template <typename T> inline T name(T a, T b) { return static_cast<T>(fn(static_cast<double>(a), static_cast<double>(b))); }
+  template <typename T> inline T name(T a, T b) {                    \
+    return static_cast<T>(fn(static_cast<double>(a), static_cast<double>(b))); \
+  }
 FL_SPECIAL_BINARY(igamma_impl, special::igamma)
 FL_SPECIAL_BINARY(igammac_impl, special::igammac)
 FL_SPECIAL_BINARY(zeta_impl, special::zeta)
