@@ -28,7 +28,7 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empt
 from ._ops import *  # noqa: F401,F403  (pointwise ops and the rest of the op namespace)
 from ._random import (Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                       rand, randn, randint, rand_like, randn_like, randint_like, randperm, normal, bernoulli,
-                      multinomial, get_num_threads, set_num_threads)
+                      multinomial, poisson, get_num_threads, set_num_threads)
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
 from ._index import *  # noqa: F401,F403  (indexing ops)

@@ -768,6 +768,33 @@ def _sum_to_size(self, *size):
     return result.reshape(size)
 
 
+def _dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory: the logical-to-physical permutation torch's elementwise ops
+    compute (dims sorted by stride, larger first; stride-0 dims left where they are; ties broken by size)."""
+    if not isinstance(ambiguity_check, (bool, list)):
+        raise TypeError("ambiguity_check must be a bool or a list of memory formats")
+    strides, shape = self.stride(), tuple(self.shape)
+
+    def should_swap(a, b):
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return -1 if strides[a] < strides[b] else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(reversed(range(self.dim())))  # innermost first, then an insertion sort that tolerates ties
+    for i in range(1, self.dim()):
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return tuple(reversed(perm))
+
+
 def _real_identity(name):
     def fn(input):
         return input
@@ -822,6 +849,7 @@ for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_
     setattr(Tensor, _name, globals()[_name])
 Tensor.conj_physical_ = lambda self: self
 Tensor.sum_to_size = _sum_to_size
+Tensor.dim_order = _dim_order
 Tensor.as_strided_ = as_strided_
 Tensor.resize = _resize
 Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))

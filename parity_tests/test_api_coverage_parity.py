@@ -401,3 +401,37 @@ def test_gumbel_softmax():
     assert x.grad is not None and float(x.grad.abs().sum()) > 0
     t, f = both(lambda m: m.nn.functional.native_channel_shuffle(m.arange(12.0).reshape(1, 6, 2), 3))
     assert_same(f, t)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.4, 3.0, 9.9, 10.0, 60.0, 5000.0])
+def test_poisson_follows_its_distribution(rate):
+    fl.manual_seed(0)
+    f = fl.poisson(fl.full((40000,), rate, dtype=fl.float64))
+    t = torch.poisson(torch.full((40000,), rate, dtype=torch.float64))
+    assert f.dtype == fl.float64 and bool((f == f.round()).all()) and bool((f >= 0).all())
+    tol = 4 * np.sqrt(rate / 40000) + 1e-9  # four standard errors of the mean
+    assert abs(f.mean().item() - rate) <= tol and abs(t.mean().item() - rate) <= tol
+    if rate:
+        assert abs(f.var().item() / rate - 1) < 0.05
+
+
+def test_poisson_shapes_generators_and_errors():
+    g = fl.Generator().manual_seed(3)
+    a = fl.poisson(fl.tensor([[1.0, 20.0], [0.0, 5.0]]), generator=g)
+    g.manual_seed(3)
+    assert a.shape == (2, 2) and a.tolist() == fl.poisson(fl.tensor([[1.0, 20.0], [0.0, 5.0]]), generator=g).tolist()
+    for bad, error in [(lambda m: m.poisson(m.tensor([-1.0])), RuntimeError), (lambda m: m.poisson(m.tensor([1])),
+                                                                                 NotImplementedError)]:
+        with pytest.raises(error):
+            bad(torch)
+        with pytest.raises(error):
+            bad(fl)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.ones(2, 3, 4), lambda m: m.ones(2, 3, 4).transpose(0, 2),
+                                  lambda m: m.ones(2, 3, 4, 5).permute(0, 2, 3, 1),
+                                  lambda m: m.ones(3, 1, 4).expand(3, 5, 4), lambda m: m.ones(1, 3, 1, 2),
+                                  lambda m: m.ones(2, 1, 3).permute(2, 1, 0), lambda m: m.ones(5, 4)[:, :1],
+                                  lambda m: m.empty_strided((2, 3, 4), (1, 8, 2)), lambda m: m.ones(())])
+def test_dim_order(make):
+    assert make(fl).dim_order() == make(torch).dim_order()
