@@ -174,7 +174,7 @@ def poisson(input, generator=None):
     """Poisson samples with the rates in input (same shape and dtype): multiplication of uniforms for rates below
     10, Hormann's transformed rejection (PTRS, as numpy) above."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"poisson_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
     lam = input.detach().double().reshape(-1)
     if lam.numel() and (builtins.bool((lam < 0).any()) or builtins.bool(_C.isnan(lam).any())):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
