@@ -235,3 +235,186 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     return _finish(tensor(np.eye(n, n if m is None else m), dtype=dtype or D.get_default_dtype()), requires_grad)
+
+
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    check_device(device)
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = builtins.int(math.floor((end - start) / step)) + 1
+    dtype = dtype or D.get_default_dtype()
+    return _finish(tensor(start + np.arange(n, dtype=np.float64) * step, dtype=dtype), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialized tensor with the given sizes and strides (over a storage just large enough)."""
+    check_device(device)
+    size, stride = _shape((size,), "empty_strided"), _shape((stride,), "empty_strided")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    numel = 0 if 0 in size else 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride))
+    base = _C._empty([numel], dtype or D.get_default_dtype())
+    return _finish(base.as_strided(size, stride), requires_grad)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                       pin_memory=False):
+    """Tensor.new_empty_strided: empty_strided with self's dtype by default."""
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+Tensor.new_empty_strided = _new_empty_strided
+
+
+def get_default_device():
+    """The device factories use when none is given (flowlike runs on the CPU)."""
+    from ._tensor import device
+    return device("cpu")
+
+
+def set_default_device(device):
+    """Sets the default device; only the CPU (or None, which restores it) is available."""
+    if device is not None:
+        check_device(device)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialized tensor of shape `size` whose dims lie in memory in the order physical_layout (outermost
+    first): empty_permuted((2, 3, 4), (0, 2, 1)) has strides (12, 1, 3)."""
+    size = _shape((size,), "empty_permuted")
+    order = [builtins.int(d) for d in physical_layout]
+    if sorted(order) != builtins.list(builtins.range(len(size))):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; or "
+                           f"physical_layout is not a permutation: {order} for size {size}")
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    physical = empty([size[d] for d in order], dtype=dtype, device=device)
+    return _finish(physical.permute(inverse), requires_grad)
+
+
+# ---- window functions (computed in the result dtype in PyTorch's order of operations) ---------------------------
+
+def _window(name, window_length, periodic, dtype, requires_grad, body):
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    dtype = dtype or D.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+    if window_length == 0:
+        return _finish(empty(0, dtype=dtype), requires_grad)
+    if window_length == 1:
+        return _finish(ones(1, dtype=dtype), requires_grad)
+    n = window_length + 1 if periodic else window_length
+    window = body(arange(n, dtype=dtype), n)
+    return _finish(window[:window_length] if periodic else window, requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False):
+    """alpha - beta cos(2 pi n / (N - 1)) (N = window_length, plus one when periodic)."""
+    check_device(device)
+    return _window("hamming_window", window_length, periodic, dtype, requires_grad,
+                   lambda n, N: (n * (math.pi * 2.0 / (N - 1))).cos() * -beta + alpha)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The Hann window: hamming_window with alpha = beta = 0.5."""
+    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    check_device(device)
+
+    def body(n, N):
+        w = n * (math.pi / (N - 1))
+        return (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
+    return _window("blackman_window", window_length, periodic, dtype, requires_grad, body)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The triangular window 1 - |2n / (N - 1) - 1|."""
+    check_device(device)
+
+    def body(n, N):
+        w = n * (2.0 / (N - 1))
+        first_half = ((N - 1) >> 1) + 1
+        return _C.cat([w[:first_half], w[first_half:] * -1 + 2], 0)
+    return _window("bartlett_window", window_length, periodic, dtype, requires_grad, body)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    """I0(beta sqrt(1 - ((n - (N-1)/2) / ((N-1)/2))^2)) / I0(beta)."""
+    check_device(device)
+
+    def body(n, N):
+        alpha = (N - 1) / 2.0
+        return _C.i0((1 - ((n - alpha) / alpha) ** 2).sqrt() * beta) / _C.i0(scalar_tensor(beta, dtype=n.dtype))
+    return _window("kaiser_window", window_length, periodic, dtype, requires_grad, body)
+
+
+# ---- legacy tensor types: torch.FloatTensor(2, 3), torch.LongTensor([1, 2]), isinstance(t, torch.FloatTensor) -----
+
+class _LegacyTensorType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+    def __call__(cls, *args, device=None):
+        return legacy_construct(cls.dtype, args, device)
+
+
+def legacy_construct(dtype, args, device=None):
+    """The legacy constructors' forms: (), (*sizes) or (Size) -> uninitialized, (data) -> a copy of data."""
+    check_device(device)
+    if not args:
+        return _C._empty([0], dtype)
+    from ._tensor import Size
+    if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer)) and not isinstance(args[0], Size):
+        return tensor(args[0], dtype=dtype)
+    return empty(*args, dtype=dtype)
+
+
+def _legacy_type(name, dtype):
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "flowlike", "is_cuda": False, "is_sparse": False,
+                                        "__doc__": f"Legacy constructor of {dtype} tensors (and isinstance check)."})
+
+
+FloatTensor = _legacy_type("FloatTensor", D.float32)
+DoubleTensor = _legacy_type("DoubleTensor", D.float64)
+HalfTensor = _legacy_type("HalfTensor", D.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", D.bfloat16)
+ByteTensor = _legacy_type("ByteTensor", D.uint8)
+CharTensor = _legacy_type("CharTensor", D.int8)
+ShortTensor = _legacy_type("ShortTensor", D.int16)
+IntTensor = _legacy_type("IntTensor", D.int32)
+LongTensor = _legacy_type("LongTensor", D.int64)
+BoolTensor = _legacy_type("BoolTensor", D.bool)
+
+
+def set_default_tensor_type(t):
+    """Deprecated: sets the default floating dtype from a legacy tensor type (or its name, 'torch.DoubleTensor')."""
+    if isinstance(t, str):
+        matches = [cls for cls in _LEGACY_TYPES if f"torch.{cls.__name__}" == t]
+        if not matches:
+            raise TypeError(f"invalid type: '{t}'")
+        t = matches[0]
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"invalid type: '{t}'")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    D.set_default_dtype(t.dtype)
+
+
+_LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+                 LongTensor, BoolTensor)

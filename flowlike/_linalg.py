@@ -96,3 +96,23 @@ for _name in __all__:
         setattr(Tensor, _name, globals()[_name])
 Tensor.lu_solve = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
 del _name
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):
+    """Deprecated torch.frobenius_norm: the 2-norm over dim (linalg.vector_norm(input, 2, dim, keepdim))."""
+    return _L.vector_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """Deprecated torch.nuclear_norm: the sum of singular values (over the two dims `dim`, else of a 2-D input)."""
+    if isinstance(dim, bool):  # the nuclear_norm(input, keepdim) overload
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.dim() != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with {input.dim()} dimensions "
+                               f"instead.")
+        dim = (0, 1)
+    return _L.matrix_norm(input, "nuc", tuple(dim), keepdim)
+
+
+__all__ += ["frobenius_norm", "nuclear_norm"]

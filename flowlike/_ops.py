@@ -1,12 +1,19 @@
 """The functional op namespace: C++ ops re-exported under PyTorch's names, plus the few written here."""
 import builtins as _b
+import math as _math
 
 from . import _C
 from . import _dtype as _D
 
-# Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name.
-globals().update({name: getattr(_C, name) for name in _C._pointwise_ops})
-__all__ = list(_C._pointwise_ops)
+# Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name; the special_* ones exist in
+# torch only as torch.special functions (flowlike/special.py), so they are neither here nor Tensor methods.
+_PUBLIC_POINTWISE = [name for name in _C._pointwise_ops if not name.startswith("special_")]
+globals().update({name: getattr(_C, name) for name in _PUBLIC_POINTWISE})
+__all__ = list(_PUBLIC_POINTWISE)
+for _name in _C._pointwise_ops:
+    if _name.startswith("special_"):
+        delattr(_C.Tensor, _name)
+        delattr(_C.Tensor, _name + "_")
 
 # ---- composites: written once in terms of the ops above ---------------------------------------
 
@@ -181,26 +188,235 @@ __all__ += ["divide", "true_divide", "floor_divide", "multiply", "subtract", "ne
             "lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
-def _operand_of_inplace(self):
-    # The composite saves its operand for backward; copy_ then overwrites self, so under autograd it
-    # reads a copy (otherwise backward would find the saved tensor modified in place).
-    return self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+# ---- more math composites ----------------------------------------------------------------------
+
+def _float(input):
+    """input as a floating tensor (integers and bools promote to the default dtype, as torch's float ops do)."""
+    return input if input.dtype.is_floating_point else input.to(_D.get_default_dtype())
+
+
+def _out(result, out):
+    return out.copy_(result) if out is not None else result
+
+
+def deg2rad(input, *, out=None):
+    """Converts angles from degrees to radians."""
+    return _out(_float(input) * (_math.pi / 180.0), out)
+
+
+def rad2deg(input, *, out=None):
+    """Converts angles from radians to degrees."""
+    return _out(_float(input) * (180.0 / _math.pi), out)
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2 ** other."""
+    return _out(_C.mul(input, _C.pow(_wrap(2.0), _as_operand(other))), out)
+
+
+def frexp(input, *, out=None):
+    """Splits input into a mantissa in [0.5, 1) (in magnitude) and an int32 exponent: input = mantissa * 2**exponent."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input.detach().double()
+    special = (x == 0) | ~_C.isfinite(x)
+    e = _C.where(special, 0.0, _C.floor(_C.log2(_C.abs(_C.where(special, 1.0, x)))) + 1)
+    m = _C.abs(_ldexp_exact(x, -e))
+    # log2 may round across the edge of a binade: move e by one where the mantissa left [0.5, 1)
+    e = _C.where(special, e, e - (m < 0.5).double() + (m >= 1).double())
+    # input * 2**-e is exact, and differentiable in input as torch's mantissa is
+    mantissa = _C.where(special, input, _ldexp_exact(input, -e))
+    exponent = e.to(_D.int32)
+    if out is not None:
+        out[0].copy_(mantissa)
+        out[1].copy_(exponent)
+        mantissa, exponent = out
+    from ._reduce import return_types
+    return return_types.frexp(mantissa, exponent)
+
+
+def _ldexp_exact(x, e):
+    """x * 2**e for an integral float64 tensor e, scaled in two halves so that neither factor overflows x's dtype."""
+    half = _C.floor(e * 0.5)
+    return x * _C.exp2(half).to(x.dtype) * _C.exp2(e - half).to(x.dtype)
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of the digamma function: (-1)^(n+1) n! zeta(n+1, input) for n >= 1."""
+    if not isinstance(n, _b.int) or isinstance(n, _b.bool) or n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        return _C.digamma(input, out=out)
+    x = _float(input)
+    result = _C.special_zeta(_wrap(_b.float(n + 1)), x)
+    return _out(result * ((-1.0) ** (n + 1) * _math.factorial(n)), out)
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension p (inf or nan where an element is at most (p - 1) / 2)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _float(input)
+    result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
+    for j in range(p):
+        result = result + _C.lgamma(x - j / 2.0)
+    return _out(result, out)
+
+
+def sinc(input, *, out=None):
+    """sin(pi x) / (pi x), with sinc(0) = 1."""
+    x = _float(input)
+    px = x * _math.pi
+    return _out(_C.where(x == 0, 1.0, _C.sin(px) / _C.where(x == 0, 1.0, px)), out)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return _C.sub(_as_operand(other), input, alpha=alpha)
+
+
+def angle(input, *, out=None):
+    """The elementwise argument: pi for negative values, 0 otherwise (nan stays nan)."""
+    x = _float(input)
+    return _out(_C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0).to(x.dtype)), out)
+
+
+def real(input):
+    """The real part: input itself, as flowlike's tensors are real."""
+    return input
+
+
+def imag(input):
+    """The imaginary part, which real tensors do not have (as in torch)."""
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag"]
+
+
+# ---- the sym_* helpers, for plain Python numbers (flowlike has no symbolic shapes) ---------------------------------
+
+def _check_number(*values):
+    for v in values:
+        if not isinstance(v, (_b.int, _b.float)) or isinstance(v, _b.bool):
+            raise AssertionError(f"expected (int, float), got {type(v)}")
+
+
+def sym_int(a):
+    """int(a), truncating a float toward zero."""
+    return _math.trunc(a) if isinstance(a, _b.float) else _b.int(a)
+
+
+def sym_float(a):
+    """float(a)."""
+    return _b.float(a)
+
+
+def sym_max(a, b):
+    """max(a, b), a float when either is a float."""
+    _check_number(a, b)
+    return _b.float(_b.max(a, b)) if isinstance(a, _b.float) or isinstance(b, _b.float) else _b.max(a, b)
+
+
+def sym_min(a, b):
+    """min(a, b), a float when either is a float."""
+    _check_number(a, b)
+    return _b.float(_b.min(a, b)) if isinstance(a, _b.float) or isinstance(b, _b.float) else _b.min(a, b)
+
+
+def sym_not(a):
+    """not a."""
+    return not a
+
+
+def sym_sqrt(a):
+    """math.sqrt(a)."""
+    return _math.sqrt(a)
+
+
+def sym_ite(b, t, f):
+    """t if b else f."""
+    return t if b else f
+
+
+def sym_sum(args):
+    """sum(args)."""
+    return _b.sum(args)
+
+
+__all__ += ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_ite", "sym_sum"]
+
+
+# ---- Tensor methods and the in-place forms (Tensor.x_ and torch.x_) -------------------------------------------
+
+# aliases torch also has as Tensor methods (and their in-place forms): alias -> op
+_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+            "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "negative": "neg", "fix": "trunc", "sgn": "sign",
+            "multiply": "mul", "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt",
+            "less_equal": "le", "not_equal": "ne"}
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def inplace_method(fn, name):
+    """The in-place form of `fn` (self as its first argument): computes out of place, then writes the result
+    into self, whose dtype must hold the result's (as torch's in-place ops require)."""
+    def method(self, *args, **kwargs):
+        # under autograd the composite reads a copy, so that overwriting self leaves the values it saved intact
+        source = self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+        result = fn(source, *args, **kwargs)
+        if not _D.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_D.c10_name(result.dtype)} can't be cast to the desired output type "
+                               f"{_D.c10_name(self.dtype)}")
+        return self.copy_(result)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of {fn.__name__}."
+    return method
 
 
 def _attach_methods():
-    def method(fn):
-        return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
-
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "float_power", "lerp", "addcmul", "addcdiv", "round",
                  "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
-                 "multiply", "subtract", "negative", "absolute", "arctan2", "greater", "greater_equal", "less",
-                 "less_equal", "not_equal", "fix", "sgn", "positive"]:
-        setattr(_C.Tensor, name, method(globals()[name]))
+                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle"]:
+        setattr(_C.Tensor, name, _method(globals()[name]))
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
-                 "nan_to_num", "true_divide", "floor_divide", "float_power"]:
-        fn = globals()[name]
-        setattr(_C.Tensor, name + "_",
-                lambda self, *a, _fn=fn, **k: self.copy_(_fn(_operand_of_inplace(self), *a, **k)))
+                 "nan_to_num", "true_divide", "floor_divide", "float_power", "deg2rad", "rad2deg", "ldexp",
+                 "mvlgamma", "sinc"]:
+        setattr(_C.Tensor, name + "_", inplace_method(globals()[name], name + "_"))
+    _C.Tensor.real = property(real, doc="The real part: the tensor itself (flowlike's tensors are real).")
+    _C.Tensor.imag = property(imag, doc="The imaginary part, which real tensors do not have.")
+    # Tensor.polygamma(n) takes self second in torch.polygamma's order
+    _C.Tensor.polygamma = lambda self, n: polygamma(n, self)
+    _C.Tensor.polygamma_ = inplace_method(lambda self, n: polygamma(n, self), "polygamma_")
+    for alias, op in _ALIASES.items():
+        setattr(_C.Tensor, alias, getattr(_C.Tensor, op))
+        setattr(_C.Tensor, alias + "_", getattr(_C.Tensor, op + "_"))
 
 
 _attach_methods()
+
+# torch.x_(input, ...) for every in-place Tensor method torch also has as a function
+_INPLACE_FUNCTIONS = ["abs", "acos", "acosh", "addmv", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+                      "asin", "asinh", "atan", "atanh", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
+                      "conj_physical", "cos", "cosh", "deg2rad", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor",
+                      "frac", "gcd", "i0", "lcm", "ldexp", "log", "log10", "log1p", "log2", "logit", "nan_to_num",
+                      "neg", "negative", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sin", "sinc", "sinh",
+                      "sqrt", "square", "tan", "tanh", "trunc", "xlogy"]
+
+
+def _inplace_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"In-place version of torch.{name[:-1]} (input.{name}(...))."
+    return fn
+
+
+globals().update({name + "_": _inplace_function(name + "_") for name in _INPLACE_FUNCTIONS})
+__all__ += [name + "_" for name in _INPLACE_FUNCTIONS]

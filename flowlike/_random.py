@@ -1,5 +1,6 @@
 """Random sampling: seeds, generator state and the sampling functions."""
 import builtins
+import math
 
 from . import _C
 from . import _dtype as D
@@ -122,3 +123,114 @@ Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=N
     self, num_samples, replacement, generator=generator)
 get_num_threads = _C.get_num_threads
 set_num_threads = _C.set_num_threads
+
+
+# ---- more distributions, as in-place Tensor methods (transforms of uniform draws from the same generators) --------
+
+def _uniform64(self, generator):
+    """Uniform draws in [0, 1) of self's shape, in float64 so that the transforms keep their tails."""
+    return empty(*self.shape, dtype=D.float64).uniform_(0.0, 1.0, generator=generator)
+
+
+def _check_float_fill(self, name):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point tensor, but got {D.c10_name(self.dtype)}")
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fills self with exponential samples of rate lambd."""
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _check_float_fill(self, "exponential_")
+    return self.copy_(_C.log1p(-_uniform64(self, generator)) * (-1.0 / lambd))
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fills self with Cauchy samples: median + sigma * tan(pi * (u - 1/2))."""
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _check_float_fill(self, "cauchy_")
+    return self.copy_(_C.tan((_uniform64(self, generator) - 0.5) * math.pi) * sigma + median)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fills self with exp(N(mean, std^2)) samples."""
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    _check_float_fill(self, "log_normal_")
+    z = empty(*self.shape, dtype=D.float64).normal_(0.0, 1.0, generator=generator)
+    return self.copy_(_C.exp(z * std + mean))
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fills self with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = 1.0 - _uniform64(self, generator)  # in (0, 1]
+    return self.copy_(_C.ceil(_C.log(u) / math.log1p(-p)).clamp(min=1.0))
+
+
+def poisson(input, generator=None):
+    """Poisson samples with the rates in input (same shape and dtype): multiplication of uniforms for rates below
+    10, Hormann's transformed rejection (PTRS, as numpy) above."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
+    lam = input.detach().double().reshape(-1)
+    if lam.numel() and (builtins.bool((lam < 0).any()) or builtins.bool(_C.isnan(lam).any())):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    out, small = lam * 0, lam < 10
+    if builtins.bool(small.any()):
+        out[small] = _poisson_small(lam[small], generator)
+    if not builtins.bool(small.all()):
+        out[~small] = _poisson_ptrs(lam[~small], generator)
+    return out.reshape(input.shape).to(input.dtype)
+
+
+def _uniform_like(t, generator):
+    return empty(*t.shape, dtype=D.float64).uniform_(0.0, 1.0, generator=generator)
+
+
+def _poisson_small(lam, generator):
+    """The number of uniforms whose running product stays above exp(-lam); each round works on the elements still
+    counting only."""
+    from ._creation import arange
+    count = lam * 0
+    index, limit = arange(lam.numel()), _C.exp(-lam)
+    product = _uniform_like(lam, generator)
+    while index.numel():
+        going = product > limit
+        index, limit, product = index[going], limit[going], product[going]
+        count[index] += 1
+        product = product * _uniform_like(product, generator)
+    return count
+
+
+def _poisson_ptrs(lam, generator):
+    """Transformed rejection with squeeze (Hormann 1993) for rates >= 10; each round redraws only the elements not
+    accepted yet."""
+    from ._creation import arange
+    result, index = lam * 0, arange(lam.numel())
+    while index.numel():
+        rate = lam[index]
+        slam, loglam = _C.sqrt(rate), _C.log(rate)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        u = _uniform_like(rate, generator) - 0.5
+        v = _uniform_like(rate, generator)
+        us = 0.5 - _C.abs(u)
+        k = _C.floor((2 * a / us + b) * u + rate + 0.43)
+        quick = (us >= 0.07) & (v <= vr)
+        rejected = (k < 0) | ((us < 0.013) & (v > us))
+        log_ratio = _C.log(v) + _C.log(invalpha) - _C.log(a / (us * us) + b)
+        accepted = quick | (~rejected & (log_ratio <= -rate + k * loglam - _C.lgamma(k.clamp(min=0.0) + 1)))
+        result[index[accepted]] = k[accepted]
+        index = index[~accepted]
+    return result
+
+
+Tensor.exponential_ = _exponential_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.geometric_ = _geometric_

@@ -33,6 +33,9 @@ return_types = types.SimpleNamespace(**{
     n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax",
                                  "cummin")})
 return_types.aminmax = _return_type("aminmax", ("min", "max"))
+return_types.frexp = _return_type("frexp", ("mantissa", "exponent"))
+return_types.histogram = _return_type("histogram", ("hist", "bin_edges"))
+return_types.histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
 
 # ---- argument helpers ------------------------------------------------------------------------
 
@@ -346,11 +349,298 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _C._searchsorted(boundaries, _as_tensor(input, boundaries), out_int32, right, None)
 
 
+# ---- statistics, histograms, integration -----------------------------------------------------
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other."""
+    return _C._norm(input - other, builtins.float(p), [], False, None)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Rescales each slice along dim whose p-norm exceeds maxnorm to norm maxnorm."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"renorm: expected a floating point tensor, got {input.dtype}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    dim = dim + input.dim() if dim < 0 else dim
+    others = [d for d in builtins.range(input.dim()) if d != dim]
+    norm = _C._norm(input, builtins.float(p), others, True, None)
+    # the 1e-7 keeps the factor finite for zero slices, as in PyTorch
+    return input * _C.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of input (observations in the columns), optionally weighted."""
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    n = x.shape[1]
+    w = None
+    for name, weights in (("fweights", fweights), ("aweights", aweights)):
+        if weights is None:
+            continue
+        if weights.dim() > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                               f"{weights.dim()} dimensions")
+        if weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                               f"input but got {weights.numel()} != {n}")
+        if name == "fweights" and weights.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{D.c10_name(weights.dtype)} dtype")
+        if name == "aweights" and not weights.dtype.is_floating_point:
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{D.c10_name(weights.dtype)} dtype")
+        if n and builtins.bool((weights < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = weights if w is None else w * weights
+    w_sum = w.sum() if w is not None else n
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if builtins.bool(_as_tensor(norm_factor) <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0
+    x = x - avg.unsqueeze(1)
+    return ((x @ (x * w if w is not None else x).t()) / norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the variables in the rows of input."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = _C.sqrt(c.diagonal())
+    c = c / stddev.reshape(-1, 1)
+    c = c / stddev.reshape(1, -1)
+    return c.clamp(-1, 1)
+
+
+def _histogram_edges(name, x, bins, lo_hi, dtype, dim=0):
+    """The bin edges of values x (1-D): the given increasing edges (a 1-D tensor), or `bins` equal bins over lo_hi
+    (the data's range by default, [0, 1] with no data; a single point p gets [p - 0.5, p + 0.5])."""
+    if isinstance(bins, Tensor):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.{name}: bins tensor should have one dimension, but got {bins.dim()} dimensions")
+        if bins.numel() < 1:
+            raise RuntimeError(f"torch.{name}: bins tensor should have at least 1 element, but got 0 elements")
+        return bins.to(dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.{name}(): bins must be > 0, but got {bins} for dimension {dim}")
+    if lo_hi is not None:
+        lo, hi = builtins.float(lo_hi[0]), builtins.float(lo_hi[1])
+    elif x.numel():
+        lo, hi = x.min().item(), x.max().item()
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {lo} max {hi} for dimension {dim}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    from ._creation import linspace
+    return linspace(lo, hi, bins + 1, dtype=dtype)
+
+
+def _bin_index(x, edges):
+    """(bin of each value, whether it falls inside): bin i holds [edges[i], edges[i+1]), the last bin also its right
+    edge; values outside the edges are dropped."""
+    index = _C._searchsorted(edges, x.contiguous(), False, True, None) - 1
+    index = _C.where(x == edges[-1], edges.numel() - 2, index)
+    return index, (x >= edges[0]) & (x <= edges[-1])
+
+
+def _check_histogram_input(name, input, weight, weight_shape):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.c10_name(input.dtype)}'")
+    if weight is not None and tuple(weight.shape) != tuple(weight_shape):
+        raise RuntimeError(f"torch.{name}: if weight tensor is provided it should have the same shape as the input "
+                           f"tensor excluding its innermost dimension")
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """Histogram of input's values: `bins` equal-width bins over `range` (the data's range by default), or the bins
+    between the increasing edges of a 1-D tensor `bins`. Returns (hist, bin_edges)."""
+    _check_histogram_input("histogram", input, weight, input.shape)
+    x = input.reshape(-1)
+    edges = _histogram_edges("histogram", x, bins, range, input.dtype)
+    index, inside = _bin_index(x, edges)
+    from ._creation import ones_like, zeros
+    hist = zeros(edges.numel() - 1, dtype=input.dtype)
+    values = weight.reshape(-1).to(input.dtype) if weight is not None else ones_like(x)
+    if hist.numel():
+        hist = hist.index_add(0, index[inside], values[inside])
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    if out is not None:
+        out[0].copy_(hist)
+        out[1].copy_(edges)
+        hist, edges = out
+    return return_types.histogram(hist, edges)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points in input's rows (its innermost dim holds the D coordinates): bins an
+    int, one int per dim or one 1-D edge tensor per dim; range [min_0, max_0, min_1, max_1, ...]. Returns
+    (hist, bin_edges)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {input.dim()}")
+    d = input.shape[-1]
+    _check_histogram_input("histogramdd", input, weight, input.shape[:-1])
+    points = input.reshape(-1, d)
+    per_dim = list(bins) if isinstance(bins, (tuple, builtins.list)) else [bins] * d
+    if len(per_dim) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for each of the {d} dimensions of "
+                           f"the input tensor, but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
+    edges = [_histogram_edges("histogramdd", points[:, k], per_dim[k],
+                              None if range is None else range[2 * k:2 * k + 2], input.dtype, k)
+             for k in builtins.range(d)]
+    shape = [e.numel() - 1 for e in edges]
+    flat = None
+    inside = None
+    for k in builtins.range(d):
+        index, ok = _bin_index(points[:, k], edges[k])
+        flat = index if flat is None else flat * shape[k] + index
+        inside = ok if inside is None else inside & ok
+    from ._creation import ones_like, zeros
+    size = 1
+    for s in shape:
+        size *= s
+    hist = zeros(size, dtype=input.dtype)
+    values = weight.reshape(-1).to(input.dtype) if weight is not None else ones_like(points[:, 0])
+    if size:
+        hist = hist.index_add(0, flat[inside], values[inside])
+    hist = hist.reshape(shape)
+    if density:
+        volume = None
+        for k, e in enumerate(edges):
+            width = (e[1:] - e[:-1]).reshape([-1 if j == k else 1 for j in builtins.range(d)])
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return return_types.histogramdd(hist, tuple(edges))
+
+
+def _trapezoid_dx(y, x, dx, dim, name):
+    """The spacing of (y, x, dx) along dim: a broadcastable tensor of differences or a number."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: x and dx cannot both be given")
+    if x is None:
+        return 1 if dx is None else dx
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = -1
+        return x.diff().reshape(shape)
+    return x.diff(dim=dim)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Integrates y along dim by the trapezoid rule, at points x or with constant spacing dx (default 1)."""
+    d = _trapezoid_dx(y, x, dx, dim, "trapezoid")
+    if y.shape[dim] == 0:
+        return y.sum(dim) * 0
+    if isinstance(d, Tensor):
+        n = y.shape[dim]
+        return (d * (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1))).sum(dim) / 2.0
+    return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * d
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapezoid (the older name): trapz(y, x, dim=-1) or trapz(y, dx=1, dim=-1)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid-rule integral of y along dim (one element fewer than y)."""
+    d = _trapezoid_dx(y, x, dx, dim, "cumulative_trapezoid")
+    n = y.shape[dim]
+    if n == 0:
+        return y * 1.0
+    pair = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if isinstance(d, Tensor):
+        return cumsum(d * pair, dim) / 2.0
+    return cumsum(d / 2.0 * pair, dim)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates the derivative of input along each dim (or the given ones) by central differences in the interior
+    and one-sided differences of order edge_order (1 or 2) at the edges. spacing: a number, one number per dim, or
+    one tensor of coordinates per dim. Returns a tuple of tensors, one per dim."""
+    dims = builtins.list(builtins.range(input.dim())) if dim is None else _dims(dim)
+    dims = [d + input.dim() if d < 0 else d for d in dims]
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if isinstance(spacing, (tuple, builtins.list)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        spacing = builtins.list(spacing)
+    else:
+        spacing = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacing))
+
+
+def _gradient_along(f, d, h, edge_order):
+    def part(start, stop=None):
+        n = f.shape[d]
+        start = start + n if start < 0 else start
+        stop = n if stop is None else stop + n if stop < 0 else stop
+        return f.narrow(d, start, stop - start)
+
+    if isinstance(h, Tensor):  # coordinates: non-uniform differences
+        dx = h.diff()
+        shape = [1] * f.dim()
+        shape[d] = -1
+        dx1, dx2 = dx[:-1], dx[1:]
+        a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+        b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+        c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+        center = a * part(0, -2) + b * part(1, -1) + c * part(2)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / dx[0]
+            last = (part(-1) - part(-2, -1)) / dx[-1]
+        else:
+            a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+            b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+            c = -dx[0] / (dx[1] * (dx[0] + dx[1]))
+            first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+            a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+            b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+            c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+            last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1)
+    else:
+        center = (part(2) - part(0, -2)) / h / 2
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1) - part(-2, -1)) / h
+        else:
+            first = (part(0, 1) * -1.5 + part(1, 2) * 2 - part(2, 3) * 0.5) / h
+            last = (part(-3, -2) * 0.5 + part(-2, -1) * -2 + part(-1) * 1.5) / h
+    return _C.cat([first, center, last], d)
+
+
 __all__ = ["return_types", "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "all", "any", "logsumexp",
            "count_nonzero", "max", "min", "aminmax", "argmax", "argmin", "var", "var_mean", "std", "std_mean", "norm",
            "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "argsort", "msort", "topk", "kthvalue",
            "median", "nanmedian", "mode", "quantile", "nanquantile", "unique", "unique_consecutive", "bincount",
-           "histc", "searchsorted", "bucketize"]
+           "histc", "searchsorted", "bucketize", "dist", "renorm", "cov", "corrcoef", "histogram", "histogramdd",
+           "trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
 
 # ---- Tensor methods --------------------------------------------------------------------------
 
@@ -373,8 +663,9 @@ def _inplace(fn):
 for _fn in (sum, nansum, mean, nanmean, prod, amax, amin, all, any, logsumexp, count_nonzero, max, min, aminmax,
             argmax, argmin, var, std, norm, cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, msort,
             topk, kthvalue, median, nanmedian, mode, quantile, nanquantile, unique, unique_consecutive, bincount,
-            histc):
+            histc, dist, renorm, cov, corrcoef, histogram):
     setattr(Tensor, _fn.__name__, _method(_fn))
+Tensor.renorm_ = _inplace(renorm)
 Tensor.cumsum_ = _inplace(cumsum)
 Tensor.cumprod_ = _inplace(cumprod)
 del _fn

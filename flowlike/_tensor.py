@@ -130,6 +130,8 @@ def _conversion(d):
 def _type(self, dtype=None, non_blocking=False):
     if dtype is None:
         return _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):  # torch.FloatTensor & co.
+        dtype = dtype.dtype
     if isinstance(dtype, str):
         for d, name in _TYPE_NAMES.items():
             if name == dtype:
@@ -210,6 +212,19 @@ def _detach(self):
     return self._detach_alias()
 
 
+def _is_nonzero(self):
+    if self.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self.numel() > 1
+                           else "Boolean value of Tensor with no values is ambiguous")
+    return builtins.bool(self.item() != 0)
+
+
+def _legacy_new(self, *args, device=None):
+    """Tensor.new (legacy): a tensor of self's dtype from a size (uninitialized), from data, or empty."""
+    from ._creation import legacy_construct
+    return legacy_construct(self.dtype, args, device)
+
+
 _METHODS = {
     "__repr__": _repr, "__str__": _repr, "_print_values": _print_values, "to": _to, "type": _type,
     "float": _conversion(D.float32), "double": _conversion(D.float64), "half": _conversion(D.float16),
@@ -223,7 +238,9 @@ _METHODS = {
     "requires_grad_": _requires_grad_, "detach": _detach,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
-    "get_device": lambda self: -1,
+    "get_device": lambda self: -1, "is_nonzero": _is_nonzero,
+    "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
+    "type_as": lambda self, other: self.type(other.type()), "new": _legacy_new,
     "__array_priority__": 1000,
 }
 for _name, _fn in _METHODS.items():
@@ -381,3 +398,59 @@ def _is_set_to(self, tensor):
 
 Tensor.set_ = _set_
 Tensor.is_set_to = _is_set_to
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Gives self the shape `sizes` (contiguous strides), growing its storage when it is too small (the elements
+    already there keep their values; new ones are uninitialized). The same shape leaves self as it is."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if any(not isinstance(s, builtins.int) or s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if sizes == tuple(self.shape):
+        return self
+    numel = 1
+    for s in sizes:
+        numel *= s
+    offset, have = self.storage_offset(), self._storage_nbytes() // self.element_size()
+    if offset + numel > have:  # a larger storage, holding the old one's elements at its start
+        from ._creation import empty
+        grown = empty(offset + numel, dtype=self.dtype)
+        if have:
+            grown[:have].copy_(self.as_strided((have,), (1,), 0))
+        return self.set_(grown, offset, sizes)
+    return self.set_(self.untyped_storage(), offset, sizes)
+
+
+def _apply_elementwise(self, fn, *others):
+    """self[i] = fn(self[i], other[i], ...) in place, others broadcast to self's shape (CPU Python callables)."""
+    from ._creation import tensor
+    flat = [self.detach().reshape(-1).tolist()] + [o.detach().expand(self.shape).reshape(-1).tolist() for o in others]
+    values = [fn(*vals) for vals in zip(*flat)]
+    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+def _module_load(self, other, assign=False):
+    """How nn.Module.load_state_dict loads `other` into this parameter or buffer: a detached copy into self, or
+    `other` itself (detached) when assign."""
+    if assign:
+        return other.detach()
+    with _no_grad():
+        return self.copy_(other).detach()
+
+
+def _no_grad():
+    from .autograd import no_grad
+    return no_grad()
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, the_template, memory_format=None: _resize_(self, tuple(the_template.shape))
+Tensor.apply_ = lambda self, callable: _apply_elementwise(self, callable)
+Tensor.map_ = lambda self, tensor, callable: _apply_elementwise(self, callable, tensor)
+Tensor.map2_ = lambda self, x, y, callable: _apply_elementwise(self, callable, x, y)
+Tensor.module_load = _module_load
+Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype in (None, self.dtype) else self.to(dtype)
+Tensor.const_data_ptr = lambda self: self.data_ptr()
+Tensor.is_pinned = lambda self, device=None: False  # flowlike allocates pageable host memory only

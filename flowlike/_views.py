@@ -579,6 +579,11 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
                                                          big if end is None else end, step), "slice_scatter")
 
 
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with input.as_strided(size, stride, storage_offset) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset), "as_strided_scatter")
+
+
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
@@ -623,7 +628,8 @@ def cross(input, other, dim=None):
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
               "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter", "diagonal_scatter"]:
+              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter",
+              "diagonal_scatter", "as_strided_scatter"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
@@ -636,4 +642,215 @@ Tensor.T = property(_T)
 Tensor.H = property(_T)  # real dtypes only: the conjugate is the tensor itself
 Tensor.mT = property(_mT)
 Tensor.mH = property(_mT)
+del _name
+
+
+# ---- split and view variants: the unsafe_* aliases and the *_copy forms (a view, materialized) ---------------------
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Splits input along dim into pieces of the given sizes (which must sum to the dim's size)."""
+    return split(input, [int(s) for s in split_sizes], dim)
+
+
+unsafe_split = split
+unsafe_chunk = chunk
+unsafe_split_with_sizes = split_with_sizes
+
+
+def _materialize(view):
+    if isinstance(view, (tuple, list)):
+        return type(view)(_materialize(v) for v in view)
+    result = view.contiguous()
+    return result.clone() if result is view else result
+
+
+def _copy_variant(name, view_fn):
+    def fn(input, *args, **kwargs):
+        return _materialize(view_fn(input, *args, **kwargs))
+    fn.__name__ = fn.__qualname__ = name + "_copy"
+    fn.__doc__ = f"torch.{name} as a new tensor (a copy) instead of a view."
+    return fn
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    return _C._slice(input, dim, 0 if start is None else start, 2 ** 62 if end is None else end, step)
+
+
+_COPY_VARIANTS = {
+    "alias": lambda x: x.view_as(x),
+    "as_strided": lambda x, size, stride, storage_offset=None: x.as_strided(size, stride, storage_offset),
+    "detach": lambda x: x.detach(),
+    "diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+    "expand": lambda x, size, *, implicit=False: x.expand(size),
+    "narrow": lambda x, dim, start, length: x.narrow(dim, start, length),
+    "permute": lambda x, dims: x.permute(dims),
+    "select": lambda x, dim, index: x.select(dim, index),
+    "slice": _slice,
+    "split": lambda x, split_size, dim=0: split(x, split_size, dim),
+    "split_with_sizes": split_with_sizes,
+    "squeeze": lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim),
+    "t": lambda x: t(x),
+    "transpose": lambda x, dim0, dim1: x.transpose(dim0, dim1),
+    "unbind": lambda x, dim=0: unbind(x, dim),
+    "unfold": lambda x, dimension, size, step: x.unfold(dimension, size, step),
+    "unsqueeze": lambda x, dim: x.unsqueeze(dim),
+    "view": lambda x, size: x.view(size),
+}
+globals().update({name + "_copy": _copy_variant(name, fn) for name, fn in _COPY_VARIANTS.items()})
+__all__ += ["as_strided_scatter", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"] + [
+    name + "_copy" for name in _COPY_VARIANTS]
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-length combinations of the elements of a 1-D tensor, as the rows of a (count, r) tensor."""
+    import itertools
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    from ._creation import tensor
+    index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
+    return input[index.reshape(-1)].reshape(-1, r)
+
+
+def unravel_index(indices, shape):
+    """Converts flat indices into a tuple of coordinate tensors for an array of the given shape."""
+    from ._creation import tensor
+    if not isinstance(indices, Tensor):
+        indices = tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype == D.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    numel = 1
+    for s in shape:
+        numel *= s
+    index = indices.to(D.int64)
+    flat = index.reshape(-1)
+    outside = (flat >= numel) | (flat < -numel)
+    if bool(outside.any()):
+        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
+    index = _C.where(index < 0, index + numel, index)
+    coords = []
+    for s in reversed(shape):
+        coords.append(_C.remainder(index, s))
+        index = _C.div(index, s, rounding_mode="floor")
+    return tuple(reversed(coords))
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (or increasing powers)."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    x = x.to(D.promote_types(x.dtype, D.int64))
+    if n == 0:
+        return x.new_empty((x.shape[0], 0))
+    powers = _C.cat([x.new_ones((x.shape[0], 1)), x.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1)
+    return powers if increasing else powers.flip(1)
+
+
+def _sum_to_size(self, *size):
+    """Sums self down to `size`, which must be broadcastable to self's shape."""
+    size = list(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else list(size)
+    if broadcast_shapes(tuple(size), tuple(self.shape)) != tuple(self.shape):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    lead = self.dim() - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1]
+    result = self.sum(dims, keepdim=True) if dims else self
+    return result.reshape(size)
+
+
+def _dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory: the logical-to-physical permutation torch's elementwise ops
+    compute (dims sorted by stride, larger first; stride-0 dims left where they are; ties broken by size)."""
+    if not isinstance(ambiguity_check, (bool, list)):
+        raise TypeError("ambiguity_check must be a bool or a list of memory formats")
+    strides, shape = self.stride(), tuple(self.shape)
+
+    def should_swap(a, b):
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return -1 if strides[a] < strides[b] else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(reversed(range(self.dim())))  # innermost first, then an insertion sort that tolerates ties
+    for i in range(1, self.dim()):
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return tuple(reversed(perm))
+
+
+def _real_identity(name):
+    def fn(input):
+        return input
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = "input itself: flowlike's tensors are real, so there is no conjugate or negative bit to resolve."
+    return fn
+
+
+conj = _real_identity("conj")
+resolve_conj = _real_identity("resolve_conj")
+resolve_neg = _real_identity("resolve_neg")
+
+
+def conj_physical(input, *, out=None):
+    """The elementwise conjugate as a new tensor (a copy, for real tensors)."""
+    return out.copy_(input) if out is not None else input.clone()
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """Gives input, in place, the sizes, strides and storage offset (default: its own) over its storage."""
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    return input.set_(input.untyped_storage(), offset, tuple(size), tuple(stride))
+
+
+def _resize(self, *sizes):
+    """Deprecated Tensor.resize: self reshaped to sizes (with the same number of elements)."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    numel = math.prod(sizes)
+    if numel != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           f"autograd's resize can only change the shape of a given tensor, while preserving the "
+                           f"number of elements. ")
+    return self.reshape(sizes)
+
+
+def is_conj(input):
+    """False: real tensors carry no conjugate bit."""
+    return False
+
+
+def is_neg(input):
+    """False: real tensors carry no negative bit."""
+    return False
+
+
+__all__ += ["as_strided_", "combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg",
+            "conj_physical", "is_conj", "is_neg"]
+for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy", "conj",
+              "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]:
+    setattr(Tensor, _name, globals()[_name])
+Tensor.conj_physical_ = lambda self: self
+Tensor.sum_to_size = _sum_to_size
+Tensor.dim_order = _dim_order
+Tensor.as_strided_ = as_strided_
+Tensor.resize = _resize
+Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))
 del _name

@@ -38,6 +38,11 @@ namespace fl {
   X(bitwise_xor, INT, a ^ b, NONDIFF, NONDIFF)                                                      \
   X(bitwise_left_shift, INT, shift_left_impl(a, b), NONDIFF, NONDIFF)                               \
   X(bitwise_right_shift, INT, shift_right_impl(a, b), NONDIFF, NONDIFF)                             \
+  X(gcd, INT, gcd_impl(a, b), NONDIFF, NONDIFF)                                                     \
+  X(lcm, INT, lcm_impl(a, b), NONDIFF, NONDIFF)                                                     \
+  X(igamma, FLOAT, igamma_impl(a, b), NOTIMPL, g * exp((a - 1.0) * log(b) - b - un(UnaryOp::lgamma, a))) \
+  X(igammac, FLOAT, igammac_impl(a, b), NOTIMPL, -(g * exp((a - 1.0) * log(b) - b - un(UnaryOp::lgamma, a)))) \
+  X(special_zeta, FLOAT, zeta_impl(a, b), NOTIMPL, -(g * a * bin(BinaryOp::special_zeta, a + 1.0, b))) \
   X(eq, CMP, a == b, NONDIFF, NONDIFF)                                                              \
   X(ne, CMP, a != b, NONDIFF, NONDIFF)                                                              \
   X(lt, CMP, a < b, NONDIFF, NONDIFF)                                                               \
@@ -48,6 +53,8 @@ namespace fl {
   X(logical_or, LOGICAL, (a != 0) || (b != 0), NONDIFF, NONDIFF)                                    \
   X(logical_xor, LOGICAL, (a != 0) != (b != 0), NONDIFF, NONDIFF)
 
+// special_* ops are torch.special functions that torch has neither in torch.* nor as Tensor methods
+// (flowlike/special.py exports them under their torch.special names).
 // Unary ops. Columns: name, result rule, expression over `x`, gradient over tensors `g`, `x`, `r`.
 // Result rules:
 //   FLOAT  integers and bool -> default float   SAME  keeps the dtype
@@ -85,6 +92,25 @@ namespace fl {
   X(erfinv, FLOAT, erfinv_impl(x), g * exp(r * r) * 0.886226925452758)                                  \
   X(lgamma, FLOAT, std::lgamma(x), g * digamma(x))                                  \
   X(digamma, FLOAT, digamma_impl(x), g * trigamma(x))                        \
+  X(i0, FLOAT, i0_impl(x), g * un(UnaryOp::special_i1, x))                                           \
+  X(special_i0e, FLOAT, i0e_impl(x), g * (un(UnaryOp::special_i1e, x) - sign(x) * r))               \
+  X(special_i1, FLOAT, i1_impl(x), g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::i0, x) - r / x)) \
+  X(special_i1e, FLOAT, i1e_impl(x),                                                                 \
+    g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_i0e, x) - r * sign(x) - r / x)) \
+  X(special_erfcx, FLOAT, erfcx_impl(x), g * (x * r * 2.0 - 1.1283791670955126))                    \
+  X(special_airy_ai, FLOAT, airy_ai_impl(x), NOTIMPL)                                                \
+  X(special_bessel_j0, FLOAT, bessel_j0_impl(x), -(g * un(UnaryOp::special_bessel_j1, x)))          \
+  X(special_bessel_j1, FLOAT, bessel_j1_impl(x),                                                     \
+    g * where(bin(BinaryOp::eq, x, num(0.0)), num(0.5), un(UnaryOp::special_bessel_j0, x) - r / x))  \
+  X(special_bessel_y0, FLOAT, bessel_y0_impl(x), -(g * un(UnaryOp::special_bessel_y1, x)))          \
+  X(special_bessel_y1, FLOAT, bessel_y1_impl(x), g * (un(UnaryOp::special_bessel_y0, x) - r / x))   \
+  X(special_modified_bessel_k0, FLOAT, bessel_k0_impl(x), -(g * un(UnaryOp::special_modified_bessel_k1, x))) \
+  X(special_modified_bessel_k1, FLOAT, bessel_k1_impl(x),                                            \
+    -(g * (un(UnaryOp::special_modified_bessel_k0, x) + r / x)))                                     \
+  X(special_scaled_modified_bessel_k0, FLOAT, bessel_k0e_impl(x),                                    \
+    g * (r - un(UnaryOp::special_scaled_modified_bessel_k1, x)))                                     \
+  X(special_scaled_modified_bessel_k1, FLOAT, bessel_k1e_impl(x),                                    \
+    g * (r - un(UnaryOp::special_scaled_modified_bessel_k0, x) - r / x))                             \
   X(floor, SAME, floor_impl(x), zeros_like(g))                                     \
   X(ceil, SAME, ceil_impl(x), zeros_like(g))                                       \
   X(trunc, SAME, trunc_impl(x), zeros_like(g))                                     \

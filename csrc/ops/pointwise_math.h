@@ -5,6 +5,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "pointwise_special.h"
+
 namespace fl {
 
 template <typename T> constexpr bool is_fp_v = std::is_floating_point_v<T>;

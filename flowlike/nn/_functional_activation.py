@@ -38,29 +38,25 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _C._softmax(input, dim, dtype)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """log(softmax(input)) along dim, computed as x - max - log(sum(exp(x - max)))."""
-    if dim is None:
-        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _C._log_softmax(input, dim, dtype)
-
-
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    """A sample of the Gumbel-softmax distribution: softmax((logits + Gumbel(0, 1) noise) / tau) along dim.
-
-    With hard=True the result is one-hot (the argmax) but differentiates as the soft sample (straight-through).
-    """
+    """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with g ~ Gumbel(0, 1). With hard,
+    the result is the one-hot of its argmax in value but keeps the soft sample's gradient (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    # Exponential(1) noise from uniform draws, kept above 0 so that its log is finite.
-    exponential = _fl.rand_like(logits).neg_().log1p_().neg_().clamp_(min=_fl.finfo(logits.dtype).tiny)
-    gumbels = (logits - exponential.log()) / tau
-    y_soft = gumbels.softmax(dim)
+    gumbels = -_fl.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = _fl.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(input)) along dim, computed as x - max - log(sum(exp(x - max)))."""
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _C._log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

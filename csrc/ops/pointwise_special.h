@@ -1,0 +1,73 @@
+// Special functions behind the pointwise op lists (i0, i1, erfcx, igamma, zeta, gcd, ...). The
+// floating ones compute in double whatever the dtype (their series need the range and precision)
+// and live in pointwise_special.cpp; pointwise_math.h wraps them for every opmath type.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace fl::special {
+
+double bessel_i0e(double x);     // exp(-|x|) I0(x)
+double bessel_i1e(double x);     // exp(-|x|) I1(x)
+double erfcx(double x);          // exp(x^2) erfc(x)
+double igamma(double a, double x);   // regularized lower incomplete gamma P(a, x)
+double igammac(double a, double x);  // regularized upper incomplete gamma Q(a, x)
+double zeta(double x, double q);     // Hurwitz zeta
+double bessel_j(int n, double x);    // J0, J1
+double bessel_y(int n, double x);    // Y0, Y1
+double bessel_k_scaled(int n, double x);  // exp(x) K0(x), exp(x) K1(x)
+double airy_ai(double x);
+
+}  // namespace fl::special
+
+namespace fl {
+
+template <typename T> inline T gcd_impl(T a, T b) {
+  if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
+    return a || b;  // unreachable: the op accepts integers only
+  } else {
+    a = a < 0 ? static_cast<T>(-a) : a;
+    b = b < 0 ? static_cast<T>(-b) : b;
+    while (a != 0) { T c = a; a = static_cast<T>(b % a); b = c; }
+    return b;
+  }
+}
+template <typename T> inline T lcm_impl(T a, T b) {
+  if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
+    return a && b;  // unreachable: the op accepts integers only
+  } else {
+    T g = gcd_impl(a, b);
+    if (g == 0) return T(0);
+    T r = static_cast<T>(a / g * b);
+    return r < 0 ? static_cast<T>(-r) : r;
+  }
+}
+
+#define FL_SPECIAL_UNARY(name, expr) \
+  template <typename T> inline T name(T xin) { const double x = static_cast<double>(xin); return static_cast<T>(expr); }
+FL_SPECIAL_UNARY(i0_impl, std::exp(std::fabs(x)) * special::bessel_i0e(x))
+FL_SPECIAL_UNARY(i0e_impl, special::bessel_i0e(x))
+FL_SPECIAL_UNARY(i1_impl, std::exp(std::fabs(x)) * special::bessel_i1e(x))
+FL_SPECIAL_UNARY(i1e_impl, special::bessel_i1e(x))
+FL_SPECIAL_UNARY(erfcx_impl, special::erfcx(x))
+FL_SPECIAL_UNARY(bessel_j0_impl, special::bessel_j(0, x))
+FL_SPECIAL_UNARY(bessel_j1_impl, special::bessel_j(1, x))
+FL_SPECIAL_UNARY(bessel_y0_impl, special::bessel_y(0, x))
+FL_SPECIAL_UNARY(bessel_y1_impl, special::bessel_y(1, x))
+FL_SPECIAL_UNARY(bessel_k0_impl, std::exp(-x) * special::bessel_k_scaled(0, x))
+FL_SPECIAL_UNARY(bessel_k1_impl, std::exp(-x) * special::bessel_k_scaled(1, x))
+FL_SPECIAL_UNARY(bessel_k0e_impl, special::bessel_k_scaled(0, x))
+FL_SPECIAL_UNARY(bessel_k1e_impl, special::bessel_k_scaled(1, x))
+FL_SPECIAL_UNARY(airy_ai_impl, special::airy_ai(x))
+#undef FL_SPECIAL_UNARY
+#define FL_SPECIAL_BINARY(name, fn) \
+  template <typename T> inline T name(T a, T b) {                    \
+    return static_cast<T>(fn(static_cast<double>(a), static_cast<double>(b))); \
+  }
+FL_SPECIAL_BINARY(igamma_impl, special::igamma)
+FL_SPECIAL_BINARY(igammac_impl, special::igammac)
+FL_SPECIAL_BINARY(zeta_impl, special::zeta)
+#undef FL_SPECIAL_BINARY
+
+}  // namespace fl
