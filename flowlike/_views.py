@@ -814,9 +814,9 @@ def conj_physical(input, *, out=None):
 
 
 def as_strided_(input, size, stride, storage_offset=None):
-    """Gives input, in place, the sizes, strides and storage offset (default: its own) over its storage."""
-    offset = input.storage_offset() if storage_offset is None else storage_offset
-    return input.set_(input.untyped_storage(), offset, tuple(size), tuple(stride))
+    """Gives input, in place, the sizes, strides and storage offset (default: its own) over its storage (the
+    Tensor method, which also records the view for autograd)."""
+    return input.as_strided_(size, stride, storage_offset)
 
 
 def _resize(self, *sizes):
@@ -850,7 +850,6 @@ for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_
 Tensor.conj_physical_ = lambda self: self
 Tensor.sum_to_size = _sum_to_size
 Tensor.dim_order = _dim_order
-Tensor.as_strided_ = as_strided_
 Tensor.resize = _resize
 Tensor.resize_as = lambda self, tensor: _resize(self, tuple(tensor.shape))
 del _name
