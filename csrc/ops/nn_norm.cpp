@@ -29,6 +29,24 @@ FL_NN_INLINE A lane_sum(int64_t n, F f) {
   return lane[0] + tail;
 }
 
+// Two sums in one pass: f(i, u, v) adds its terms to the lane accumulators u and v.
+template <typename A, typename F>
+FL_NN_INLINE std::pair<A, A> lane_sum2(int64_t n, F f) {
+  constexpr int L = 64 / sizeof(A);
+  A u[L] = {}, v[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int j = 0; j < L; ++j) f(i + j, u[j], v[j]);
+  A tu = 0, tv = 0;
+  for (; i < n; ++i) f(i, tu, tv);
+  for (int w = L / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) {
+      u[j] += u[j + w];
+      v[j] += v[j + w];
+    }
+  return {u[0] + tu, v[0] + tv};
+}
+
 // mean (0 for rms) and 1 / sqrt(var + eps) of one row.
 template <typename T, typename A = opmath_t<T>>
 FL_NN_INLINE std::pair<A, A> row_stats(const T* xr, int64_t n, double eps, bool rms) {
@@ -60,11 +78,23 @@ FL_NN_INLINE void bwd_rows(const T* g, const T* x, const A* mean, const A* rstd,
     T* out = gx + r * n;
     const A mu = mean[r], rs = rstd[r];
     auto gw = [&](int64_t i) { return w ? A(gr[i]) * A(w[i]) : A(gr[i]); };
-    A c = lane_sum<A>(n, [&](int64_t i) { return gw(i) * (A(xr[i]) - mu); }) * rs / A(n);
-    A a = rms ? A(0) : lane_sum<A>(n, gw) / A(n);
+    // both row sums in one pass, then grad_input, then the parameter gradients in one pass
+    const std::pair<A, A> sums = lane_sum2<A>(n, [&](int64_t i, A& u, A& v) {
+      const A t = gw(i);
+      u += t * (A(xr[i]) - mu);
+      v += t;
+    });
+    const A c = sums.first * rs / A(n), a = rms ? A(0) : sums.second / A(n);
     for (int64_t i = 0; i < n; ++i) out[i] = T(rs * (gw(i) - a - (A(xr[i]) - mu) * rs * c));
-    if (dw) for (int64_t i = 0; i < n; ++i) dw[i] += A(gr[i]) * (A(xr[i]) - mu) * rs;
-    if (db) for (int64_t i = 0; i < n; ++i) db[i] += A(gr[i]);
+    if (dw && db) {
+      for (int64_t i = 0; i < n; ++i) {
+        dw[i] += A(gr[i]) * (A(xr[i]) - mu) * rs;
+        db[i] += A(gr[i]);
+      }
+    } else {
+      if (dw) for (int64_t i = 0; i < n; ++i) dw[i] += A(gr[i]) * (A(xr[i]) - mu) * rs;
+      if (db) for (int64_t i = 0; i < n; ++i) db[i] += A(gr[i]);
+    }
   }
 }
 
