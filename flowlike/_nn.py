@@ -1,7 +1,7 @@
 """The nn ops PyTorch also exposes in the torch namespace and as Tensor methods (softmax,
 log_softmax, relu, selu, layer_norm, ...), defined once in flowlike/nn/_functional_*.py."""
 from . import _C
-from ._tensor import Tensor
+from ._tensor import Tensor, _no_grad
 from .nn import _functional_activation as _A
 from .nn import _functional_norm as _N
 
@@ -357,11 +357,6 @@ def embedding_renorm_(weight, indices, max_norm, norm_type):
     autograd), as embedding(max_norm=...) does; returns weight."""
     _S._renorm_(weight, indices, max_norm, norm_type)
     return weight
-
-
-def _no_grad():
-    from .autograd import no_grad
-    return no_grad()
 
 
 __all__ += ["dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",

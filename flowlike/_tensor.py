@@ -441,6 +441,7 @@ def _module_load(self, other, assign=False):
 
 
 def _no_grad():
+    """flowlike.autograd.no_grad(), imported when first used (this module loads before flowlike.autograd)."""
     from .autograd import no_grad
     return no_grad()
 

@@ -107,6 +107,9 @@ def logsumexp(input, dim, keepdim=False):
 
 # ---- orthogonal polynomials: (x, n) -> P_n(x) by the three-term recurrence, for every degree up to the largest n ----
 
+_MAX_DEGREE = 100_000
+
+
 def _polynomial(name, first, step, doc):
     """P_n(x) with P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1}); n is truncated to an integer
     (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together."""
@@ -121,6 +124,8 @@ def _polynomial(name, first, step, doc):
             top = int(degree.max().item()) if degree.numel() else 0
         else:
             degree, top = None, int(n)
+        if top > _MAX_DEGREE:  # the recurrence runs once per degree: refuse rather than run for hours
+            raise RuntimeError(f"{name}(): flowlike evaluates degrees up to {_MAX_DEGREE} by recurrence, got n = {top}")
         if degree is not None:  # broadcast x and degree
             x = x + degree.to(dtype) * 0
         prev, cur = x * 0 + 1, first(x)

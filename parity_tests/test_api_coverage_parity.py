@@ -435,3 +435,16 @@ def test_poisson_shapes_generators_and_errors():
                                   lambda m: m.empty_strided((2, 3, 4), (1, 8, 2)), lambda m: m.ones(())])
 def test_dim_order(make):
     assert make(fl).dim_order() == make(torch).dim_order()
+
+
+def test_integer_and_special_edges_never_crash():
+    """gcd/lcm at the most negative integer (where torch itself traps), airy_ai at the infinities as torch, and a
+    clear error instead of an endless recurrence for huge polynomial degrees."""
+    for dtype, lo in ((fl.int64, -2 ** 63), (fl.int32, -2 ** 31), (fl.int8, -128)):
+        a, b = fl.tensor([lo, 12, -4], dtype=dtype), fl.tensor([5, 18, 6], dtype=dtype)
+        assert fl.gcd(a, b).tolist() == [1, 6, 2]
+        assert fl.lcm(a, b).tolist()[1:] == [36, 12]
+    t = torch.tensor([float("inf"), float("-inf"), 0.5])
+    assert_same(fl.special.airy_ai(to_flowlike(t)), torch.special.airy_ai(t))
+    with pytest.raises(RuntimeError, match="degrees up to"):
+        fl.special.chebyshev_polynomial_t(fl.tensor([0.5]), fl.tensor([1e7]))

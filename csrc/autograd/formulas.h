@@ -64,7 +64,8 @@ inline Tensor copysign_grad(const Tensor& g, const Tensor& a, const Tensor& r) {
   return where(bin(BinaryOp::eq, a, num(0.0)), num(0.0), g * (r / a));
 }
 // trigamma (digamma's derivative) composed of differentiable ops, so that digamma has a double
-// backward too: the recurrence up to 10, the asymptotic series beyond (relative error below 1e-12),
+// backward too: the recurrence up to 10, the asymptotic series beyond (relative error measured below
+// 1e-12 against scipy over (-10, 30)),
 // and the reflection pi^2 / sin^2(pi x) - trigamma(1 - x) for negatives.
 inline Tensor trigamma(const Tensor& x) {
   const double pi = 3.14159265358979323846;

@@ -311,8 +311,7 @@ void airy_step(double x0, double h, double* y0, double* d0) {
 
 double airy_ai(double x) {
   if (std::isnan(x)) return x;
-  if (x == kInf) return 0.0;
-  if (x == -kInf) return kNaN;
+  if (std::isinf(x)) return kNaN;  // both infinities, as PyTorch
   if (std::fabs(x) <= 1.0) {
     double y = kAi0, d = kAiPrime0;
     airy_step(0.0, x, &y, &d);

@@ -23,24 +23,29 @@ double airy_ai(double x);
 
 namespace fl {
 
+// Magnitudes in the unsigned type: |INT_MIN| has no signed value (negating it overflows, and a gcd of -1
+// then traps in lcm's division).
+template <typename T> inline std::make_unsigned_t<T> magnitude(T v) {
+  using U = std::make_unsigned_t<T>;
+  return v < 0 ? static_cast<U>(U(0) - static_cast<U>(v)) : static_cast<U>(v);
+}
 template <typename T> inline T gcd_impl(T a, T b) {
   if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
     return a || b;  // unreachable: the op accepts integers only
   } else {
-    a = a < 0 ? static_cast<T>(-a) : a;
-    b = b < 0 ? static_cast<T>(-b) : b;
-    while (a != 0) { T c = a; a = static_cast<T>(b % a); b = c; }
-    return b;
+    auto x = magnitude(a), y = magnitude(b);
+    while (x != 0) { const auto c = x; x = static_cast<decltype(x)>(y % x); y = c; }
+    return static_cast<T>(y);
   }
 }
 template <typename T> inline T lcm_impl(T a, T b) {
   if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
     return a && b;  // unreachable: the op accepts integers only
   } else {
-    T g = gcd_impl(a, b);
+    const auto x = magnitude(a), y = magnitude(b);
+    const auto g = magnitude(gcd_impl(a, b));
     if (g == 0) return T(0);
-    T r = static_cast<T>(a / g * b);
-    return r < 0 ? static_cast<T>(-r) : r;
+    return static_cast<T>(static_cast<decltype(g)>(x / g * y));  // wraps on overflow, as PyTorch's
   }
 }
 

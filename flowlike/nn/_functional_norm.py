@@ -5,6 +5,8 @@ batch_norm on a fused per-channel kernel (csrc/ops/nn_norm.h); group_norm and in
 the row kernel on reshaped rows; local_response_norm and normalize are composites of the reductions
 and pointwise ops.
 """
+import numbers
+
 import flowlike as _fl
 from .. import _C
 
@@ -12,7 +14,10 @@ __all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm"
 
 
 def _shape(normalized_shape):
-    return [int(normalized_shape)] if isinstance(normalized_shape, int) else [int(s) for s in normalized_shape]
+    """normalized_shape (an int or a sequence of ints) as a list of ints."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return [int(normalized_shape)]
+    return [int(s) for s in normalized_shape]
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

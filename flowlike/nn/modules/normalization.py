@@ -1,10 +1,10 @@
 """Normalization modules: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm,
 LocalResponseNorm."""
-import numbers
 import warnings
 
 from ... import _creation
 from .. import functional as F
+from .._functional_norm import _shape
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
@@ -209,10 +209,6 @@ LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
     _lazy_norm(c) for c in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))
 
 
-def _shape(normalized_shape):
-    return (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
-
-
 class LayerNorm(Module):
     """Normalizes over the last dims given by normalized_shape, with an elementwise affine by default."""
 
@@ -220,7 +216,7 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
+        self.normalized_shape, self.eps, self.elementwise_affine = tuple(_shape(normalized_shape)), eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(_creation.ones(self.normalized_shape, dtype=dtype))
             if bias:
@@ -252,7 +248,7 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
+        self.normalized_shape, self.eps, self.elementwise_affine = tuple(_shape(normalized_shape)), eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(_creation.ones(self.normalized_shape, dtype=dtype))
         else:

@@ -1,5 +1,6 @@
 """Embedding and EmbeddingBag."""
 from ... import _creation
+from ..._tensor import _no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -116,7 +117,3 @@ class EmbeddingBag(Module):
             s += ", padding_idx={padding_idx}"
         return s.format(**{**self.__dict__, "mode": repr(self.mode)})
 
-
-def _no_grad():
-    from ...autograd import no_grad
-    return no_grad()
