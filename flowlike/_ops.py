@@ -63,10 +63,14 @@ def clamp(input, min=None, max=None, *, out=None):
     if _C.is_grad_enabled() and _b.any(t is not None and t.requires_grad for t in (input, lo, hi)):
         # PyTorch's gradient: a bound gets it only where it wins strictly; at a tie it goes to input (maximum
         # and minimum would split it)
+        # NaNs (in input or a bound) come out NaN and, as in PyTorch, pass no gradient to any operand
         if lo is not None:
-            result = _C.where(_C.logical_or(_C.lt(result, lo), _C.isnan(lo)), lo, result)
+            result = _C.where(_C.lt(result, lo), lo, result)
         if hi is not None:
-            result = _C.where(_C.logical_or(_C.gt(result, hi), _C.isnan(hi)), hi, result)
+            result = _C.where(_C.gt(result, hi), hi, result)
+        for t in (input, lo, hi):
+            if t is not None and t.dtype.is_floating_point:
+                result = _C.where(_C.isnan(t), t.detach(), result)
     else:
         if lo is not None:
             result = _C.maximum(result, lo)

@@ -552,3 +552,16 @@ def test_rounding_division_has_zero_gradients_as_torch(mode):
         results.append((x.grad.numpy(), y.grad.numpy()))
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
+
+
+def test_clamp_gradient_at_nan_matches_torch():
+    """A NaN input stays NaN and passes no gradient to itself or to a tensor bound, as in PyTorch."""
+    results = []
+    for m in (torch, fl):
+        a = m.tensor([1.0, float("nan"), -2.0, 3.0], requires_grad=True)
+        lo = m.tensor([0.0, 0.0, 0.0, float("nan")], requires_grad=True)
+        y = m.clamp(a, min=lo, max=m.full((4,), 2.5))
+        (y * m.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        results.append((y.detach().numpy(), a.grad.numpy(), lo.grad.numpy()))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)
