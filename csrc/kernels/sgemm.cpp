@@ -32,15 +32,16 @@ struct Vec {
   typedef float unaligned __attribute__((vector_size(W * 4), aligned(4)));
 };
 
-// The register tile: ROWS rows of NV vectors of W floats, over an A panel of height MR (ROWS < MR for
-// the last rows of a matrix, so that they cost no padded work). Inlined into the ISA-specific
-// wrappers below, so the vector type maps to zmm or ymm registers.
-template <int W, int ROWS, int NV, int MR>
+// The register tile: ROWS rows of NV vectors of W floats, over an A panel of height MR and a B panel
+// of NB vectors' width (ROWS < MR for the last rows of a matrix and NV < NB for its last columns, so
+// that they cost no padded work). Inlined into the ISA-specific wrappers below, so the vector type
+// maps to zmm or ymm registers.
+template <int W, int ROWS, int NV, int MR, int NB>
 __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
                                                         float alpha, float beta, float* c, int64_t ldc) {
   using V = typename Vec<W>::type;
   using VU = typename Vec<W>::unaligned;
-  constexpr int NR = W * NV;
+  constexpr int NR = W * NB;
   V acc[ROWS][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i)
@@ -75,31 +76,33 @@ using KernelFn = void (*)(int64_t, const float*, const float*, float, float, flo
 // The largest register tile (AVX-512: 12 x 32), the size of the scratch tile for the last columns.
 constexpr int kMaxTile = 12 * 32;
 
-// An ISA's kernels: rows[r] computes r rows of the tile (r = 1..mr; rows[mr] is the full tile).
+// An ISA's kernels: rows[r] computes r rows of the tile (r = 1..mr; rows[mr] is the full tile), half[r]
+// r rows of its first nr / 2 columns (the last columns of a matrix, when no more are left).
 struct Isa {
   int mr, nr;
-  KernelFn rows[13];
+  KernelFn rows[13], half[13];
 };
 
-template <int ROWS>
+template <int ROWS, int NV>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap, const float* bp, float alpha,
                                                             float beta, float* c, int64_t ldc) {
-  micro_kernel<16, ROWS, 2, 12>(kc, ap, bp, alpha, beta, c, ldc);
+  micro_kernel<16, ROWS, NV, 12, 2>(kc, ap, bp, alpha, beta, c, ldc);
 }
-template <int ROWS>
+template <int ROWS, int NV>
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap, const float* bp, float alpha,
                                                       float beta, float* c, int64_t ldc) {
-  micro_kernel<8, ROWS, 2, 6>(kc, ap, bp, alpha, beta, c, ldc);
+  micro_kernel<8, ROWS, NV, 6, 2>(kc, ap, bp, alpha, beta, c, ldc);
 }
 
 // The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it (avx512, the default, does
 // not), so that tests cover the narrower kernel and the OpenBLAS fallback on any machine.
 const Isa* detect_isa() {
-  static const Isa avx512{12, 32, {nullptr, kernel_avx512<1>, kernel_avx512<2>, kernel_avx512<3>, kernel_avx512<4>,
-                                   kernel_avx512<5>, kernel_avx512<6>, kernel_avx512<7>, kernel_avx512<8>,
-                                   kernel_avx512<9>, kernel_avx512<10>, kernel_avx512<11>, kernel_avx512<12>}};
-  static const Isa avx2{6, 16, {nullptr, kernel_avx2<1>, kernel_avx2<2>, kernel_avx2<3>, kernel_avx2<4>,
-                                kernel_avx2<5>, kernel_avx2<6>}};
+#define FL_ROWS6(k, nv) nullptr, k<1, nv>, k<2, nv>, k<3, nv>, k<4, nv>, k<5, nv>, k<6, nv>
+#define FL_ROWS12(k, nv) FL_ROWS6(k, nv), k<7, nv>, k<8, nv>, k<9, nv>, k<10, nv>, k<11, nv>, k<12, nv>
+  static const Isa avx512{12, 32, {FL_ROWS12(kernel_avx512, 2)}, {FL_ROWS12(kernel_avx512, 1)}};
+  static const Isa avx2{6, 16, {FL_ROWS6(kernel_avx2, 2)}, {FL_ROWS6(kernel_avx2, 1)}};
+#undef FL_ROWS12
+#undef FL_ROWS6
   const char* cap = std::getenv("FLOWLIKE_SGEMM_ISA");
   const std::string limit = cap ? cap : "avx512";
   FL_CHECK(limit == "avx512" || limit == "avx2" || limit == "none", ValueError,
@@ -186,8 +189,8 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
         kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
         continue;
       }
-      // the last columns: a full-width tile into scratch, merged column by column
-      kernel(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
+      // the last columns: a tile (half width when they fit in half) into scratch, merged column by column
+      (nr <= NR / 2 ? isa.half[mr] : kernel)(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
       for (int64_t i = 0; i < mr; ++i)
         for (int64_t jj = 0; jj < nr; ++jj) {
           float& out = cp[i * c.rs + jj];
