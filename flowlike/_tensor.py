@@ -401,26 +401,14 @@ Tensor.is_set_to = _is_set_to
 
 
 def _resize_(self, *sizes, memory_format=None):
-    """Gives self the shape `sizes` (contiguous strides), growing its storage when it is too small (the elements
-    already there keep their values; new ones are uninitialized). The same shape leaves self as it is."""
+    """Gives self the shape `sizes` (contiguous strides), growing its storage in place when it is too small (the
+    elements already there keep their values; new ones are uninitialized). The same shape leaves self as it is."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
     if any(not isinstance(s, builtins.int) or s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    if sizes == tuple(self.shape):
-        return self
-    numel = 1
-    for s in sizes:
-        numel *= s
-    offset, have = self.storage_offset(), self._storage_nbytes() // self.element_size()
-    if offset + numel > have:  # a larger storage, holding the old one's elements at its start
-        from ._creation import empty
-        grown = empty(offset + numel, dtype=self.dtype)
-        if have:
-            grown[:have].copy_(self.as_strided((have,), (1,), 0))
-        return self.set_(grown, offset, sizes)
-    return self.set_(self.untyped_storage(), offset, sizes)
+    return self._resize(list(sizes))
 
 
 def _apply_elementwise(self, fn, *others):

@@ -93,12 +93,7 @@ struct AccumulateGrad : Node {
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
 };
 
-// RAII switch of grad mode for this thread.
-struct GradModeGuard {
-  bool prev;
-  explicit GradModeGuard(bool enabled) : prev(thread_state().grad_enabled) { thread_state().grad_enabled = enabled; }
-  ~GradModeGuard() { thread_state().grad_enabled = prev; }
-};
+using fl::GradModeGuard;
 
 inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
 // t's grad_fn (null for a leaf), regenerated first when t is a view whose base was written in place
@@ -130,6 +125,10 @@ void check_inplace(const Tensor& self, const Tensor& src);
 // `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
 // flows back converted to src's dtype. Returns result (src itself when no copy was made).
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result);
+// The value `x` has before an autograd kernel overwrites it in place, kept for the backward formula:
+// a differentiable clone, recorded in a graph capture as a call of the program (TraceAsCaller in
+// core/dispatch.h), since the backward ops read it.
+Tensor copy_before_write(const Tensor& x);
 // A gradient converted to an input's dtype (null stays null); under create_graph the conversion is
 // recorded, so the gradient stays differentiable.
 Tensor cast_grad(const Tensor& g, ScalarType dt);

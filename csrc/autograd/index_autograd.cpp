@@ -39,7 +39,7 @@ FL_REGISTER_KERNEL(take, Autograd, [](DispatchKeySet ks, const Tensor& self, con
   return record_lambda("TakeBackward0", r, {gradient_edge(self)}, [in = self->sizes, idx](const Tensor& g) {
     Tensor flat = zeros({numel_of(in)}, g->dtype);
     Tensor fi = contiguous(idx);
-    ops::index_put_(flat, {make_view(fi, {fi->numel}, {1}, fi->offset)}, ops::reshape(g, {g->numel}), true);
+    ops::index_put_(flat, {ops::as_strided(fi, {fi->numel}, {1}, fi->offset)}, ops::reshape(g, {g->numel}), true);
     return TensorList{ops::reshape(flat, in)};  // through ops: differentiable again
   });
 })

@@ -42,19 +42,19 @@ TensorList split_region(const Tensor& g, const IntList& bs, const IntList& bst, 
     // create_graph: g times a 0/1 mask of the outside, and the region read through a recorded view of a
     // copy of g in base's layout, so this backward is differentiable again
     fill(buf, Scalar(int64_t(1)));
-    fill(make_view(buf, vs, vst, voff - boff), Scalar(int64_t(0)));
-    Tensor laid_out = make_view(buf, bs, bst, 0);
+    fill(ops::as_strided(buf, vs, vst, voff - boff), Scalar(int64_t(0)));
+    Tensor laid_out = ops::as_strided(buf, bs, bst, 0);
     Tensor g_base = empty_strided(bs, bst, g->dtype);
     copy_into(g_base, g);
     g_base = record_copy("torch::autograd::CopyBackwards", g, g_base);
     return {formulas::operator*(g, laid_out), ops::as_strided(g_base, vs, vst, voff - boff)};
   }
   fill(buf, Scalar(int64_t(0)));
-  copy_into(make_view(buf, bs, bst, 0), g);
-  Tensor region = make_view(buf, vs, vst, voff - boff);
+  copy_into(ops::as_strided(buf, bs, bst, 0), g);
+  Tensor region = ops::as_strided(buf, vs, vst, voff - boff);
   Tensor g_region = clone(region);
   fill(region, Scalar(int64_t(0)));
-  return {contiguous(make_view(buf, bs, bst, 0)), g_region};
+  return {contiguous(ops::as_strided(buf, bs, bst, 0)), g_region};
 }
 
 // Makes the view `self` an AsStridedBackward0 of base's current history.
@@ -117,8 +117,13 @@ Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
   });
 }
 
+Tensor copy_before_write(const Tensor& x) {
+  TraceAsCaller traced;
+  return clone(x);
+}
+
 Tensor cast_grad(const Tensor& g, ScalarType dt) {
-  return g && g->dtype != dt ? record_copy("ToCopyBackward0", g, to_dtype(g, dt)) : g;
+  return g && g->dtype != dt ? to_dtype(g, dt) : g;  // recorded by _to_copy's autograd kernel
 }
 
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {
@@ -148,7 +153,7 @@ Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt) {
   if (r->sizes == sizes) return r;
   Tensor out = empty(sizes, dt);
   fill(out, Scalar(int64_t(0)));
-  Tensor region = make_view(out, r->sizes, out->strides, 0);
+  Tensor region = ops::as_strided(out, r->sizes, out->strides, 0);
   copy_into(region, r);
   record_overwrite("torch::autograd::CopyBackwards", region, r);  // create_graph: differentiable again (a no-op otherwise)
   return out;
@@ -275,7 +280,7 @@ FL_REGISTER_KERNEL(scatter_reduce_, Autograd, ([](DispatchKeySet ks, const Tenso
   check_inplace(self, src);
   Edge self_old = gradient_edge(self);
   const bool needs_before = reduce == "prod" || reduce == "amax" || reduce == "amin";
-  Tensor before = needs_before ? record_copy("CloneBackward0", self, clone(self)) : nullptr;  // keeps self's history
+  Tensor before = needs_before ? clone(self) : nullptr;  // keeps self's history
   redispatch_no_grad(ops::scatter_reduce_, ks, self, dim, index, src, reduce, include_self);
   record_saved("ScatterReduceBackward0", self, {self_old, gradient_edge(src)}, {before, src}, true,
                [dim, index, reduce, include_self](const Tensor& g, const TensorList& s) {
@@ -286,7 +291,7 @@ FL_REGISTER_KERNEL(scatter_reduce_, Autograd, ([](DispatchKeySet ks, const Tenso
                  Tensor src = src_all;
                  for (int64_t k = 0; k < index->dim(); ++k)
                    if (src->sizes[k] != index->sizes[k]) src = ops::slice(src, k, 0, index->sizes[k], 1);
-                 auto copy_of = [](const Tensor& t) { return record_copy("CloneBackward0", t, clone(t)); };
+                 auto copy_of = [](const Tensor& t) { return clone(t); };
                  Tensor gs, gsrc;
                  if (reduce == "sum") {
                    gs = g;

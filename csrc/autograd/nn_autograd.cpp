@@ -198,7 +198,7 @@ FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, 
     check_inplace(x, nullptr);
   }
   Edge edge = gradient_edge(x);
-  Tensor before = in_place ? record_copy("CloneBackward0", x, clone(x)) : x;  // keeps x's history
+  Tensor before = in_place ? copy_before_write(x) : x;  // keeps x's history
   Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
   record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
     return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};

@@ -137,7 +137,7 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
     Edge a_edge = gradient_edge(a);
     // the formula may need the value `a` had before the write
     Tensor a_before = kBinaryUses[static_cast<int>(op)].needed(a_edge.valid(), requires_grad(b)).a
-                          ? record_copy("CloneBackward0", a, clone(a)) : a;
+                          ? copy_before_write(a) : a;
     redispatch_no_grad(opobj, ks, a, b, alpha, out);
     record_binary(op, a, a_before, b, alpha, a_edge);
     rebase_view_history(a);
@@ -153,7 +153,7 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
   bool in_place = check_out(out, a, unary_op_name(op));
   Edge edge = gradient_edge(a);
   const Uses& uses = kUnaryUses[static_cast<int>(op)];
-  Tensor before = in_place && uses.a ? record_copy("CloneBackward0", a, clone(a)) : a;  // keeps a's history
+  Tensor before = in_place && uses.a ? copy_before_write(a) : a;  // keeps a's history
   Tensor r = redispatch_no_grad(opobj, ks, a, out);
   if (!is_floating(r->dtype)) return r;
   auto node = std::make_shared<UnaryBackward>();

@@ -5,6 +5,7 @@
 
 #include "../ops/index.h"
 #include "../ops/reduce.h"
+#include "../ops/tensor_ops.h"
 #include "../ops/views.h"
 #include "autograd.h"
 #include "formulas.h"
@@ -293,7 +294,7 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
                           if (q_grad && thread_state().grad_enabled) {  // create_graph: w moves with q
                             const Tensor& qv = s[1];
                             Tensor q_now = ops::reshape(qv, {1, nq});
-                            Tensor q_const = make_view(q_now, q_now->sizes, q_now->strides, q_now->offset);  // no history
+                            Tensor q_const = ops::detach(q_now);  // no history
                             wh = wh + (q_now - q_const) * dq;
                           }
                           // (rows, 2 * nq), matching idx: each gradient column weighted 1 - w and w

@@ -37,7 +37,7 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   }
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
-  Tensor region = make_view(buf, out_sizes, out_strides, out_offset - in_offset);
+  Tensor region = ops::as_strided(buf, out_sizes, out_strides, out_offset - in_offset);
   const bool overlapping = overlaps(out_sizes, out_strides);
   if (thread_state().grad_enabled && g->requires_grad) {
     // create_graph: the write is recorded (CopySlices onto buf, or a scatter-add of g at each element's
@@ -47,8 +47,8 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
       Tensor pos = empty({static_cast<int64_t>(buf->numel)}, ScalarType::Int64);
       int64_t* p = pos->data<int64_t>();
       for (int64_t i = 0; i < pos->numel; ++i) p[i] = i;
-      Tensor at = contiguous(make_view(pos, out_sizes, out_strides, out_offset - in_offset));
-      buf = ops::scatter_add_(buf, 0, make_view(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
+      Tensor at = contiguous(ops::as_strided(pos, out_sizes, out_strides, out_offset - in_offset));
+      buf = ops::scatter_add_(buf, 0, ops::as_strided(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
     } else {
       copy_into(region, g);
       record_overwrite("torch::autograd::CopyBackwards", region, g);
@@ -58,7 +58,7 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   }
   if (overlapping) accumulate_into(region, g);  // windows that share elements add up
   else copy_into(region, g);  // parallel
-  return contiguous(make_view(buf, in_sizes, in_strides, 0));
+  return contiguous(ops::as_strided(buf, in_sizes, in_strides, 0));
 }
 
 namespace {
@@ -140,7 +140,7 @@ FL_REGISTER_KERNEL(trace, Autograd, [](DispatchKeySet ks, const Tensor& a) {
   return record_lambda("TraceBackward0", r, {gradient_edge(a)}, [in = a->sizes](const Tensor& g) {
     Tensor eye = empty(in, g->dtype);
     fill(eye, Scalar(int64_t(0)));
-    fill(make_view(eye, {std::min(in[0], in[1])}, {in[1] + 1}, 0), Scalar(int64_t(1)));
+    fill(ops::as_strided(eye, {std::min(in[0], in[1])}, {in[1] + 1}, 0), Scalar(int64_t(1)));
     return TensorList{binary_op(BinaryOp::mul, eye, g, Scalar(int64_t(1)), nullptr)};  // differentiable in g
   });
 })

@@ -17,4 +17,17 @@ const char* dispatch_key_name(DispatchKey k) {
   return names[static_cast<int>(k)];
 }
 
+namespace detail {
+void missing_kernel(const char* op, DispatchKey key) {
+  if (key == DispatchKey::Autograd)
+    throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented: the op has no ",
+                                      "Autograd kernel and is not declared non-differentiable"));
+  throw NotImplementedError(str_cat("Could not run '", op, "' with arguments from the '", dispatch_key_name(key),
+                                    "' backend: no kernel is registered for it"));
+}
+void bad_boxed_call(const char* op, size_t expected, size_t got) {
+  throw TypeError(str_cat(op, "(): the boxed call got ", got, " arguments, expected ", expected));
+}
+}  // namespace detail
+
 }  // namespace fl

@@ -2,21 +2,31 @@
 //
 // Note [Dispatch order]
 // Every op is an `Op<Sig>` object holding one kernel slot per dispatch key. A call computes the
-// keys that apply (Tracer when a graph capture is active on this thread, Autograd when grad mode
-// is on and a tensor argument requires grad, then the device key) and runs the first key that
-// has a kernel. That kernel receives the remaining key set and re-dispatches below itself with
-// `op.redispatch(keys, ...)`, so the autograd kernel records its node and then calls the device
-// kernel, and the tracer records the call and then lets it run.
+// keys that apply and runs them in order:
+//   Tracer    when a graph capture is active on this thread: generic for every op (no per-op
+//             code), it boxes the arguments, runs the call below with the tracer paused (so the
+//             ops a kernel calls internally are part of this op, not separate records) and hands
+//             the boxed call and its results to the tracer (Note [Tracer]);
+//   Autograd  when grad mode is on and a tensor argument requires grad: the op's autograd kernel
+//             records its node and re-dispatches below itself with `op.redispatch(keys, ...)`;
+//   CPU       the device kernel (CUDA later).
+// A key in the set with no kernel is an error naming the op and the key, unless the op declared
+// that key a fallthrough (FL_REGISTER_FALLTHROUGH: Autograd for ops whose outputs never require
+// grad, such as comparisons, argmax or random fills).
 //
 // Ops are declared once, with their schema, in csrc/ops/*.h lists (FL_DECLARE_OP); kernels
-// register against that declaration from their own translation unit (FL_REGISTER_KERNEL).
+// register against that declaration from their own translation unit (FL_REGISTER_KERNEL). Each op
+// also has a boxed calling form (OpInfo::boxed, over core/ivalue.h's Stack) produced from its C++
+// signature: the tracer, the replay and kernels registered from Python use it.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "ivalue.h"
 #include "tensor.h"
 
 namespace fl {
@@ -32,20 +42,74 @@ struct DispatchKeySet {
   DispatchKeySet without(DispatchKey k) const { return {static_cast<uint8_t>(bits & ~(1u << static_cast<int>(k)))}; }
 };
 
-// Per-thread state read by dispatch: grad mode and the active graph tracer.
-struct ThreadState {
-  bool grad_enabled = true;
-  bool inference_mode = false;
-  void* tracer = nullptr;  // set by graph capture
-};
-ThreadState& thread_state();
+// Runs an op from a stack of arguments, pushing its results.
+using BoxedFn = void (*)(const void* op, const Stack& args, Stack& results);
 
 struct OpInfo {
   const char* name;
   const char* schema;
-  const bool* has_kernel;  // kNumDispatchKeys flags
+  const bool* has_kernel;   // kNumDispatchKeys flags
+  const bool* fallthrough;  // kNumDispatchKeys flags
+  const void* op;           // the Op object, for `boxed`
+  BoxedFn boxed;
+  // the schema types of the C++ signature (ivalue.h's TypeTag), checked against the parsed schema
+  int num_args;
+  const char* const* arg_types;
+  int num_results;
+  const char* const* result_types;
 };
 std::vector<OpInfo>& op_registry();
+
+// Note [Tracer]
+// A graph capture installs a Tracer on its thread. Each op called while it is installed, from
+// Python bindings, the autograd engine, backward formulas or optimizer steps, reaches `enter` with
+// its boxed arguments before it runs (so the tracer sees an in-place op's inputs as they were)
+// and `record` with its results after it returned. Ops that kernels call internally are not seen:
+// the tracer is paused below the Tracer key.
+// A kernel that makes a tensor the program needs later (an autograd kernel's copy of a value it is
+// about to overwrite, which the backward reads) makes it under TraceAsCaller: that call is recorded
+// as the program's own, before the op that made it. Calls nest: enter and record pair up inside
+// out, and an op that throws reaches `abandon` instead of `record`.
+struct Tracer {
+  virtual ~Tracer() = default;
+  virtual void enter(const OpInfo& op, const Stack& args) = 0;
+  virtual void record(const OpInfo& op, Stack&& args, const Stack& results) = 0;
+  virtual void abandon(const OpInfo& op) = 0;
+};
+
+// Per-thread state read by dispatch: grad mode and the active graph tracer.
+struct ThreadState {
+  bool grad_enabled = true;
+  bool inference_mode = false;
+  Tracer* tracer = nullptr;  // set by graph capture
+  Tracer* paused_tracer = nullptr;  // the tracer while a TracerPause holds it off
+};
+ThreadState& thread_state();
+
+// RAII switch of grad mode for this thread.
+struct GradModeGuard {
+  bool prev;
+  explicit GradModeGuard(bool enabled) : prev(thread_state().grad_enabled) { thread_state().grad_enabled = enabled; }
+  ~GradModeGuard() { thread_state().grad_enabled = prev; }
+};
+
+// Clears the thread's tracer for a scope (the calls below the Tracer key).
+struct TracerPause {
+  Tracer* saved;
+  Tracer* saved_paused;
+  TracerPause() : saved(thread_state().tracer), saved_paused(thread_state().paused_tracer) {
+    if (saved) thread_state().paused_tracer = saved;
+    thread_state().tracer = nullptr;
+  }
+  ~TracerPause() { thread_state().tracer = saved; thread_state().paused_tracer = saved_paused; }
+};
+
+// Records the calls of a scope inside a kernel as the program's own (Note [Tracer]).
+struct TraceAsCaller {
+  Tracer* saved;
+  TraceAsCaller() : saved(thread_state().tracer) { if (!saved) thread_state().tracer = thread_state().paused_tracer; }
+  ~TraceAsCaller() { thread_state().tracer = saved; }
+};
 
 namespace detail {
 inline bool needs_grad(const Tensor& t) { return t && t->requires_grad; }
@@ -54,6 +118,8 @@ inline bool needs_grad(const std::vector<Tensor>& ts) {
   return false;
 }
 template <typename T> inline bool needs_grad(const T&) { return false; }
+[[noreturn]] void missing_kernel(const char* op, DispatchKey key);
+[[noreturn]] void bad_boxed_call(const char* op, size_t expected, size_t got);
 }  // namespace detail
 
 template <typename Sig> class Op;
@@ -65,20 +131,26 @@ class Op<R(Args...)> {
 
   // constexpr, so ops are constant-initialized before any kernel registrar runs
   constexpr Op(const char* name, const char* schema) : name_(name), schema_(schema) {}
-  OpInfo info() const { return OpInfo{name_, schema_, has_}; }
+  OpInfo info() const {
+    return OpInfo{name_, schema_, has_, fallthrough_, this, &Op::call_boxed, sizeof...(Args), kArgTypes,
+                  ResultTags<R>::size, ResultTags<R>::names};
+  }
   const char* name() const { return name_; }
   const char* schema() const { return schema_; }
 
+  // A null `fn` declares a fallthrough.
   void register_kernel(DispatchKey k, Kernel fn) {
+    if (!fn) return register_fallthrough(k);
     kernels_[static_cast<int>(k)] = fn;
     has_[static_cast<int>(k)] = true;
   }
+  void register_fallthrough(DispatchKey k) { fallthrough_[static_cast<int>(k)] = true; }
 
   R operator()(Args... args) const {
     DispatchKeySet ks{static_cast<uint8_t>(1u << static_cast<int>(DispatchKey::CPU))};
     const ThreadState& st = thread_state();
-    if (st.tracer) ks = ks.with(DispatchKey::Tracer);
     if (st.grad_enabled && (detail::needs_grad(args) || ...)) ks = ks.with(DispatchKey::Autograd);
+    if (st.tracer) return traced(ks, std::forward<Args>(args)...);
     return redispatch(ks, std::forward<Args>(args)...);
   }
 
@@ -86,15 +158,59 @@ class Op<R(Args...)> {
     for (int k = 0; k < kNumDispatchKeys; ++k) {
       if (!(ks.bits & (1u << k))) continue;
       if (Kernel fn = kernels_[k]) return fn(ks.without(static_cast<DispatchKey>(k)), std::forward<Args>(args)...);
+      if (!fallthrough_[k]) detail::missing_kernel(name_, static_cast<DispatchKey>(k));
+      if (k == static_cast<int>(DispatchKey::Autograd)) {  // nothing to record: run below with grad mode off
+        GradModeGuard no_grad(false);
+        return redispatch(ks.without(DispatchKey::Autograd), std::forward<Args>(args)...);
+      }
     }
-    throw NotImplementedError(str_cat("Could not run '", name_, "' with the keys given: no kernel registered"));
+    detail::missing_kernel(name_, DispatchKey::CPU);
   }
 
  private:
+  // The generic Tracer kernel (Note [Tracer]).
+  R traced(DispatchKeySet ks, Args... args) const {
+    Tracer* tracer = thread_state().tracer;
+    Stack in;
+    in.reserve(sizeof...(Args));
+    (in.push_back(box(args)), ...);
+    TracerPause pause;
+    tracer->enter(info(), in);
+    Stack out;
+    try {
+      if constexpr (std::is_void_v<R>) {
+        redispatch(ks, std::forward<Args>(args)...);
+        tracer->record(info(), std::move(in), out);
+      } else {
+        R r = redispatch(ks, std::forward<Args>(args)...);
+        push_result(out, r);
+        tracer->record(info(), std::move(in), out);
+        return r;
+      }
+    } catch (...) {
+      tracer->abandon(info());
+      throw;
+    }
+  }
+
+  static void call_boxed(const void* self, const Stack& in, Stack& out) {
+    const Op* op = static_cast<const Op*>(self);
+    if (in.size() != sizeof...(Args)) detail::bad_boxed_call(op->name_, sizeof...(Args), in.size());
+    op->call_unboxed(in, out, std::index_sequence_for<Args...>{});
+  }
+  template <size_t... I>
+  void call_unboxed(const Stack& in, Stack& out, std::index_sequence<I...>) const {
+    if constexpr (std::is_void_v<R>) (*this)(Unbox<std::decay_t<Args>>::get(in[I])...);
+    else push_result(out, (*this)(Unbox<std::decay_t<Args>>::get(in[I])...));
+  }
+
+  static constexpr const char* kArgTypes[sizeof...(Args) + 1] = {TypeTag<std::decay_t<Args>>::name..., ""};
+
   const char* name_;
   const char* schema_;
   Kernel kernels_[kNumDispatchKeys] = {};
   bool has_[kNumDispatchKeys] = {};
+  bool fallthrough_[kNumDispatchKeys] = {};
 };
 
 struct OpListed {
@@ -105,6 +221,7 @@ struct OpListed {
 template <typename OpT>
 struct KernelRegistrar {
   KernelRegistrar(OpT& op, DispatchKey key, typename OpT::Kernel fn) { op.register_kernel(key, fn); }
+  KernelRegistrar(OpT& op, DispatchKey key) { op.register_fallthrough(key); }
 };
 
 }  // namespace fl
@@ -120,3 +237,6 @@ struct KernelRegistrar {
 // In a kernel .cpp: registers `fn` (taking DispatchKeySet first) for `key`.
 #define FL_REGISTER_KERNEL(name, key, fn) \
   static ::fl::KernelRegistrar<std::remove_reference_t<decltype(::fl::ops::name)>> FL_CONCAT(fl_reg_##name##_, __LINE__)(::fl::ops::name, ::fl::DispatchKey::key, fn);
+// Declares that `key` has nothing to do for this op: dispatch goes on to the next key.
+#define FL_REGISTER_FALLTHROUGH(name, key) \
+  static ::fl::KernelRegistrar<std::remove_reference_t<decltype(::fl::ops::name)>> FL_CONCAT(fl_fall_##name##_, __LINE__)(::fl::ops::name, ::fl::DispatchKey::key);

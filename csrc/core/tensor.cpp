@@ -81,6 +81,11 @@ int64_t numel_of(const IntList& sizes, const char* op) {
   return n;
 }
 
+uint64_t next_tensor_serial() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
+
 Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype) {
   auto t = std::make_shared<TensorImpl>();
   t->storage = std::move(storage);
@@ -91,47 +96,6 @@ Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList 
   t->version = std::make_shared<VersionCounter>();
   t->refresh();
   return t;
-}
-
-Tensor empty(const IntList& sizes, ScalarType dtype) {
-  int64_t n = numel_of(sizes);
-  FL_CHECK(n <= (int64_t(1) << 62) / int64_t(element_size(dtype)), Error, "empty(): tensor of size ", shape_str(sizes),
-           " needs more memory than can be addressed");
-  return make_tensor(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
-}
-
-Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dtype) {
-  FL_CHECK(sizes.size() == strides.size(), Error, "empty_strided: mismatch in length of strides and shape");
-  int64_t extent = 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    FL_CHECK(sizes[d] >= 0, Error, "empty_strided: negative dimension ", sizes[d]);
-    if (sizes[d] == 0) { extent = 0; break; }
-    FL_CHECK(strides[d] >= 0, Error, "empty_strided: negative strides are not supported, got ", shape_str(strides));
-    int64_t span;
-    FL_CHECK(!__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) && !__builtin_add_overflow(extent, span, &extent) &&
-                 extent <= (int64_t(1) << 62) / int64_t(element_size(dtype)),
-             Error, "empty_strided: sizes ", shape_str(sizes), " and strides ", shape_str(strides), " are too large");
-  }
-  return make_tensor(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
-}
-
-Tensor empty_like(const Tensor& like, ScalarType dtype) {
-  // Keep a dense non-contiguous layout (e.g. a transposed matrix) as PyTorch's preserve_format.
-  if (!like->contiguous && like->dim() > 1) {
-    std::vector<int64_t> perm(like->dim());
-    for (int64_t i = 0; i < like->dim(); ++i) perm[i] = i;
-    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return like->strides[a] > like->strides[b]; });
-    IntList st(like->dim());
-    int64_t acc = 1;
-    bool dense = true;
-    for (int64_t i = like->dim() - 1; i >= 0; --i) {
-      st[perm[i]] = acc;
-      if (like->strides[perm[i]] != acc && like->sizes[perm[i]] != 1) dense = false;
-      acc *= std::max<int64_t>(like->sizes[perm[i]], 1);
-    }
-    if (dense) return empty_strided(like->sizes, st, dtype);
-  }
-  return empty(like->sizes, dtype);
 }
 
 Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset) {
@@ -146,19 +110,6 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   Tensor root = base->view_base.lock();
   t->view_base = root ? root : base;
   t->refresh();
-  return t;
-}
-
-Tensor scalar_tensor(Scalar s, ScalarType dtype) {
-  Tensor t = empty({}, dtype);
-  fill(t, s);
-  return t;
-}
-
-Tensor wrap_scalar(const Scalar& s) {
-  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
-  Tensor t = scalar_tensor(s, dt);
-  t->wrapped_number = true;
   return t;
 }
 
@@ -183,27 +134,6 @@ IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op) {
       throw Error(str_cat(op ? op : "", op ? ": " : "", "The size of tensor a (", da, ") must match the size of tensor b (", db,
                           ") at non-singleton dimension ", i, "; shapes ", shape_str(a), " and ", shape_str(b)));
   }
-  return out;
-}
-
-// Row-major, unlike clone (which keeps a dense permuted layout): callers read the data linearly.
-Tensor contiguous(const Tensor& t) {
-  if (t->contiguous) return t;
-  Tensor out = empty(t->sizes, t->dtype);
-  copy_into(out, t);
-  return out;
-}
-
-Tensor clone(const Tensor& t) {
-  Tensor out = empty_like(t, t->dtype);
-  copy_into(out, t);
-  return out;
-}
-
-Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
-  if (t->dtype == dtype && !copy) return t;
-  Tensor out = empty_like(t, dtype);
-  copy_into(out, t);
   return out;
 }
 

@@ -46,6 +46,9 @@ struct VersionCounter { std::atomic<uint32_t> version{0}; };
 
 struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
+// Creation order of tensors: a graph capture tells the tensors that existed before it began (its
+// inputs) from the ones made during it, each of which must come out of a recorded op.
+uint64_t next_tensor_serial();
 namespace autograd { struct Node; }
 
 // Per-tensor autograd state (csrc/autograd): a non-leaf has grad_fn, the node that produced it
@@ -87,6 +90,7 @@ struct TensorImpl {
   std::weak_ptr<TensorImpl> view_base;
   std::shared_ptr<VersionCounter> version;
   std::unique_ptr<AutogradMeta> autograd;
+  uint64_t serial = next_tensor_serial();
 
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
   size_t itemsize() const { return element_size(dtype); }

@@ -1,12 +1,13 @@
-// copy_into (strided copy with dtype conversion and broadcasting), fill and item.
+// The kernels of the copy and fill ops (strided copy with dtype conversion and broadcasting), and item.
 #include <cstring>
 
+#include "copy.h"
 #include "loops.h"
 #include "overlap.h"
 
 namespace fl {
 
-void copy_into(const Tensor& dst, const Tensor& src) {
+void copy_kernel(const Tensor& dst, const Tensor& src) {
   if (dst->numel == 0) return;
   broadcast_shapes(dst->sizes, src->sizes, "copy_");
   FL_CHECK(src->dim() <= dst->dim() && broadcast_shapes(dst->sizes, src->sizes) == dst->sizes, Error,
@@ -54,7 +55,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   });
 }
 
-void fill(const Tensor& t, Scalar value) {
+void fill_kernel(const Tensor& t, Scalar value) {
   if (t->numel == 0) return;
   ElementwiseIter it({t.get()}, "fill_");
   FL_DISPATCH_ALL(t->dtype, "fill_", {

@@ -314,7 +314,8 @@ FL_DEFINE_OP(
                  const ::fl::IntList&, const ::fl::IntList&, bool, const ::fl::IntList&, int64_t))
 FL_DEFINE_OP(convolution_backward,
              "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, "
-             "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> "
+             "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool input_mask, bool weight_mask, "
+             "bool bias_mask) -> "
              "(Tensor, Tensor, Tensor)",
              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
                                                                   const ::fl::Tensor&, const ::fl::IntList&,

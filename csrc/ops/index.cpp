@@ -374,3 +374,6 @@ FL_DEFINE_OP(nonzero, "nonzero(Tensor self) -> Tensor", Tensor(const Tensor&))
 FL_REGISTER_KERNEL(nonzero, CPU, fl::nonzero_cpu)
 FL_DEFINE_OP(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", Tensor(const Tensor&, const Tensor&, const Tensor&))
 FL_REGISTER_KERNEL(where, CPU, fl::where_cpu)
+
+// Not differentiable (Note [Dispatch order]): indices: no gradient.
+FL_REGISTER_FALLTHROUGH(nonzero, Autograd)

@@ -271,7 +271,7 @@ Tensor index_fill_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Te
 using fl::Tensor;
 FL_DEFINE_OP(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", Tensor(const Tensor&, int64_t, const Tensor&))
 FL_REGISTER_KERNEL(index_select, CPU, fl::index_select_cpu)
-FL_DEFINE_OP(gather, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+FL_DEFINE_OP(gather, "gather(Tensor self, int dim, Tensor index) -> Tensor",
              Tensor(const Tensor&, int64_t, const Tensor&))
 FL_REGISTER_KERNEL(gather, CPU, fl::gather_cpu)
 FL_DEFINE_OP(scatter_, "scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce='') -> Tensor(a!)",

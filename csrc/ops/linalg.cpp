@@ -561,3 +561,7 @@ FL_REGISTER_KERNEL(linalg_qr, CPU, ::fl::qr_cpu)
 FL_REGISTER_KERNEL(linalg_eigh, CPU, ::fl::eigh_cpu)
 FL_REGISTER_KERNEL(linalg_svd, CPU, ::fl::svd_cpu)
 FL_REGISTER_KERNEL(linalg_lstsq, CPU, ::fl::lstsq_cpu)
+
+// Not differentiable (Note [Dispatch order]): pivots carry no gradient; lstsq's gradient comes from the differentiable composite in flowlike/linalg.py.
+FL_REGISTER_FALLTHROUGH(lu_pivots_to_permutation, Autograd)
+FL_REGISTER_FALLTHROUGH(linalg_lstsq, Autograd)

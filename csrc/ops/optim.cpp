@@ -633,3 +633,13 @@ FL_REGISTER_KERNEL(_fused_adadelta_, CPU, ::fl::fused_adadelta_cpu)
 FL_REGISTER_KERNEL(_fused_adamax_, CPU, ::fl::fused_adamax_cpu)
 FL_REGISTER_KERNEL(_fused_nadam_, CPU, ::fl::fused_nadam_cpu)
 FL_REGISTER_KERNEL(_fused_radam_, CPU, ::fl::fused_radam_cpu)
+
+// Not differentiable (Note [Dispatch order]): optimizer steps write parameters in place outside autograd (they run under no_grad).
+FL_REGISTER_FALLTHROUGH(_fused_sgd_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_adam_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_rmsprop_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_adagrad_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_adadelta_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_adamax_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_nadam_, Autograd)
+FL_REGISTER_FALLTHROUGH(_fused_radam_, Autograd)

@@ -2,6 +2,7 @@
 #include "../kernels/loops.h"
 #include "../kernels/overlap.h"
 #include "pointwise.h"
+#include "tensor_ops.h"
 #include "pointwise_math.h"
 
 namespace fl {
@@ -145,12 +146,8 @@ void check_can_cast(ScalarType from, ScalarType to, const char* op) {
            c10_type_name(to));
 }
 
-void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
-  if (out->sizes == sizes) return;
-  out->sizes = sizes;
-  out->strides = contiguous_strides(sizes);
-  out->refresh();
-  out->storage->resize((out->offset + out->numel) * out->itemsize());
+void resize_out(const Tensor& out, const IntList& sizes, const char*) {
+  if (out->sizes != sizes) ops::resize_(out, sizes);
 }
 
 const char* binary_op_name(BinaryOp op) { return kBinaryInfo[static_cast<int>(op)].name; }

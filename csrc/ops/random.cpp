@@ -197,3 +197,6 @@ FL_REGISTER_KERNEL(randperm, CPU, ::fl::randperm_cpu)
 FL_DEFINE_OP(multinomial, "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, int64_t, bool, ::fl::Generator*))
 FL_REGISTER_KERNEL(multinomial, CPU, ::fl::multinomial_cpu)
+
+// Not differentiable (Note [Dispatch order]): samples: no gradient.
+FL_REGISTER_FALLTHROUGH(multinomial, Autograd)

@@ -97,24 +97,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double cascade_f64(
   return cascade_f64(x, h) + cascade_f64(x + h, n - h);
 }
 
-// Elements before the first 64-byte boundary: summed apart so the vector loads stay aligned
-// (numpy buffers are often only 16-byte aligned).
-template <typename T>
-int64_t unaligned_head(const T* x, int64_t n) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(x) % 64;
-  return a == 0 || a % sizeof(T) ? 0 : std::min<int64_t>(n, static_cast<int64_t>((64 - a) / sizeof(T)));
-}
-
-template <typename T, typename F>
-T aligned_sum(const T* x, int64_t n, F cascade) {
-  const int64_t h = unaligned_head(x, n);
-  T head = 0;
-  for (int64_t i = 0; i < h; ++i) head += x[i];
-  return head + cascade(x + h, n - h);
-}
-
-float sum_f32(const float* x, int64_t n) { return aligned_sum(x, n, cascade_f32); }
-double sum_f64(const double* x, int64_t n) { return aligned_sum(x, n, cascade_f64); }
+// No peeling to an aligned boundary: a sum must not depend on where its data lies in memory, or the
+// same values (a numpy buffer and its copy, an eager run and a graph replay) would sum differently.
+float sum_f32(const float* x, int64_t n) { return cascade_f32(x, n); }
+double sum_f64(const double* x, int64_t n) { return cascade_f64(x, n); }
 template <typename T>
 float sum_half(const T* x, int64_t n) {
   if (n <= kBlock) return block_sum<T, float, 16>(x, n);
@@ -449,3 +435,8 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
   })
 FL_REDUCE_OPS(FL_X)
 #undef FL_X
+
+// Not differentiable (Note [Dispatch order]): boolean and count results: no gradient.
+FL_REGISTER_FALLTHROUGH(all, Autograd)
+FL_REGISTER_FALLTHROUGH(any, Autograd)
+FL_REGISTER_FALLTHROUGH(count_nonzero, Autograd)

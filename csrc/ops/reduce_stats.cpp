@@ -162,9 +162,13 @@ FL_REGISTER_KERNEL(argmax, CPU, [](fl::DispatchKeySet, const Tensor& t, std::opt
 FL_DEFINE_OP(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
              Tensor(const Tensor&, std::optional<int64_t>, bool))
 FL_REGISTER_KERNEL(argmin, CPU, [](fl::DispatchKeySet, const Tensor& t, std::optional<int64_t> d, bool k) { return fl::arg_max_min(t, d, k, false); })
-FL_DEFINE_OP(var_mean, "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+FL_DEFINE_OP(var_mean, "var_mean(Tensor self, int[1]? dim=None, float correction=1, bool keepdim=False) -> (Tensor, Tensor)",
              TensorPair(const Tensor&, const fl::IntList&, double, bool))
 FL_REGISTER_KERNEL(var_mean, CPU, [](fl::DispatchKeySet, const Tensor& t, const fl::IntList& d, double c, bool k) { return fl::var_mean_cpu(t, d, c, k); })
-FL_DEFINE_OP(norm, "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+FL_DEFINE_OP(norm, "norm(Tensor self, float ord=2, int[1]? dim=None, bool keepdim=False, ScalarType dtype) -> Tensor",
              Tensor(const Tensor&, double, const fl::IntList&, bool, fl::ScalarType))
 FL_REGISTER_KERNEL(norm, CPU, [](fl::DispatchKeySet, const Tensor& t, double p, const fl::IntList& d, bool k, fl::ScalarType dt) { return fl::norm_cpu(t, p, d, k, dt); })
+
+// Not differentiable (Note [Dispatch order]): indices: no gradient.
+FL_REGISTER_FALLTHROUGH(argmax, Autograd)
+FL_REGISTER_FALLTHROUGH(argmin, Autograd)

@@ -334,7 +334,7 @@ FL_DEFINE_OP(transpose, "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor
 FL_REGISTER_KERNEL(transpose, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t a, int64_t b) { return fl::transpose_cpu(t, a, b); })
 FL_DEFINE_OP(expand, "expand(Tensor(a) self, SymInt[] size) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
 FL_REGISTER_KERNEL(expand, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::expand_cpu(t, s); })
-FL_DEFINE_OP(squeeze, "squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", Tensor(const Tensor&, const IntList&, bool))
+FL_DEFINE_OP(squeeze, "squeeze(Tensor(a) self, int[] dim, bool all_dims) -> Tensor(a)", Tensor(const Tensor&, const IntList&, bool))
 FL_REGISTER_KERNEL(squeeze, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& d, bool all) { return fl::squeeze_cpu(t, d, all); })
 FL_DEFINE_OP(unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", Tensor(const Tensor&, int64_t))
 FL_REGISTER_KERNEL(unsqueeze, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d) { return fl::unsqueeze_cpu(t, d); })
@@ -356,3 +356,6 @@ FL_REGISTER_KERNEL(as_strided, CPU, [](fl::DispatchKeySet, const Tensor& t, cons
 })
 FL_DEFINE_OP(unfold, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t, int64_t))
 FL_REGISTER_KERNEL(unfold, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, int64_t s, int64_t st) { return fl::unfold_cpu(t, d, s, st); })
+
+// Not differentiable (Note [Dispatch order]): a reinterpretation of the bits: no gradient, as torch.
+FL_REGISTER_FALLTHROUGH(view_dtype, Autograd)

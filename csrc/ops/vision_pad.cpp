@@ -8,7 +8,7 @@
 #include "../kernels/loops.h"
 #include "vision.h"
 
-FL_DEFINE_OP(pad, "pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
+FL_DEFINE_OP(pad, "pad(Tensor self, SymInt[] pad, int mode=0, float value=0) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, double))
 FL_DEFINE_OP(pad_backward, "pad_backward(Tensor grad, SymInt[] input_sizes, SymInt[] pad, int mode) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t))

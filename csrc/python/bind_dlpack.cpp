@@ -1,5 +1,6 @@
 // DLPack exchange (__dlpack__, __dlpack_device__, from_dlpack): zero-copy sharing with numpy and
 // any other framework that speaks DLPack.
+#include "../ops/tensor_ops.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -133,7 +134,8 @@ void bind(py::module_& m, TensorClass& cls) {
     return to_dlpack(t, versioned);
   });
   cls.def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(kDLCPU, 0); });
-  m.def("from_dlpack", &from_dlpack, py::arg("ext_tensor"), "A tensor sharing memory with a DLPack-exporting object.");
+  m.def("from_dlpack", [](py::object ext) { return ops::lift_fresh(from_dlpack(ext)); }, py::arg("ext_tensor"),
+        "A tensor sharing memory with a DLPack-exporting object.");
 }
 
 }  // namespace

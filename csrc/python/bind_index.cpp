@@ -6,6 +6,7 @@
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
+#include "../ops/tensor_ops.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -130,7 +131,7 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
         sizes.push_back(1);
         strides.push_back(0);
         Tensor idx = empty({it.value}, ScalarType::Int64);
-        if (it.value) *idx->data<int64_t>() = 0;
+        fill(idx, Scalar(int64_t(0)));
         r.indices.resize(sizes.size() - 1 - mask_extra);
         r.indices.push_back(idx);
         r.advanced = true;
@@ -151,14 +152,11 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
     }
   }
   while (d < ndim) keep_dim();
-  // with autograd recording, the view goes through the as_strided op so that it gets a grad_fn, named
-  // as PyTorch's
+  // the view is the as_strided op's; with autograd recording its grad_fn is named as PyTorch's
+  r.view = ops::as_strided(self, sizes, strides, offset);
   if (self->requires_grad && thread_state().grad_enabled) {
-    r.view = ops::as_strided(self, sizes, strides, offset);
     const auto& fn = autograd::current_grad_fn(r.view);
     if (auto* node = dynamic_cast<autograd::LambdaBackward*>(fn.get()); node && !r.advanced) node->node_name = node_name;
-  } else {
-    r.view = make_view(self, sizes, strides, offset);
   }
   return r;
 }
@@ -182,7 +180,7 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
     // leading size-1 dims of the value are dropped, as PyTorch does, before broadcasting
     int64_t lead = 0;
     while (lead < v->dim() && v->sizes[lead] == 1) ++lead;
-    if (lead) v = make_view(v, IntList(v->sizes.begin() + lead, v->sizes.end()), IntList(v->strides.begin() + lead, v->strides.end()), v->offset);
+    if (lead) v = ops::as_strided(v, IntList(v->sizes.begin() + lead, v->sizes.end()), IntList(v->strides.begin() + lead, v->strides.end()), v->offset);
   }
   // x[mask] = scalar, with a mask over self's leading dims, is a masked fill (no nonzero pass)
   if (v->dim() == 0 && is_tensor(index) && as_tensor(index)->dtype == ScalarType::Bool) {
@@ -191,7 +189,7 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
       IntList ms = m->sizes, mst = m->strides;
       ms.resize(self->dim(), 1);
       mst.resize(self->dim(), 0);
-      ops::masked_fill_(self, make_view(m, ms, mst, m->offset), v);
+      ops::masked_fill_(self, ops::as_strided(m, ms, mst, m->offset), v);
       return;
     }
   }
@@ -204,10 +202,8 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
     ops::index_put_(p.view, p.indices, v, false);
     return;
   }
-  if (is_number) fill(p.view, s);
-  else copy_into(p.view, v->storage == self->storage ? clone(v) : v);
-  self->bump_version();
-  autograd::record_overwrite(is_number ? "FillBackward2" : "torch::autograd::CopyBackwards", p.view, is_number ? nullptr : v);
+  if (is_number) ops::fill_(p.view, s);
+  else ops::copy_(p.view, v->storage == self->storage ? clone(v) : v);
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------
@@ -261,14 +257,14 @@ void check_mask_dtype(const Tensor& mask) {
 
 py::tuple columns(const Tensor& nz) {
   py::tuple out(nz->sizes[1]);
-  for (int64_t j = 0; j < nz->sizes[1]; ++j) out[j] = py::cast(make_view(nz, {nz->sizes[0]}, {nz->strides[0]}, nz->offset + j));
+  for (int64_t j = 0; j < nz->sizes[1]; ++j) out[j] = py::cast(ops::as_strided(nz, {nz->sizes[0]}, {nz->strides[0]}, nz->offset + j));
   return out;
 }
 
 py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
   Tensor nz = ops::nonzero(self);
   if (!as_tuple) return py::cast(write_out(nz, out, "nonzero"));
-  if (self->dim() == 0) return columns(ops::nonzero(make_view(self, {1}, {1}, self->offset)));
+  if (self->dim() == 0) return columns(ops::nonzero(ops::as_strided(self, {1}, {1}, self->offset)));
   return columns(nz);
 }
 
@@ -291,7 +287,7 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
            c10_type_name(indices->dtype));
   if (dim_h.is_none()) {
     Tensor flat = contiguous(self), idx = contiguous(indices);
-    return ops::gather(make_view(flat, {self->numel}, {1}, flat->offset), 0, make_view(idx, {idx->numel}, {1}, idx->offset));
+    return ops::gather(ops::as_strided(flat, {self->numel}, {1}, flat->offset), 0, ops::as_strided(idx, {idx->numel}, {1}, idx->offset));
   }
   FL_CHECK(self->dim() == indices->dim(), Error, "torch.take_along_dim(): input and indices should have the same number of dimensions, but got ",
            self->dim(), " dimensions for input, and ", indices->dim(), " dimensions for indices");

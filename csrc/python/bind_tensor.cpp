@@ -3,6 +3,7 @@
 
 #include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
+#include "../ops/tensor_ops.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -92,7 +93,10 @@ py::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
 }
 
 void bind(py::module_& m, TensorClass& cls) {
-  m.def("from_numpy", &from_numpy, py::arg("ndarray"), "Creates a tensor that shares memory with a numpy array.");
+  m.def("from_numpy", [](py::array arr) { return ops::lift_fresh(from_numpy(arr)); }, py::arg("ndarray"),
+        "Creates a tensor that shares memory with a numpy array.");
+  // from_numpy without lift_fresh: a capture sees a hole (tests/test_capture_replay.py checks that it does)
+  m.def("_from_numpy_unlifted", &from_numpy);
   m.def("_empty", [](const IntList& sizes, py::handle dtype) { return empty(sizes, dtype_from_object(dtype)); });
   m.def("_empty_strided", [](const IntList& sizes, const IntList& strides, py::handle dtype) {
     return empty_strided(sizes, strides, dtype_from_object(dtype));
@@ -100,12 +104,12 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("_scalar_tensor", [](py::handle value, py::handle dtype) {
     Scalar s;
     FL_CHECK(scalar_from_python(value, &s), TypeError, "expected a number");
-    return scalar_tensor(s, dtype_from_object(dtype));
+    return ops::scalar_tensor(s, dtype_from_object(dtype), false);
   });
   m.def("_wrap_scalar", [](py::handle value) {
     Scalar s;
     FL_CHECK(scalar_from_python(value, &s), TypeError, "expected a number");
-    return wrap_scalar(s);
+    return wrap_scalar(s);  // through ops::scalar_tensor
   });
   m.def("get_default_dtype", []() { return dtype_object(default_dtype()); }, "The default floating point dtype.");
   m.def("_set_default_dtype", [](py::handle d) { set_default_dtype(dtype_from_object(d)); });
@@ -178,78 +182,29 @@ void bind(py::module_& m, TensorClass& cls) {
         return to_numpy(t);
       }, py::arg("force") = false)
       .def("_numpy_unchecked", &to_numpy)
-      .def("contiguous", [](const Tensor& t, py::object) {
-        return autograd::record_copy("CloneBackward0", t, contiguous(t));
-      }, py::arg("memory_format") = py::none())
-      .def("clone", [](const Tensor& t, py::object) { return autograd::record_copy("CloneBackward0", t, clone(t)); },
+      .def("contiguous", [](const Tensor& t, py::object) { return ops::contiguous(t); },
            py::arg("memory_format") = py::none())
+      .def("clone", [](const Tensor& t, py::object) { return ops::clone(t); }, py::arg("memory_format") = py::none())
       .def("_to_dtype", [](const Tensor& t, py::handle dtype, bool copy) {
-        return autograd::record_copy("ToCopyBackward0", t, to_dtype(t, dtype_from_object(dtype), copy));
+        return ops::_to_copy(t, dtype_from_object(dtype), copy);
       })
       .def("copy_", [](const Tensor& self, py::handle src, bool) {
-        Tensor s = tensor_or_number(src, "copy_", "src");
-        autograd::check_inplace(self, s);
-        copy_into(self, s);
-        self->bump_version();
-        autograd::record_overwrite("torch::autograd::CopyBackwards", self, s);
-        return self;
+        return ops::copy_(self, tensor_or_number(src, "copy_", "src"));
       }, py::arg("src"), py::arg("non_blocking") = false)
       .def("fill_", [](const Tensor& self, py::handle value) {
-        if (is_tensor(value)) {  // a 0-dim tensor value: differentiable, its gradient is the sum of self's
-          const Tensor& v = as_tensor(value);
-          FL_CHECK(v->dim() == 0, Error, "fill_ only supports 0-dimension value tensor but got tensor with ", v->dim(), " dimensions.");
-          autograd::check_inplace(self, v);
-          copy_into(self, v);
-          self->bump_version();
-          autograd::record_overwrite("FillBackward3", self, v);
-          return self;
-        }
+        if (is_tensor(value)) return ops::fill_tensor_(self, as_tensor(value));  // differentiable in the value
         Scalar s;
         FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
-        autograd::check_inplace(self, nullptr);
-        fill(self, s);
-        self->bump_version();
-        autograd::record_overwrite("FillBackward2", self, nullptr);
-        return self;
+        return ops::fill_(self, s);
       }, py::arg("value"))
-      .def("zero_", [](const Tensor& self) {
-        autograd::check_inplace(self, nullptr);
-        fill(self, Scalar(int64_t(0)));
-        self->bump_version();
-        autograd::record_overwrite("ZeroBackward0", self, nullptr);
-        return self;
-      })
+      .def("zero_", [](const Tensor& self) { return ops::zero_(self); })
       // Tensor.set_ (overloads resolved in flowlike/_tensor.py): self becomes an alias of the storage that
       // `holder` sits on, with the given geometry. As torch: the storage grows when the geometry reaches past
       // its end, self keeps its own version counter and bumps it.
       .def("_set_storage", [](const Tensor& self, const Tensor& holder, int64_t offset, py::handle size, py::handle stride) {
-        IntList sizes = int_list(size, "set_", "size"), strides = int_list(stride, "set_", "stride");
-        FL_CHECK(offset >= 0, Error, "Tensor: invalid storage offset ", offset);
-        FL_CHECK(sizes.size() == strides.size(), Error, "unequal size length (", sizes.size(), ") and stride length (",
-                 strides.size(), ")");
-        int64_t end = 0;  // one past the furthest element the geometry reaches
-        bool empty = false, overflow = __builtin_add_overflow(offset, 1, &end);
-        for (size_t i = 0; i < sizes.size(); ++i) {
-          FL_CHECK(sizes[i] >= 0, Error, "set_: negative size ", sizes[i], " in size ", shape_str(sizes));
-          empty = empty || sizes[i] == 0;
-          int64_t reach = 0;
-          overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] - 1, strides[i], &reach) ||
-                     __builtin_add_overflow(end, reach, &end);
-        }
-        int64_t needed = 0;
-        FL_CHECK(empty || !(overflow || __builtin_mul_overflow(end, static_cast<int64_t>(self->itemsize()), &needed)),
-                 Error, "Storage size calculation overflowed with sizes=", shape_str(sizes), " and strides=",
-                 shape_str(strides));
-        autograd::check_inplace(self, nullptr);
-        if (static_cast<size_t>(needed) > holder->storage->nbytes) holder->storage->resize(needed);
-        self->storage = holder->storage;
-        self->sizes = std::move(sizes);
-        self->strides = std::move(strides);
-        self->offset = offset;
-        self->refresh();
-        self->bump_version();
-        return self;
+        return ops::set_(self, holder, offset, int_list(size, "set_", "size"), int_list(stride, "set_", "stride"));
       })
+      .def("_resize", [](const Tensor& self, const IntList& sizes) { return ops::resize_(self, sizes); })
       // A 1-D uint8 tensor over the bytes [start, start + length) of t's storage (length -1: to its end), which
       // is then its whole storage: the storage itself when that is all of it, else a new one sharing the
       // memory (as torch's storage slices; the sliced storage can no longer grow). Backs flowlike.UntypedStorage.
@@ -267,12 +222,7 @@ void bind(py::module_& m, TensorClass& cls) {
         }
         return make_tensor(storage, {length}, {1}, 0, ScalarType::UInt8);
       }, py::arg("start") = 0, py::arg("length") = -1)
-      .def("_detach_alias", [](const Tensor& t) {
-        // shares t's memory and version counter, but is not an autograd view of t (as torch's detach())
-        Tensor a = make_view(t, t->sizes, t->strides, t->offset);
-        a->view_base.reset();
-        return a;
-      })
+      .def("_detach_alias", [](const Tensor& t) { return ops::detach(t); })
       .def("_set_data", [](const Tensor& self, const Tensor& src) {
         // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,
         // autograd state (requires_grad, grad, hooks) and version counter (Module._apply relies on it

@@ -201,6 +201,7 @@ PYBIND11_MODULE(_C, m) {
       py::list keys;
       for (int k = 0; k < kNumDispatchKeys; ++k)
         if (info.has_kernel[k]) keys.append(dispatch_key_name(static_cast<DispatchKey>(k)));
+        else if (info.fallthrough[k]) keys.append(std::string(dispatch_key_name(static_cast<DispatchKey>(k))) + "(fallthrough)");
       out.append(py::make_tuple(info.name, info.schema, keys));
     }
     return out;

@@ -1,0 +1,121 @@
+#include "trace.h"
+
+#include "../ops/tensor_ops.h"
+
+namespace fl::graph {
+namespace {
+auto geometry(const Tensor& t) { return std::make_tuple(t->storage.get(), t->offset, t->sizes, t->strides, t->dtype); }
+}  // namespace
+
+RecordingTracer::RecordingTracer() : start_serial_(next_tensor_serial()) {}
+
+void RecordingTracer::remember(const Tensor& t, int64_t id) {
+  program_.seen.push_back(t);
+  program_.ids[t.get()] = id;
+  program_.by_geometry[geometry(t)] = id;
+}
+
+int64_t RecordingTracer::input_id(const Tensor& t, const char* op, size_t arg, bool constant) {
+  auto it = program_.ids.find(t.get());
+  if (it != program_.ids.end()) return it->second;
+  auto alias = program_.by_geometry.find(geometry(t));
+  if (alias != program_.by_geometry.end() && !constant) {
+    program_.seen.push_back(t);
+    program_.ids[t.get()] = alias->second;
+    return alias->second;
+  }
+  const int64_t id = program_.num_values++;
+  if (constant) {
+    TracerPause pause;
+    GradModeGuard no_grad(false);
+    program_.constants.emplace_back(id, ops::clone(t));
+  } else if (t->serial < start_serial_) {
+    TracerPause pause;
+    GradModeGuard no_grad(false);
+    program_.input_ids.push_back(id);
+    program_.inputs.push_back(t);
+    program_.input_values.push_back(ops::clone(t));
+  } else {
+    program_.holes.push_back(str_cat(op, "(): argument ", arg, ", a tensor of shape ", shape_str(t->sizes),
+                                     " made during the capture without passing the dispatcher"));
+  }
+  remember(t, id);
+  return id;
+}
+
+int64_t RecordingTracer::result_id(const Tensor& t) {
+  auto it = program_.ids.find(t.get());
+  if (it != program_.ids.end()) return it->second;  // an in-place op's self, or an op returning its input
+  const int64_t id = program_.num_values++;
+  remember(t, id);
+  return id;
+}
+
+void RecordingTracer::enter(const OpInfo& op, const Stack& args) {
+  const bool lifts = op.op == &ops::lift_fresh;
+  std::vector<std::vector<int64_t>> ids(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto* t = std::get_if<Tensor>(&args[i])) {
+      ids[i].push_back(input_id(*t, op.name, i, lifts));
+    } else if (auto* l = std::get_if<TensorList>(&args[i])) {
+      for (const Tensor& e : *l) ids[i].push_back(e ? input_id(e, op.name, i, false) : -1);
+    }
+  }
+  pending_ids_.push_back(std::move(ids));
+}
+
+void RecordingTracer::abandon(const OpInfo&) { pending_ids_.pop_back(); }
+
+void RecordingTracer::record(const OpInfo& op, Stack&& args, const Stack& results) {
+  Call call{op, std::move(args), std::move(pending_ids_.back()), {}};
+  pending_ids_.pop_back();
+  for (IValue& v : call.args) {  // the tensors are referred to by id
+    if (std::holds_alternative<Tensor>(v)) v = IValue();
+    else if (auto* l = std::get_if<TensorList>(&v)) *l = TensorList(l->size());
+  }
+  for (const IValue& r : results) {
+    std::vector<int64_t> ids;
+    for_each_tensor(r, [&](const Tensor& t) { ids.push_back(result_id(t)); });
+    call.result_ids.push_back(std::move(ids));
+  }
+  program_.calls.push_back(std::move(call));
+}
+
+int64_t Program::value_of(const Tensor& t) const {
+  auto it = ids.find(t.get());
+  return it == ids.end() ? -1 : it->second;
+}
+
+std::vector<Tensor> Program::replay(std::vector<Tensor> replacements) const {
+  FL_CHECK(holes.empty(), Error, "replay: the program has ", holes.size(), " holes; the first: ", holes[0]);
+  TracerPause pause;
+  GradModeGuard no_grad(false);
+  if (replacements.empty())
+    for (const Tensor& v : input_values) replacements.push_back(ops::clone(v));
+  FL_CHECK(replacements.size() == inputs.size(), Error, "replay: expected ", inputs.size(), " inputs, got ",
+           replacements.size());
+  std::vector<Tensor> values(num_values);
+  for (size_t i = 0; i < inputs.size(); ++i) values[input_ids[i]] = replacements[i];
+  for (const auto& [id, data] : constants) values[id] = ops::clone(data);
+  Stack out;
+  for (const Call& c : calls) {
+    Stack args = c.args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (c.arg_ids[i].empty()) continue;
+      if (auto* l = std::get_if<TensorList>(&args[i])) {
+        for (size_t j = 0; j < l->size(); ++j) (*l)[j] = c.arg_ids[i][j] < 0 ? Tensor() : values[c.arg_ids[i][j]];
+      } else {
+        args[i] = values[c.arg_ids[i][0]];
+      }
+    }
+    out.clear();
+    c.op.boxed(c.op.op, args, out);
+    for (size_t r = 0; r < out.size() && r < c.result_ids.size(); ++r) {
+      size_t j = 0;
+      for_each_tensor(out[r], [&](const Tensor& t) { if (j < c.result_ids[r].size()) values[c.result_ids[r][j++]] = t; });
+    }
+  }
+  return values;
+}
+
+}  // namespace fl::graph

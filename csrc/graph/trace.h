@@ -1,0 +1,73 @@
+// Recording a program at the Tracer key, and replaying it through the boxed calls.
+//
+// Note [Capture identity]
+// A recorded call refers to tensors by value id. A tensor met for the first time is
+//   - the same value as a known tensor with the same storage and geometry (an alias made outside
+//     any op, such as the autograd engine's saved-output alias: same memory, same value);
+//   - a program input when it existed before the capture began (its serial is older: parameters,
+//     optimizer state, data);
+//   - a constant when it enters through lift_fresh (host data);
+//   - otherwise a *hole*: a tensor made during the capture without passing the dispatcher. A
+//     program with holes cannot be replayed; `holes` names the op that read each one.
+// An in-place op's result is its `self`, so it keeps self's id and the replay mutates the same
+// replayed tensor, reproducing aliasing and in-place order exactly. The capture keeps every tensor
+// it met alive, so no address is reused while it runs.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "../core/dispatch.h"
+
+namespace fl::graph {
+
+struct Call {
+  OpInfo op;
+  Stack args;                                  // tensors removed; their ids in arg_ids
+  std::vector<std::vector<int64_t>> arg_ids;   // per argument: ids of its tensors (-1: a null in a list)
+  std::vector<std::vector<int64_t>> result_ids;
+};
+
+struct Program {
+  std::vector<Call> calls;
+  std::vector<int64_t> input_ids;              // the value id of each input
+  std::vector<Tensor> inputs;                  // the capture-time tensors of the inputs
+  std::vector<Tensor> input_values;            // copies of the inputs as the capture first read them
+  std::vector<std::pair<int64_t, Tensor>> constants;
+  std::vector<std::string> holes;
+  int64_t num_values = 0;
+
+  // The value id a capture-time tensor had, -1 when the capture never met it.
+  int64_t value_of(const Tensor& t) const;
+  // Runs the calls with grad mode off, `inputs[i]` standing for input i (copies of input_values
+  // when `inputs` is empty); returns every value by id.
+  std::vector<Tensor> replay(std::vector<Tensor> inputs) const;
+
+  // capture-time identity (Note [Capture identity])
+  std::unordered_map<const TensorImpl*, int64_t> ids;
+  std::map<std::tuple<const StorageImpl*, int64_t, IntList, IntList, ScalarType>, int64_t> by_geometry;
+  std::vector<Tensor> seen;
+};
+
+class RecordingTracer : public Tracer {
+ public:
+  RecordingTracer();
+  void enter(const OpInfo& op, const Stack& args) override;
+  void record(const OpInfo& op, Stack&& args, const Stack& results) override;
+  void abandon(const OpInfo& op) override;
+  Program& program() { return program_; }
+
+ private:
+  int64_t input_id(const Tensor& t, const char* op, size_t arg, bool constant);
+  int64_t result_id(const Tensor& t);
+  void remember(const Tensor& t, int64_t id);
+
+  uint64_t start_serial_;
+  std::vector<std::vector<std::vector<int64_t>>> pending_ids_;  // per call being made (they nest): argument ids
+  Program program_;
+};
+
+}  // namespace fl::graph

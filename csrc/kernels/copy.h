@@ -1,0 +1,9 @@
+// Kernels of the copy and fill ops (ops/tensor_ops.h). Everything else calls the ops: fl::copy_into, fl::fill.
+#pragma once
+#include "../core/tensor.h"
+
+namespace fl {
+// Copies src into dst (broadcasting src, converting dtype). Does not bump versions.
+void copy_kernel(const Tensor& dst, const Tensor& src);
+void fill_kernel(const Tensor& t, Scalar value);
+}  // namespace fl
