@@ -471,6 +471,8 @@ class _WeightsOnlyUnpickler:
             else:
                 dict_state, slot_state = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
                 if dict_state:
+                    if not hasattr(inst, "__dict__"):
+                        raise pickle.UnpicklingError(f"BUILD cannot set attributes of a {type(inst).__name__}")
                     if not isinstance(dict_state, dict):
                         raise pickle.UnpicklingError(f"BUILD state must be a dict, got {type(dict_state).__name__}")
                     inst.__dict__.update(dict_state)
