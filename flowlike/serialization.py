@@ -439,7 +439,9 @@ class _WeightsOnlyUnpickler:
             raise pickle.UnpicklingError(f"NEWOBJ arguments must be a tuple, got {type(args).__name__}")
         if cls is Parameter:
             self._stack.append(Parameter(*args))
-        elif isinstance(cls, type) and self._allowed(cls):
+        elif self._allowed(cls):
+            if not isinstance(cls, type):
+                raise TypeError(f"NEWOBJ of {cls!r}, which is not a class")
             _refuse_size_arguments(cls, args)
             self._stack.append(cls.__new__(cls, *args))
         else:

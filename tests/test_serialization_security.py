@@ -148,7 +148,7 @@ def hostile_values(canary):
         "NEWOBJ_EX": (g(HERE, "CanaryNew") + tup(s(str(canary))) + b"}\x92", True),
         "BUILD __setstate__": (g(HERE, "CanarySetState") + b")\x81" + s(str(canary)) + b"b", True),
         "REDUCE of a string": (s("os.system") + tup(s(cmd)) + b"R", False),
-        "NEWOBJ of a dtype": (g("torch", "float32") + b")\x81", False),
+        "NEWOBJ of a string": (s("os.system") + b")\x81", False),
         "BUILD on a list": (b"]" + dict_of(append=g("builtins", "exec")) + b"b", False),
         "GLOBAL torch.load": (g("torch", "load"), False),
         "APPEND to a dict": (b"}" + i(1) + b"a", False),
