@@ -805,6 +805,9 @@ def _load_legacy(data, make_unpickler, weights_only):
             raise RuntimeError(f"unexpected EOF, expected {root.nbytes - len(raw)} more bytes. The file might be "
                                "corrupted.")
         root.data.copy_(_storage_from_bytes(raw, root.dtype))
+    unfilled = set(roots) - set(keys)
+    if unfilled:
+        raise RuntimeError(f"storages {sorted(unfilled)} used by the checkpoint's object have no data in the file")
     return result
 
 
@@ -836,6 +839,14 @@ def _is_path(f):
     return isinstance(f, (str, os.PathLike))
 
 
+def _read_all(f):
+    """The bytes of a path, or of a binary file object from its current position."""
+    if _is_path(f):
+        with open(f, "rb") as fh:
+            return fh.read()
+    return f.read()
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Loads an object saved by flowlike.save or torch.save (zip or legacy format; a `.safetensors` path through
     flowlike's safetensors reader), as torch.load.
@@ -855,16 +866,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     pickle_load_args.setdefault("encoding", "utf-8")
     if _is_path(f) and os.fspath(f).endswith(".safetensors"):
         if isinstance(map_location, dict) or callable(map_location):
-            raise RuntimeError(f"Loading safetensors file with {'dict' if isinstance(map_location, dict) else 'callable'}"
-                               " map_location is not supported. Use a device string or torch.device instead.")
+            kind = "dict" if isinstance(map_location, dict) else "callable"
+            raise RuntimeError(f"Loading safetensors file with {kind} map_location is not supported. Use a device "
+                               "string or torch.device instead.")
         return _load_safetensors(os.fspath(f))
-    if _is_path(f):
-        with open(f, "rb") as fh:
-            data = fh.read()
-    else:
-        if mmap:
-            raise ValueError("f must be a file path in order to use the mmap argument")
-        data = f.read()
+    if mmap and not _is_path(f):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    data = _read_all(f)
     is_zip = data[:4] == b"PK\x03\x04"
     if mmap and not is_zip:
         name = f"{f}, " if isinstance(f, str) else ""
@@ -886,11 +894,7 @@ def get_unsafe_globals_in_checkpoint(f):
     """The `module.name` globals in a torch.save zip checkpoint that a weights_only load would refuse (neither
     allowed by default nor marked with add_safe_globals), found by reading the pickle's opcodes without running
     them. Sorted."""
-    if _is_path(f):
-        with open(f, "rb") as fh:
-            data = fh.read()
-    else:
-        data = f.read()
+    data = _read_all(f)
     if data[:4] != b"PK\x03\x04":
         raise ValueError("Expected input to be a checkpoint returned by torch.save")
     found = set()
@@ -1108,14 +1112,9 @@ def _load_safetensors(path):
     if end != len(body):
         raise _safetensors_error(path, f"tensors cover {end} of the {len(body)} data bytes")
     result = {}
-    for name, entry in header.items():
+    for name, entry in header.items():  # each checked above to fill its bytes exactly
         dtype = _SAFETENSORS_DTYPES[entry["dtype"]]
         begin, stop = entry["data_offsets"]
-        storage = _LoadedStorage(_storage_from_bytes(body[begin:stop], dtype), dtype, 0, stop - begin)
-        shape = entry["shape"]
-        stride, step = [], 1
-        for s in reversed(shape):
-            stride.insert(0, step)
-            step *= max(s, 1)
-        result[name] = _tensor_on(storage, 0, shape, stride) if stop > begin else empty(shape, dtype=dtype)
+        result[name] = empty(0, dtype=dtype).set_(_storage_from_bytes(body[begin:stop], dtype), 0,
+                                                  tuple(entry["shape"]))
     return result

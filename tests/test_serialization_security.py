@@ -39,7 +39,9 @@ def s(text):
 
 
 def i(n):
-    return b"J" + struct.pack("<i", n) if -2 ** 31 <= n < 2 ** 31 else b"\x8a\x09" + n.to_bytes(9, "little", signed=True)
+    if -2 ** 31 <= n < 2 ** 31:
+        return b"J" + struct.pack("<i", n)
+    return b"\x8a\x09" + n.to_bytes(9, "little", signed=True)  # LONG1
 
 
 def g(module, name):
@@ -366,6 +368,7 @@ def good_zip():
     (legacy_file(pkl(tensor_ops(numel=2 ** 40, legacy=True))), RuntimeError, "declared in a checkpoint"),
     (legacy_file(pkl(tensor_ops(size=(9,), legacy=True))), RuntimeError, "not resizable"),
     (legacy_file(pkl(tensor_ops(legacy=True)), storages=(("1", 4, bytes(16)),)), RuntimeError, "not found"),
+    (legacy_file(pkl(tensor_ops(legacy=True)), storages=()), RuntimeError, "have no data in the file"),
     (legacy_file(pkl(b"N"), magic=7), RuntimeError, "Invalid magic number"),
     (b"\0" * 257 + b"ustar" + b"\0" * 300, RuntimeError, "legacy .tar format"),
 ], ids=lambda x: x if isinstance(x, str) else "")
