@@ -12,6 +12,8 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
         Tensor.__init__(self, data.detach())
         self.requires_grad = requires_grad
 
