@@ -5,6 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
+from helpers import assert_same, float_outputs, leaf, run_both  # noqa: E402
 
 CASES = {
     "pointwise_chain": lambda m, x: (x * 2 + 1).exp().sin() / (x.abs() + 1),
@@ -179,15 +180,10 @@ def _grad_samples(entry):
     return [(lambda m, *a: fn.call(m, *a), [t.numpy() for t in inputs]) for _, inputs in fn.samples(torch, "float64")]
 
 
-def _float_outputs(r):
-    outs = r if isinstance(r, (tuple, list)) else [r]
-    return [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
-
-
 def _directional_check(fn, inputs, eps=1e-6):
     """<u, J v> from one backward against the central difference of <u, f> along v, for random u and v."""
     rng = np.random.default_rng(7)
-    outs = _float_outputs(fn(*inputs))
+    outs = float_outputs(fn(*inputs))
     us = [fl.tensor(rng.standard_normal(tuple(o.shape))) for o in outs]
     # directions only along the inputs the op is differentiated in (the others stay constant)
     vs = [fl.tensor(rng.standard_normal(tuple(x.shape)) if x.requires_grad else np.zeros(tuple(x.shape)))
@@ -199,7 +195,7 @@ def _directional_check(fn, inputs, eps=1e-6):
     def projected(sign):
         with fl.no_grad():
             moved = [x + sign * eps * v for x, v in zip(inputs, vs)]
-        outs = _float_outputs(fn(*[m.requires_grad_(x.requires_grad) for m, x in zip(moved, inputs)]))
+        outs = float_outputs(fn(*[m.requires_grad_(x.requires_grad) for m, x in zip(moved, inputs)]))
         return sum(float((o.detach() * u).sum()) for o, u in zip(outs, us))
     numerical = (projected(1) - projected(-1)) / (2 * eps)
     assert abs(analytical - numerical) <= 1e-5 + 1e-3 * abs(numerical), (analytical, numerical)
@@ -209,7 +205,7 @@ def _first_grads(fn, n):
     """(inputs..., grad_outputs...) -> the gradients of fn's float outputs, with create_graph: its derivatives are
     fn's second derivatives."""
     def grads(*args):
-        outs = _float_outputs(fn(*args[:n]))
+        outs = float_outputs(fn(*args[:n]))
         wrt = [x for x in args[:n] if x.requires_grad]
         return tuple(g for g in fl.autograd.grad(outs, wrt, args[n:n + len(outs)], create_graph=True,
                                                  allow_unused=True) if g is not None)
@@ -218,7 +214,7 @@ def _first_grads(fn, n):
 
 def _torch_backward_raises(fn, arrays):
     inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    outs = _float_outputs(fn(torch, *inputs))
+    outs = float_outputs(fn(torch, *inputs))
     try:
         torch.autograd.grad(outs, inputs, [torch.ones_like(o) for o in outs], allow_unused=True)
     except RuntimeError:
@@ -235,7 +231,7 @@ def test_gradcheck_and_gradgradcheck_over_opdb(entry):
         inputs = [fl.tensor(a.copy(), dtype=fl.float64, requires_grad=differentiable is None or i in differentiable)
                   for i, a in enumerate(arrays)]
         call = lambda *a, fn=fn: fn(fl, *a)  # noqa: E731
-        outs = _float_outputs(call(*inputs))
+        outs = float_outputs(call(*inputs))
         if not outs:
             continue
         if _torch_backward_raises(fn, arrays):  # no derivative in torch either (heaviside): the same refusal
@@ -449,10 +445,11 @@ EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, np.inf, -np.inf, np.nan, 1e-30
 
 
 def _pointwise_grads(m, name, arrays):
-    xs = [m.tensor(a, requires_grad=True) for a in arrays]
+    """The gradients of name(*arrays) for a gradient of ones (the values themselves may differ at NaN)."""
+    xs = [leaf(m, a) for a in arrays]
     y = getattr(m, name)(*xs)
     y.backward(m.ones_like(y))
-    return [x.grad.numpy() for x in xs]
+    return [x.grad for x in xs]
 
 
 @pytest.mark.parametrize("name", sorted(n for n, (dts, _, _) in UNARY.items() if "float64" in dts
@@ -462,8 +459,8 @@ def test_unary_gradients_at_edge_values_match_torch(name):
     # (abs: torch's sign(nan) is 0, flowlike's NaN, so abs's gradient at NaN differs)
     arrays = [EDGES[~np.isnan(EDGES)] if name == "abs" else EDGES]
     with np.errstate(all="ignore"):
-        np.testing.assert_allclose(_pointwise_grads(fl, name, arrays)[0], _pointwise_grads(torch, name, arrays)[0],
-                                   rtol=1e-6, equal_nan=True)
+        want, got = run_both(_pointwise_grads, name, arrays)
+    assert_same(got, want, rtol=1e-6, atol=0)
 
 
 _NO_DERIVATIVE = ("heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge",
@@ -474,8 +471,8 @@ _NO_DERIVATIVE = ("heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "eq",
 def test_binary_gradients_at_edge_values_match_torch(name):
     a, b = (g.ravel() for g in np.meshgrid(EDGES, EDGES))
     with np.errstate(all="ignore"):
-        for got, want in zip(_pointwise_grads(fl, name, [a, b]), _pointwise_grads(torch, name, [a, b])):
-            np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+        want, got = run_both(_pointwise_grads, name, [a, b])
+    assert_same(got, want, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("bounds", ["numbers", "tensors", "min_above_max", "min_only", "max_only"])

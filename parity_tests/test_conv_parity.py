@@ -6,76 +6,29 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-import flowlike.nn.functional as FF  # noqa: E402
-import torch.nn.functional as TF  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, leaf, run_both  # noqa: E402
 
 RNG = np.random.default_rng(7)
-DT = {"float32": (fl.float32, torch.float32), "float64": (fl.float64, torch.float64),
-      "float16": (fl.float16, torch.float16), "bfloat16": (fl.bfloat16, torch.bfloat16)}
-TOL = {"float32": (2e-4, 2e-4), "float64": (1e-10, 1e-10), "float16": (2e-2, 2e-2), "bfloat16": (4e-2, 8e-2)}
+# per dtype; atol is relative to the largest magnitude of torch's result
+TOL = {"float32": dict(rtol=2e-4, atol=2e-4), "float64": dict(rtol=1e-10, atol=1e-10),
+       "float16": dict(rtol=2e-2, atol=2e-2), "bfloat16": dict(rtol=4e-2, atol=8e-2)}
 
 
 def arr(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def to_np(x):
-    x = x.detach()
-    if isinstance(x, torch.Tensor):
-        return x.double().numpy()
-    return x.to(fl.float64).numpy()
-
-
-def close(got, want, dtype="float32"):
-    rtol, atol = TOL[dtype]
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (got.dtype, want.dtype)
-    assert tuple(got.shape) == tuple(want.shape), (tuple(got.shape), tuple(want.shape))
-    w = to_np(want)
-    scale = max(1.0, float(np.abs(w).max())) if w.size else 1.0
-    np.testing.assert_allclose(to_np(got), w, rtol=rtol, atol=atol * scale, equal_nan=True)
-
-
 def compare(fn, arrays, dtype="float32", grad=True, transform=None):
-    """Runs fn(module, F, *tensors) on both; compares outputs (all of a tuple) and, with grad, the gradients of
-    every input for the same random output gradient. `transform` makes an input non-contiguous on both sides."""
-    res = {}
-    for m, F in ((fl, FF), (torch, TF)):
-        ts = []
-        for a in arrays:
-            t = m.from_numpy(a.copy()).to(DT[dtype][m is torch])
-            if transform is not None:
-                t = transform(t)
-            if grad:
-                t.requires_grad_(True)
-            ts.append(t)
-        out = fn(m, F, *ts)
-        outs = list(out) if isinstance(out, tuple) else [out]
-        grads = []
-        if grad:
-            g = m.from_numpy(np.random.default_rng(3).standard_normal(tuple(outs[0].shape)).astype(np.float32))
-            outs[0].backward(g.to(outs[0].dtype))
-            grads = [t.grad for t in ts]
-        res[m is torch] = (outs, grads)
-    (fo, fg), (to, tg) = res[False], res[True]
-    assert len(fo) == len(to)
-    for a, b in zip(fo, to):
-        if a.dtype == fl.int64:
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
-        else:
-            close(a, b, dtype)
-    for a, b in zip(fg, tg):
-        assert (a is None) == (b is None)
-        if a is not None:
-            close(a, b, dtype)
+    """The dual run (helpers.check_both) in this suite's terms: fn(lib, F, *tensors) with lib's nn.functional as F;
+    `transform` makes the inputs non-contiguous on both sides."""
+    def body(lib, *ts):
+        return fn(lib, lib.nn.functional, *(ts if transform is None else map(transform, ts)))
+    check_both(body, *arrays, dtype=dtype, grad=grad, scale_atol=True, **TOL[dtype])
 
 
 def same_error(fn, *arrays):
-    with pytest.raises(Exception) as te:
-        fn(TF, *[torch.from_numpy(a.copy()) for a in arrays])
-    with pytest.raises(Exception) as fe:
-        fn(FF, *[fl.from_numpy(a.copy()) for a in arrays])
-    assert type(fe.value).__name__ == type(te.value).__name__, (fe.value, te.value)
-    return fe.value
+    """fn(F, *tensors) raises the same exception class with both libraries; returns flowlike's exception."""
+    return assert_raises_same(lambda lib, *ts: fn(lib.nn.functional, *ts), *arrays)[1]
 
 
 # ---- convolution ---------------------------------------------------------------------------------------
@@ -252,12 +205,9 @@ def test_max_pool_dtypes(dtype):
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint8])
 def test_max_pool_integer_dtypes(dtype):
     a = RNG.integers(0, 100, size=(2, 3, 7, 8)).astype(dtype)
-    for fn in (lambda F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
-               lambda F, x: F.max_pool3d(x, 2, return_indices=True, ceil_mode=True)):
-        got, want = fn(FF, fl.from_numpy(a.copy())), fn(TF, torch.from_numpy(a.copy()))
-        for g, w in zip(got, want):
-            assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
-            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    for fn in (lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True),
+               lambda m, x: m.nn.functional.max_pool3d(x, 2, return_indices=True, ceil_mode=True)):
+        check_both(fn, a, exact=True)
 
 
 def test_max_pool_nan_and_noncontiguous():
@@ -393,13 +343,13 @@ DOUBLE_CASES = [
 def test_conv_double_backward(name, xs, ws, kw):
     # gradients taken with create_graph=True are differentiable again (gradient penalties, MAML)
     x, w = arr(*xs), arr(*ws)
-    res = []
-    for m, F in ((fl, FF), (torch, TF)):
-        xt, wt = m.from_numpy(x.copy()).requires_grad_(True), m.from_numpy(w.copy()).requires_grad_(True)
-        y = getattr(F, name)(xt, wt, **kw)
+
+    def body(m):
+        xt, wt = leaf(m, x, "float32"), leaf(m, w, "float32")
+        y = getattr(m.nn.functional, name)(xt, wt, **kw)
         g = m.from_numpy(np.random.default_rng(2).standard_normal(tuple(y.shape)).astype(np.float32))
         gx, gw = m.autograd.grad(y, [xt, wt], grad_outputs=g, create_graph=True)
         ((gx * gx).sum() + (gw * gw * gw).sum()).backward()
-        res.append((gx, gw, xt.grad, wt.grad))
-    for a, b in zip(*res):
-        close(a, b)
+        return gx, gw, xt.grad, wt.grad
+    want, got = run_both(body)
+    assert_same(got, want, scale_atol=True, **TOL["float32"])

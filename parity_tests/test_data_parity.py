@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import to_numpy  # noqa: E402
+from helpers import assert_same  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "a b")
 
@@ -29,23 +29,6 @@ class ListDataset:
         return self.items[i]
 
 
-def _same_structure(f, t):
-    if isinstance(t, torch.Tensor):
-        assert isinstance(f, fl.Tensor)
-        assert str(f.dtype) == str(t.dtype) and tuple(f.shape) == tuple(t.shape)
-        np.testing.assert_array_equal(to_numpy(f), to_numpy(t))
-    elif isinstance(t, dict):
-        assert type(f) is type(t) and list(f) == list(t)
-        for k in t:
-            _same_structure(f[k], t[k])
-    elif isinstance(t, (list, tuple)):
-        assert type(f).__name__ == type(t).__name__ and len(f) == len(t)
-        for a, b in zip(f, t):
-            _same_structure(a, b)
-    else:
-        assert f == t
-
-
 @pytest.mark.parametrize("kwargs", [dict(batch_size=4), dict(batch_size=4, drop_last=True), dict(batch_size=None),
                                     dict(batch_size=3, num_workers=2)])
 def test_sequential_batches_match(kwargs):
@@ -53,7 +36,7 @@ def test_sequential_batches_match(kwargs):
     bf = list(fl.utils.data.DataLoader(ListDataset(_samples(fl)), **kwargs))
     assert len(bf) == len(bt)
     for f, t in zip(bf, bt):
-        _same_structure(f, t)
+        assert_same(f, t, exact=True)
 
 
 def test_tensor_dataset_and_len():
@@ -100,4 +83,4 @@ def test_random_split_sizes():
 def test_collate_matches():
     for batch in ([1, 2, 3], [1.5, 2.5], [True, False], ["a", "b"], [(1, 2.0), (3, 4.0)], [[1, 2], [3, 4]],
                   [np.float32(1.0), np.float32(2.0)], [np.int64(3), np.int64(4)]):
-        _same_structure(fl.utils.data.default_collate(batch), torch.utils.data.default_collate(batch))
+        assert_same(fl.utils.data.default_collate(batch), torch.utils.data.default_collate(batch), exact=True)

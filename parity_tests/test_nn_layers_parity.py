@@ -6,6 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
+from helpers import assert_same, copy_state  # noqa: E402
 
 LAYERS = [
     ("ReLU()", (3, 4)), ("ReLU6(inplace=False)", (3, 4)), ("LeakyReLU(0.2)", (3, 4)), ("ELU(alpha=0.5)", (3, 4)),
@@ -37,17 +38,13 @@ LAYERS = [
 ]
 
 
-def copy_weights(t_module, f_module):
-    f_module.load_state_dict({k: fl.from_numpy(v.detach().numpy().copy()) for k, v in t_module.state_dict().items()})
-
-
 @pytest.mark.parametrize("spec,shape", LAYERS, ids=[s for s, _ in LAYERS])
 def test_layer(spec, shape):
     tm, fm = eval("torch.nn." + spec), eval("fl.nn." + spec)
     assert repr(fm) == repr(tm)
     assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     if "Dropout" in spec:  # random masks differ: compare eval mode (the identity) and the kept-scale in training
         tm.eval()
         fm.eval()
@@ -86,7 +83,7 @@ def test_attention_weights_and_masks(kwargs, float_masks):
     tm, fm = torch.nn.MultiheadAttention(8, 2, **kwargs), fl.nn.MultiheadAttention(8, 2, **kwargs)
     assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     rng = np.random.default_rng(1)
     q = rng.standard_normal((4, 3, 8)).astype(np.float32)
     k = rng.standard_normal((4, 3, kwargs.get("kdim", 8))).astype(np.float32)
@@ -120,7 +117,7 @@ def test_multi_head_attention_forward_functional_and_errors():
     args = lambda M, m: (M.tensor(x), M.tensor(x), M.tensor(x), 8, 2, m.in_proj_weight, m.in_proj_bias,  # noqa: E731
                          m.bias_k, m.bias_v, True, 0.0, m.out_proj.weight, m.out_proj.bias)
     fm = fl.nn.MultiheadAttention(8, 2, add_bias_kv=True)
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     to, tw = torch.nn.functional.multi_head_attention_forward(*args(torch, tm), average_attn_weights=False)
     fo, fw = fl.nn.functional.multi_head_attention_forward(*args(fl, fm), average_attn_weights=False)
     np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -9,16 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same, to_flowlike  # noqa: E402
-
-
-def _both(expr):
-    """The same constructor expression evaluated with torch.nn and with flowlike.nn."""
-    return eval(expr, {"nn": torch.nn}), eval(expr, {"nn": fl.nn})
-
-
-def _load(t_module, f_module):
-    f_module.load_state_dict({k: to_flowlike(v) for k, v in t_module.state_dict().items()})
+from helpers import assert_same, copy_state, run_both, to_flowlike  # noqa: E402
 
 
 # ---- lazy modules ------------------------------------------------------------------------------------------------
@@ -48,7 +39,7 @@ def test_lazy_module_materializes_as_torch(expr, shape):
     """Before the first call: the same repr and state_dict (UninitializedParameter/Buffer entries). After it: the
     same class, repr, parameter shapes and state_dict keys; then, from torch's weights, the same outputs and
     gradients."""
-    mt, mf = _both("nn." + expr)
+    mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
     assert repr(mf) == repr(mt)
     assert _keys_and_kinds(mf.state_dict()) == _keys_and_kinds(mt.state_dict())
     assert mf.has_uninitialized_params() == mt.has_uninitialized_params()
@@ -62,7 +53,7 @@ def test_lazy_module_materializes_as_torch(expr, shape):
         assert n == m and tuple(q.shape) == tuple(p.shape) and type(q) is fl.nn.Parameter
     for (n, b), (m, c) in zip(mt.named_buffers(), mf.named_buffers()):
         assert n == m and type(c) is fl.Tensor
-    _load(mt, mf)
+    copy_state(mt, mf)
     xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
     yt, yf = mt(xt), mf(xf)
     assert_same(yf.detach(), yt.detach(), rtol=1e-5, atol=1e-5)
@@ -142,7 +133,7 @@ LAYERS = [
 
 @pytest.mark.parametrize("expr,shape", LAYERS, ids=[e for e, _ in LAYERS])
 def test_layer_forward_backward(expr, shape):
-    mt, mf = _both("nn." + expr)
+    mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
     assert repr(mf) == repr(mt)
     x = np.random.RandomState(2).randn(*shape).astype(np.float32)
     xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
@@ -167,7 +158,7 @@ def test_layer_input_errors():
                              ("ChannelShuffle(4)", (2, 6, 3), RuntimeError),
                              ("ChannelShuffle(2)", (2, 6), RuntimeError),
                              ("ChannelShuffle(0)", (2, 6, 3), RuntimeError)]:
-        mt, mf = _both("nn." + expr)
+        mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
         with pytest.raises(exc) as et:
             mt(torch.zeros(*shape))
         with pytest.raises(exc) as ef:
@@ -319,7 +310,7 @@ def test_adaptive_log_softmax_matches(kwargs):
     mf = fl.nn.AdaptiveLogSoftmaxWithLoss(16, 20, **kwargs)
     assert repr(mf) == repr(mt)
     assert list(mf.state_dict().keys()) == list(mt.state_dict().keys())
-    _load(mt, mf)
+    copy_state(mt, mf)
     rs = np.random.RandomState(8)
     x, t = rs.randn(9, 16).astype(np.float32), np.array([0, 4, 5, 11, 12, 19, 3, 7, 15])
     xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
@@ -390,15 +381,15 @@ def test_gumbel_softmax_invariants(hard):
     ("Conv3d(2, 3, 2)", "BatchNorm3d(3)", (1, 2, 4, 4, 4), False),
 ])
 def test_fuse_conv_bn_eval(conv, bn, shape, transpose):
-    (ct, cf), (bt, bf) = _both("nn." + conv), _both("nn." + bn)
+    (ct, cf), (bt, bf) = (run_both(lambda lib, e=e: eval("nn." + e, {"nn": lib.nn})) for e in (conv, bn))
     with torch.no_grad():
         bt.running_mean.normal_()
         bt.running_var.uniform_(0.5, 2.0)
         if bt.weight is not None:
             bt.weight.normal_()
             bt.bias.normal_()
-    _load(ct, cf)
-    _load(bt, bf)
+    copy_state(ct, cf)
+    copy_state(bt, bf)
     ct.eval(), bt.eval(), cf.eval(), bf.eval()
     ft = torch.nn.utils.fuse_conv_bn_eval(ct, bt, transpose=transpose)
     ff = fl.nn.utils.fuse_conv_bn_eval(cf, bf, transpose=transpose)
@@ -413,13 +404,13 @@ def test_fuse_conv_bn_eval(conv, bn, shape, transpose):
 
 
 def test_fuse_linear_bn():
-    (lt, lf), (bt, bf) = _both("nn.Linear(5, 4)"), _both("nn.BatchNorm1d(4)")
+    (lt, lf), (bt, bf) = run_both(lambda lib: lib.nn.Linear(5, 4)), run_both(lambda lib: lib.nn.BatchNorm1d(4))
     with torch.no_grad():
         bt.running_mean.normal_()
         bt.running_var.uniform_(0.5, 2.0)
         bt.weight.normal_()
-    _load(lt, lf)
-    _load(bt, bf)
+    copy_state(lt, lf)
+    copy_state(bt, bf)
     for m in (lt, lf, bt, bf):
         m.eval()
     ft, ff = torch.nn.utils.fuse_linear_bn_eval(lt, bt), fl.nn.utils.fuse_linear_bn_eval(lf, bf)
@@ -476,7 +467,7 @@ def test_convert_weight_memory_format():
 def test_functional_call():
     mt = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
     mf = fl.nn.Sequential(fl.nn.Linear(4, 3), fl.nn.BatchNorm1d(3))
-    _load(mt, mf)
+    copy_state(mt, mf)
     rs = np.random.RandomState(11)
     x = rs.randn(5, 4).astype(np.float32)
     new = {"0.weight": rs.randn(3, 4).astype(np.float32), "1.bias": rs.randn(3).astype(np.float32)}
@@ -514,7 +505,7 @@ def test_functional_call_tied_weights():
         m[1].weight = m[0].weight
         return m
     mt, mf = make(torch), make(fl)
-    _load(mt, mf)
+    copy_state(mt, mf)
     w = np.eye(3, dtype=np.float32) * 2
     x = np.random.RandomState(12).randn(2, 3).astype(np.float32)
     for tie in (True, False):
