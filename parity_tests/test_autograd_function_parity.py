@@ -1,5 +1,6 @@
 """Custom Functions, hooks, saved-tensor hooks, autograd.functional and gradcheck, run with the same body on
-torch and on flowlike (dual-run): the results and the exception types must agree."""
+torch and on flowlike (dual-run): the results and the exception types must agree; autograd.Variable and the
+profiler's record_function."""
 import numpy as np
 import pytest
 
@@ -106,3 +107,36 @@ def test_errors_match(case):
         y.backward()
         return lambda: y.backward()
     assert_raises_same(lambda lib: body(lib)())
+
+
+# ---- autograd.Variable and the profiler -----------------------------------------------------------------------------
+
+def test_variable():
+    for lib in (torch, fl):
+        t = lib.ones(3)
+        v = lib.autograd.Variable(t, requires_grad=True)
+        assert type(v) is lib.Tensor and v.requires_grad and v.is_leaf and v is not t
+        assert v.data_ptr() == t.data_ptr() and isinstance(t, lib.autograd.Variable)
+        y = lib.autograd.Variable(lib.ones(2, requires_grad=True) * 2)
+        assert y.grad_fn is None and not y.requires_grad
+        assert tuple(lib.autograd.Variable().shape) == (0,)
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
+            lib.autograd.Variable(3)
+        with pytest.warns(UserWarning, match="volatile was removed"):
+            lib.autograd.Variable(t, volatile=True)
+
+
+def test_record_function_and_profile():
+    calls = []
+
+    @fl.autograd.profiler.record_function("label")
+    def f(a):
+        calls.append(a)
+        return a * 2
+
+    with fl.autograd.profiler.record_function("block", "args") as rf:
+        assert rf.name == "block" and rf.args == "args"
+        assert f(fl.ones(1)).item() == 2.0
+    assert len(calls) == 1
+    with pytest.raises(NotImplementedError, match="torch.autograd.profiler.profile"):
+        fl.autograd.profiler.profile()
