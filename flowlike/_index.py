@@ -4,6 +4,7 @@ import builtins as _b
 
 from . import _C
 from . import _dtype as _D
+from ._out import write_inplace, write_out
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
            "index_put", "index_put_", "masked_fill", "masked_select", "masked_scatter", "take", "take_along_dim", "nonzero",
@@ -29,7 +30,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
         shape[dim] = -1
     full_index = index.reshape(shape).expand(source.shape)
     result = _C.scatter_reduce(input, dim, full_index, source, reduce, include_self=include_self)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "index_reduce")
 
 
 def put(input, index, source, accumulate=False):
@@ -58,7 +59,7 @@ def _put(self, index, source, accumulate=False):
         return self
     flat = self.reshape(-1).clone()
     flat.index_put_((flat_index,), source.reshape(-1), accumulate)
-    return self.copy_(flat.view(self.shape))
+    return write_inplace(self, flat.view(self.shape), "put_")
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
@@ -86,8 +87,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 __all__ += ["index_reduce", "put", "isin"]
 _C.Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: index_reduce(
     self, dim, index, source, reduce, include_self=include_self)
-_C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
-    index_reduce(self, dim, index, source, reduce, include_self=include_self))
+_C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: write_inplace(
+    self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
 _C.Tensor.put = put
 _C.Tensor.put_ = _put
 

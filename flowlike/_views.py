@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _C
 from . import _dtype as D
+from ._out import write_out
 from ._tensor import Tensor, Size
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
@@ -810,7 +811,7 @@ resolve_neg = _real_identity("resolve_neg")
 
 def conj_physical(input, *, out=None):
     """The elementwise conjugate as a new tensor (a copy, for real tensors)."""
-    return out.copy_(input) if out is not None else input.clone()
+    return write_out(out, input, "conj_physical", exact_dtype=True) if out is not None else input.clone()
 
 
 def as_strided_(input, size, stride, storage_offset=None):
