@@ -1,5 +1,6 @@
 """Indexing ops (index_select, gather, scatter*, index_*, masked_*, take, nonzero, where); their kernels,
-bindings and Tensor methods (including __getitem__/__setitem__) are in C++ (csrc/ops/index*.cpp)."""
+bindings and Tensor methods (including __getitem__/__setitem__) are in C++ (csrc/ops/index*.cpp). Written here:
+index_reduce, put, isin, nonzero_static, the *_scatter functions (a view of a copy replaced) and unravel_index."""
 import builtins as _b
 
 from . import _C
@@ -127,3 +128,69 @@ def nonzero_static(input, *, size, fill_value=-1):
 __all__ += ["nonzero_static"]
 _C.Tensor.fill_diagonal_ = _fill_diagonal_
 _C.Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size, fill_value=fill_value)
+
+
+# ---- the *_scatter functions: a copy of input with one view of it replaced -----------------------------------
+
+def _scatter_into(input, src, view_of, op):
+    out = input.clone()
+    target = view_of(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with input.select(dim, index) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with the slice start:end:step of dim replaced by src."""
+    big = 2 ** 62  # Python slicing clamps missing bounds to the dim
+    return _scatter_into(input, src, lambda t: _C._slice(t, dim, 0 if start is None else start,
+                                                         big if end is None else end, step), "slice_scatter")
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with input.as_strided(size, stride, storage_offset) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset), "as_strided_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
+def unravel_index(indices, shape):
+    """Converts flat indices into a tuple of coordinate tensors for an array of the given shape."""
+    from ._creation import tensor
+    if not isinstance(indices, _C.Tensor):
+        indices = tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype == _D.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    numel = 1
+    for s in shape:
+        numel *= s
+    index = indices.to(_D.int64)
+    flat = index.reshape(-1)
+    outside = (flat >= numel) | (flat < -numel)
+    if bool(outside.any()):
+        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
+    index = _C.where(index < 0, index + numel, index)
+    coords = []
+    for s in reversed(shape):
+        coords.append(_C.remainder(index, s))
+        index = _C.div(index, s, rounding_mode="floor")
+    return tuple(reversed(coords))
+
+
+__all__ += ["select_scatter", "slice_scatter", "as_strided_scatter", "diagonal_scatter", "unravel_index"]
+for _name in ["select_scatter", "slice_scatter", "as_strided_scatter", "diagonal_scatter"]:
+    setattr(_C.Tensor, _name, globals()[_name])
+del _name

@@ -1,5 +1,6 @@
 """Matrix and tensor products written once on the C++ primitives mm, bmm, addmm and baddbmm
-(csrc/ops/matmul.h): matmul, mv, dot, outer, the add* family, einsum, tensordot, kron, multi_dot.
+(csrc/ops/matmul.h): matmul, mv, dot, outer, the add* family, einsum, tensordot, kron, multi_dot; and the
+3-D cross product.
 
 Autograd flows through the primitives and views, so every product here is differentiable (twice).
 """
@@ -9,10 +10,12 @@ import string
 from . import _C
 from ._dtype import c10_name
 from ._out import inplace_method, write_out
+from ._joining import stack
 from ._tensor import Tensor
+from ._views import broadcast_tensors, unbind
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
-           "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot"]
+           "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot", "cross"]
 
 
 def _check_tensor(op, name, x):
@@ -417,10 +420,28 @@ def einsum(equation, *operands):
     return current.reshape([current.shape[i] for i in range(len(out))])
 
 
+def cross(input, other, dim=None):
+    """The 3-D cross product along dim (the first dim of size 3 when dim is None, as torch.cross)."""
+    if input.dim() != other.dim():
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.dim()} and "
+                           f"{other.dim()}")
+    a, b = broadcast_tensors(input, other)
+    if dim is None:
+        dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if a.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    a0, a1, a2 = unbind(a, dim)
+    b0, b1, b2 = unbind(b, dim)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
 # ---- Tensor methods ------------------------------------------------------------------------------------------
 
 for _name in ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
-              "baddbmm", "kron"]:
+              "baddbmm", "kron", "cross"]:
     setattr(Tensor, _name, globals()[_name])
 for _name in ["addmm", "addmv", "addr", "addbmm", "baddbmm"]:
     setattr(Tensor, _name + "_", inplace_method(globals()[_name], _name + "_"))

@@ -294,7 +294,25 @@ def imag(input):
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
-__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag"]
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (logical xor for bool tensors)."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = _C.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[dim]
+        if length == 0:
+            break
+        hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = _C.logical_xor(hi, lo) if x.dtype == _D.bool else hi - lo
+    return x
+
+
+__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag",
+            "diff"]
 
 
 # ---- the sym_* helpers, for plain Python numbers (flowlike has no symbolic shapes) ---------------------------------
@@ -370,7 +388,7 @@ def _method(fn):
 def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "float_power", "lerp", "addcmul", "addcdiv", "round",
                  "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
-                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle"]:
+                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle", "diff"]:
         setattr(_C.Tensor, name, _method(globals()[name]))
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power", "deg2rad", "rad2deg", "ldexp",
