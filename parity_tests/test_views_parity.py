@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, convert  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
 
 
 def check(fn, *arrays, strides=True):
@@ -408,11 +408,11 @@ INPLACE_CASES = {
 
 @pytest.mark.parametrize("name", sorted(INPLACE_CASES))
 def test_inplace_view_ops_restride_self(name):
-    results = []
-    for m in (torch, fl):
+    def body(m):
         x = convert(m, A)
         r = INPLACE_CASES[name](x)
-        results.append(r)
+        return r
+    results = run_both(body)
     assert_same(results[1], results[0], exact=True, strides=True)
 
 
