@@ -118,6 +118,7 @@ def test_cumprod_double_backward_without_zeros():
 ])
 def test_double_backward_through_broadcasting_and_views(name, fn):
     a = np.random.default_rng(4).standard_normal((3, 4))
+
     def body(m):
         x = m.tensor(a, requires_grad=True)
         (g,) = m.autograd.grad(fn(x), x, create_graph=True)
@@ -246,6 +247,7 @@ QX_NAN[1, 3] = QX_NAN[2, 0] = QX_NAN[2, 5] = np.nan
 ])
 def test_quantile_gradients_match_torch(name, kwargs, data, interpolation):
     q = [0.0, 0.25, 0.5, 0.9, 1.0]
+
     def body(m):
         x = m.tensor(data, requires_grad=True)
         qt = m.tensor(q, dtype=x.dtype, requires_grad=True)
@@ -262,6 +264,7 @@ def test_quantile_gradients_match_torch(name, kwargs, data, interpolation):
 
 def test_quantile_double_backward_matches_torch():
     x0, q0 = np.random.default_rng(5).standard_normal((3, 6)), np.array([0.2, 0.65])
+
     def body(m):
         x, q = m.tensor(x0, requires_grad=True), m.tensor(q0, requires_grad=True)
         y = m.quantile(x, q.sigmoid(), dim=1)
@@ -277,6 +280,7 @@ def test_quantile_double_backward_matches_torch():
 
 def test_logcumsumexp_double_backward_matches_torch():
     a = np.random.default_rng(6).standard_normal((3, 5)) * 4
+
     def body(m):
         x = m.tensor(a, requires_grad=True)
         y = m.logcumsumexp(x, 1)
@@ -461,6 +465,7 @@ def test_binary_gradients_at_edge_values_match_torch(name):
 def test_clamp_gradients_at_ties_match_torch(bounds):
     x0 = np.array([0.1, 0.5, 1.0, 2.0, -3.0])
     lo0, hi0 = np.array([0.1, 0.6, 0.0, 0.0, -3.0]), np.array([1.0, 1.0, 1.0, 2.0, 0.0])
+
     def body(m):
         x, lo, hi = (m.tensor(a, requires_grad=True) for a in (x0, lo0, hi0))
         if bounds == "numbers":
@@ -486,6 +491,7 @@ def test_clamp_gradients_at_ties_match_torch(bounds):
 def test_inplace_view_ops_take_the_views_history(op):
     call = {"t_": lambda t: t.t_(), "transpose_": lambda t: t.transpose_(0, 1), "squeeze_": lambda t: t.squeeze_(1),
             "unsqueeze_": lambda t: t.unsqueeze_(0), "as_strided_": lambda t: t.as_strided_((2, 2), (1, 3))}[op]
+
     def body(m):
         x = m.tensor(np.arange(6.0).reshape((3, 1, 2) if op == "squeeze_" else (3, 2)), requires_grad=True)
         with pytest.raises(RuntimeError, match="leaf Variable"):
@@ -503,6 +509,7 @@ def test_inplace_view_ops_take_the_views_history(op):
 def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mode, padding, align):
     rng = np.random.default_rng(0)
     arrays = rng.standard_normal((1, 2, 4, 4)), rng.uniform(-1, 1, (1, 3, 3, 2)), rng.standard_normal((1, 2, 3, 3))
+
     def body(m):
         x, grid, w = (m.tensor(a, requires_grad=True) for a in arrays)
         y = m.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, convert  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
 
 rng = np.random.default_rng(1)
 DTYPES = ["float32", "float64"]
@@ -259,15 +259,16 @@ def test_double_backward_decompositions(name):
         "solve_triangular": (lambda m, A: m.linalg.solve_triangular(A, m.ones(3, 2, dtype=m.float64), upper=True), np.triu(sq)),
     }
     f, x = fns[name]
-    res = []
-    for m in (fl, torch):
+
+    def body(m):
         A = m.tensor(x, requires_grad=True)
         out = f(m, A)
         w = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
         (g,) = m.autograd.grad((out * w).sum(), A, create_graph=True)
         (gg,) = m.autograd.grad((g ** 2).sum(), A)
-        res.append(gg)
-    same(res[0], res[1], 1e-6)
+        return gg
+    want, got = run_both(body)
+    same(got, want, 1e-6)
 
 
 def test_requires_grad_flags():

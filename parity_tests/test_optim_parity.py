@@ -413,6 +413,7 @@ def test_averaged_model_matches(kind):
     base = {k: v.numpy() for k, v in ref.state_dict().items()}
     rs = np.random.RandomState(0)
     data = [(rs.randn(8, 4).astype(np.float32), rs.randn(8, 2).astype(np.float32)) for _ in range(6)]
+
     def body(lib):
         su = lib.optim.swa_utils
         model = _swa_model(lib, base)
