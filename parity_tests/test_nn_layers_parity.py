@@ -56,10 +56,10 @@ def test_layer(spec, shape):
     attention = spec.startswith("MultiheadAttention")
     to = tm(tx, tx, tx)[0] if attention else tm(tx)
     fo = fm(fx, fx, fx)[0] if attention else fm(fx)
-    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_same(fo, to, rtol=1e-4, atol=1e-5)
     to.pow(2).sum().backward()
     fo.pow(2).sum().backward()
-    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    assert_same(fx.grad, tx.grad, rtol=1e-3, atol=1e-4)
     for (name, tp), fp in zip(tm.named_parameters(), fm.parameters()):
         np.testing.assert_allclose(fp.grad.numpy(), tp.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
     for name, buf in tm.named_buffers():
@@ -106,12 +106,12 @@ def test_attention_weights_and_masks(kwargs, float_masks):
             outs.append((out, w, [x.grad for x in ins], [p.grad for p in m.parameters()]))
             m.zero_grad()
         (to, tw, tig, tpg), (fo, fw, fig, fpg) = outs
-        np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+        assert_same(fo, to, rtol=1e-4, atol=1e-5)
         assert (fw is None) == (tw is None)
         if tw is not None:
-            np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+            assert_same(fw, tw, rtol=1e-4, atol=1e-5)
         for f, t in zip(fig + fpg, tig + tpg):
-            np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-3, atol=1e-4)
+            assert_same(f, t, rtol=1e-3, atol=1e-4)
 
 
 def test_multi_head_attention_forward_functional_and_errors():
@@ -123,8 +123,8 @@ def test_multi_head_attention_forward_functional_and_errors():
     copy_state(tm, fm)
     to, tw = torch.nn.functional.multi_head_attention_forward(*args(torch, tm), average_attn_weights=False)
     fo, fw = fl.nn.functional.multi_head_attention_forward(*args(fl, fm), average_attn_weights=False)
-    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_same(fo, to, rtol=1e-4, atol=1e-5)
+    assert_same(fw, tw, rtol=1e-4, atol=1e-5)
     for M, m in ((torch, tm), (fl, fm)):
         t = M.tensor(x)
         with pytest.raises(RuntimeError):  # is_causal is only a hint: the mask must be given
@@ -168,7 +168,7 @@ def test_cross_entropy_and_embedding_modules():
     te, fe = torch.nn.Embedding.from_pretrained(torch.tensor(w)), fl.nn.Embedding.from_pretrained(fl.tensor(w))
     assert repr(fe) == repr(te) and not fe.weight.requires_grad
     idx = [[1, 4], [0, 2]]
-    np.testing.assert_allclose(fe(fl.tensor(idx)).numpy(), te(torch.tensor(idx)).numpy())
+    assert_same(fe(fl.tensor(idx)), te(torch.tensor(idx)), rtol=1e-7, atol=0)
     logits = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
     target = [1, 0, 4, 2]
     t = torch.nn.CrossEntropyLoss(weight=torch.arange(1.0, 6.0), label_smoothing=0.1)(torch.tensor(logits),
