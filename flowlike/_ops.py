@@ -230,10 +230,7 @@ def frexp(input, *, out=None):
     # input * 2**-e is exact, and differentiable in input as torch's mantissa is
     mantissa = _C.where(special, input, _ldexp_exact(input, -e))
     exponent = e.to(_D.int32)
-    if out is not None:
-        out[0].copy_(mantissa)
-        out[1].copy_(exponent)
-        mantissa, exponent = out
+    mantissa, exponent = write_out(out, (mantissa, exponent), "frexp", exact_dtype=True)
     from ._reduce import return_types
     return return_types.frexp(mantissa, exponent)
 

@@ -78,6 +78,19 @@ def test_out_refuses_inputs_that_require_grad(name):
     assert isinstance(want, RuntimeError)
 
 
+@pytest.mark.parametrize("outs", [lambda m: (m.zeros(5), m.zeros(5, dtype=m.int32)), lambda m: (m.empty(0), m.empty(0)),
+                                  lambda m: (m.empty(0, dtype=m.float64), m.empty(0, dtype=m.int32))])
+def test_tuple_out_of_frexp(outs):
+    """Both outs resized with the warning, exact dtypes, returned."""
+    def body(lib, x):
+        out = outs(lib)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = lib.frexp(x, out=out)
+        return [r is o for r, o in zip(result, out)], tuple(result), _resize_warnings(caught)
+    check_both(body, X)
+
+
 def test_tuple_out_of_histogram():
     """Both outs are resized (without a warning, as torch) and returned."""
     def body(lib, x):
