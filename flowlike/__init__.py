@@ -32,6 +32,8 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
                       multinomial, poisson, get_num_threads, set_num_threads)
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
+from ._joining import *  # noqa: F401,F403  (stack, tile, repeat_interleave, meshgrid, ...)
+from ._matrix import *  # noqa: F401,F403  (diag, tril_indices, block_diag, vander, ...)
 from ._index import *  # noqa: F401,F403  (indexing ops)
 from ._reduce import *  # noqa: F401,F403  (reductions, scans, sorting)
 from ._linalg_products import *  # noqa: F401,F403  (matmul and the other products)

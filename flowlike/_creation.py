@@ -1,11 +1,13 @@
 """Tensor creation: tensor, as_tensor, zeros/ones/full/empty (and _like), arange, linspace, ..."""
 import builtins
 import math
+import warnings
 
 import numpy as np
 
 from . import _C
 from . import _dtype as D
+from ._out import write_out
 from ._tensor import Tensor, check_device
 
 from_numpy = _C.from_numpy
@@ -25,39 +27,52 @@ def _shape(size, op):
     return out
 
 
-def _finish(t, requires_grad):
+def _finish(t, requires_grad, out=None, op=None):
+    """A factory's result: a leaf that requires grad when asked, written into `out` when one is given (resized
+    without out='s usual warning, as torch's factories)."""
     if requires_grad:
         t.requires_grad_(True)
-    return t
+    return write_out(out, t, op, exact_dtype=True, warn_resize=False)
+
+
+def _dtype_of(dtype, out):
+    """A factory's dtype: the one asked for, else out's (torch's factories fill out= in its own dtype)."""
+    return out.dtype if dtype is None and out is not None else dtype
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     """Returns an uninitialized tensor of the given shape."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "empty"), dtype or D.get_default_dtype()), requires_grad)
+    return _finish(_C._empty(_shape(size, "empty"), dtype or D.get_default_dtype()), requires_grad, out, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of the given shape filled with fill_value (dtype inferred from the value)."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     if dtype is None:
         dtype = D.bool if isinstance(fill_value, builtins.bool) else D.int64 if isinstance(
             fill_value, (builtins.int, np.integer)) else D.get_default_dtype()
     t = _C._empty(_shape((size,) if isinstance(size, (builtins.int, np.integer)) else size, "full"), dtype)
-    return _finish(t.fill_(fill_value), requires_grad)
+    return _finish(t.fill_(fill_value), requires_grad, out, "full")
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of zeros."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad)
+    return _finish(_C._empty(_shape(size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad, out,
+                   "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of ones."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad)
+    return _finish(_C._empty(_shape(size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad, out,
+                   "ones")
 
 
 def _like(factory):
@@ -158,7 +173,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"element size ({itemsize})")
     arr = raw
     if not arr.flags.writeable:
-        import warnings
         warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
                       "Writing to this tensor will result in undefined behavior.", UserWarning, stacklevel=2)
     t = from_numpy(arr)
@@ -176,6 +190,7 @@ def _number(x):
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Values from start to end (exclusive) by step, as torch.arange."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
@@ -194,7 +209,12 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         vals = builtins.int(start) + np.arange(n, dtype=np.int64) * builtins.int(step) if all(
             isinstance(v, (builtins.int, np.integer)) for v in (start, step)) else np.floor(
             start + np.arange(n, dtype=np.float64) * step)
-    return _finish(tensor(vals, dtype=dtype), requires_grad)
+    if out is not None and out.numel() and out.numel() != n:  # torch's own warning, on the count of elements
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which "
+                      f"does not match the computed number of elements {n}. Note that this may occur as a result of "
+                      f"rounding error. The out tensor will be resized to a tensor of shape ({n},).", UserWarning,
+                      stacklevel=2)
+    return _finish(tensor(vals, dtype=dtype), requires_grad, out, "arange")
 
 
 def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
@@ -213,33 +233,37 @@ def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
 
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     dtype = dtype or D.get_default_dtype()
     vals = _linspace_values(_number(start), _number(end), steps,
                             np.dtype(np.float64) if dtype == D.float64 else np.dtype(np.float32))
     if not dtype.is_floating_point:
         vals = np.trunc(vals)
-    return _finish(tensor(vals, dtype=dtype), requires_grad)
+    return _finish(tensor(vals, dtype=dtype), requires_grad, out, "linspace")
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps values base**x for x evenly spaced from start to end."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     vals = np.power(base, _linspace_values(_number(start), _number(end), steps))
-    return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad)
+    return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad, out, "logspace")
 
 
 def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
-    return _finish(tensor(np.eye(n, n if m is None else m), dtype=dtype or D.get_default_dtype()), requires_grad)
+    return _finish(tensor(np.eye(n, n if m is None else m), dtype=dtype or D.get_default_dtype()), requires_grad, out,
+                   "eye")
 
 
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
-    import warnings
+    dtype = _dtype_of(dtype, out)
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -251,7 +275,8 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = builtins.int(math.floor((end - start) / step)) + 1
     dtype = dtype or D.get_default_dtype()
-    return _finish(tensor(start + np.arange(n, dtype=np.float64) * step, dtype=dtype), requires_grad)
+    return _finish(tensor(start + np.arange(n, dtype=np.float64) * step, dtype=dtype), requires_grad, out,
+                   "range")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

@@ -1,9 +1,11 @@
 """Indexing ops (index_select, gather, scatter*, index_*, masked_*, take, nonzero, where); their kernels,
-bindings and Tensor methods (including __getitem__/__setitem__) are in C++ (csrc/ops/index*.cpp)."""
+bindings and Tensor methods (including __getitem__/__setitem__) are in C++ (csrc/ops/index*.cpp). Written here:
+index_reduce, put, isin, nonzero_static, the *_scatter functions (a view of a copy replaced) and unravel_index."""
 import builtins as _b
 
 from . import _C
 from . import _dtype as _D
+from ._out import write_inplace, write_out
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
            "index_put", "index_put_", "masked_fill", "masked_select", "masked_scatter", "take", "take_along_dim", "nonzero",
@@ -29,7 +31,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
         shape[dim] = -1
     full_index = index.reshape(shape).expand(source.shape)
     result = _C.scatter_reduce(input, dim, full_index, source, reduce, include_self=include_self)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "index_reduce")
 
 
 def put(input, index, source, accumulate=False):
@@ -58,7 +60,7 @@ def _put(self, index, source, accumulate=False):
         return self
     flat = self.reshape(-1).clone()
     flat.index_put_((flat_index,), source.reshape(-1), accumulate)
-    return self.copy_(flat.view(self.shape))
+    return write_inplace(self, flat.view(self.shape), "put_")
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
@@ -86,8 +88,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 __all__ += ["index_reduce", "put", "isin"]
 _C.Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: index_reduce(
     self, dim, index, source, reduce, include_self=include_self)
-_C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
-    index_reduce(self, dim, index, source, reduce, include_self=include_self))
+_C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: write_inplace(
+    self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
 _C.Tensor.put = put
 _C.Tensor.put_ = _put
 
@@ -126,3 +128,69 @@ def nonzero_static(input, *, size, fill_value=-1):
 __all__ += ["nonzero_static"]
 _C.Tensor.fill_diagonal_ = _fill_diagonal_
 _C.Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size, fill_value=fill_value)
+
+
+# ---- the *_scatter functions: a copy of input with one view of it replaced -----------------------------------
+
+def _scatter_into(input, src, view_of, op):
+    out = input.clone()
+    target = view_of(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with input.select(dim, index) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with the slice start:end:step of dim replaced by src."""
+    big = 2 ** 62  # Python slicing clamps missing bounds to the dim
+    return _scatter_into(input, src, lambda t: _C._slice(t, dim, 0 if start is None else start,
+                                                         big if end is None else end, step), "slice_scatter")
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with input.as_strided(size, stride, storage_offset) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset), "as_strided_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
+def unravel_index(indices, shape):
+    """Converts flat indices into a tuple of coordinate tensors for an array of the given shape."""
+    from ._creation import tensor
+    if not isinstance(indices, _C.Tensor):
+        indices = tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype == _D.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    numel = 1
+    for s in shape:
+        numel *= s
+    index = indices.to(_D.int64)
+    flat = index.reshape(-1)
+    outside = (flat >= numel) | (flat < -numel)
+    if bool(outside.any()):
+        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
+    index = _C.where(index < 0, index + numel, index)
+    coords = []
+    for s in reversed(shape):
+        coords.append(_C.remainder(index, s))
+        index = _C.div(index, s, rounding_mode="floor")
+    return tuple(reversed(coords))
+
+
+__all__ += ["select_scatter", "slice_scatter", "as_strided_scatter", "diagonal_scatter", "unravel_index"]
+for _name in ["select_scatter", "slice_scatter", "as_strided_scatter", "diagonal_scatter"]:
+    setattr(_C.Tensor, _name, globals()[_name])
+del _name

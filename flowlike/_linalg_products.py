@@ -1,5 +1,6 @@
 """Matrix and tensor products written once on the C++ primitives mm, bmm, addmm and baddbmm
-(csrc/ops/matmul.h): matmul, mv, dot, outer, the add* family, einsum, tensordot, kron, multi_dot.
+(csrc/ops/matmul.h): matmul, mv, dot, outer, the add* family, einsum, tensordot, kron, multi_dot; and the
+3-D cross product.
 
 Autograd flows through the primitives and views, so every product here is differentiable (twice).
 """
@@ -8,19 +9,13 @@ import string
 
 from . import _C
 from ._dtype import c10_name
+from ._out import inplace_method, write_out
+from ._joining import stack
 from ._tensor import Tensor
+from ._views import broadcast_tensors, unbind
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
-           "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot"]
-
-
-def _write_out(out, result):
-    if out is None:
-        return result
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(f"Expected out tensor to have shape {tuple(result.shape)}, but got {tuple(out.shape)} "
-                           "(flowlike does not resize out= tensors)")
-    return out.copy_(result)
+           "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot", "cross"]
 
 
 def _check_tensor(op, name, x):
@@ -33,21 +28,21 @@ def matmul(input, other, *, out=None):
     leading dims broadcast."""
     _check_tensor("matmul", "input", input)
     _check_tensor("matmul", "other", other)
-    return _write_out(out, _C._matmul(input, other))
+    return write_out(out, _C._matmul(input, other), "matmul", exact_dtype=True)
 
 
 def mm(input, mat2, *, out=None):
     """Product of two matrices (no broadcasting)."""
     _check_tensor("mm", "input", input)
     _check_tensor("mm", "mat2", mat2)
-    return _write_out(out, _C._mm(input, mat2))
+    return write_out(out, _C._mm(input, mat2), "mm", exact_dtype=True)
 
 
 def bmm(input, mat2, *, out=None):
     """Batched product of (b, n, m) by (b, m, p) tensors."""
     _check_tensor("bmm", "input", input)
     _check_tensor("bmm", "mat2", mat2)
-    return _write_out(out, _C._bmm(input, mat2))
+    return write_out(out, _C._bmm(input, mat2), "bmm", exact_dtype=True)
 
 
 def mv(input, vec, *, out=None):
@@ -59,7 +54,7 @@ def mv(input, vec, *, out=None):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
-    return _write_out(out, _C._mm(input, vec.unsqueeze(1)).squeeze(1))
+    return write_out(out, _C._mm(input, vec.unsqueeze(1)).squeeze(1), "mv", exact_dtype=True)
 
 
 def dot(input, tensor, *, out=None):
@@ -75,7 +70,7 @@ def dot(input, tensor, *, out=None):
         n, m = input.shape[0], tensor.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
                            f"elements, but got {n} and {m} elements respectively")
-    return _write_out(out, _C._matmul(input, tensor))
+    return write_out(out, _C._matmul(input, tensor), "dot", exact_dtype=True)
 
 
 vdot = dot  # real dtypes: no conjugation
@@ -83,17 +78,18 @@ vdot = dot  # real dtypes: no conjugation
 
 def vecdot(x, y, *, dim=-1, out=None):
     """linalg.vecdot: sum of x * y over dim, broadcasting the other dims (real dtypes: no conjugation)."""
-    return _write_out(out, (x * y).sum(dim))
+    return write_out(out, (x * y).sum(dim), "linalg.vecdot", exact_dtype=True)
 
 
 def inner(input, other, *, out=None):
     """Sum of products over the last dims (a scalar operand multiplies)."""
     if input.dim() == 0 or other.dim() == 0:
-        return _write_out(out, input * other)
+        return write_out(out, input * other, "inner")
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
-    return _write_out(out, tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1])))
+    return write_out(out, tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1])), "inner",
+                     exact_dtype=True)
 
 
 def outer(input, vec2, *, out=None):
@@ -101,7 +97,7 @@ def outer(input, vec2, *, out=None):
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D" if input.dim() != 1 else
                            f"outer: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    return _write_out(out, input.unsqueeze(1) * vec2)
+    return write_out(out, input.unsqueeze(1) * vec2, "outer")
 
 
 ger = outer
@@ -109,12 +105,12 @@ ger = outer
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
-    return _write_out(out, _C._addmm(input, mat1, mat2, beta, alpha))
+    return write_out(out, _C._addmm(input, mat1, mat2, beta, alpha), "addmm", exact_dtype=True)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2)."""
-    return _write_out(out, _C._baddbmm(input, batch1, batch2, beta, alpha))
+    return write_out(out, _C._baddbmm(input, batch1, batch2, beta, alpha), "baddbmm", exact_dtype=True)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -122,7 +118,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if mat.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
     col = input.unsqueeze(-1) if input.dim() == 1 else input
-    return _write_out(out, _C._addmm(col, mat, vec.unsqueeze(1), beta, alpha).squeeze(1))
+    return write_out(out, _C._addmm(col, mat, vec.unsqueeze(1), beta, alpha).squeeze(1), "addmv",
+                     exact_dtype=True)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -134,7 +131,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     if alpha != 1:
         prod = prod * alpha
     result = prod if beta == 0 else prod + (input if beta == 1 else input * beta)
-    return _write_out(out, result.expand(prod.shape) if beta == 0 else result)
+    return write_out(out, result.expand(prod.shape) if beta == 0 else result, "addr")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -147,7 +144,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
     lhs = batch1.permute(1, 0, 2).reshape(n, b * k)
     rhs = batch2.reshape(b * k, batch2.shape[2])
-    return _write_out(out, _C._addmm(input, lhs, rhs, beta, alpha))
+    return write_out(out, _C._addmm(input, lhs, rhs, beta, alpha), "addbmm", exact_dtype=True)
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -184,7 +181,7 @@ def tensordot(a, b, dims=2, out=None):
     lhs = a.permute(fa + da).reshape(m, k)
     rhs = b.permute(db + fb).reshape(k, n)
     result = _C._mm(lhs, rhs).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
-    return _write_out(out, result)
+    return write_out(out, result, "tensordot", exact_dtype=True)
 
 
 def kron(input, other, *, out=None):
@@ -197,7 +194,7 @@ def kron(input, other, *, out=None):
         inter_a += [sa, 1]
         inter_b += [1, sb]
     result = a.reshape(inter_a) * b.reshape(inter_b)
-    return _write_out(out, result.reshape([sa * sb for sa, sb in zip(a.shape, b.shape)]))
+    return write_out(out, result.reshape([sa * sb for sa, sb in zip(a.shape, b.shape)]), "kron")
 
 
 def multi_dot(tensors, *, out=None):
@@ -225,7 +222,7 @@ def multi_dot(tensors, *, out=None):
         result = result.squeeze(0)
     elif last_vec:
         result = result.squeeze(1)
-    return _write_out(out, result)
+    return write_out(out, result, "multi_dot", exact_dtype=True)
 
 
 def _chain_product(mats):
@@ -254,7 +251,7 @@ def _chain_product(mats):
 def chain_matmul(*matrices, out=None):
     """Deprecated torch.chain_matmul: multi_dot of 2-D matrices."""
     if len(matrices) == 1:
-        return _write_out(out, matrices[0])
+        return write_out(out, matrices[0], "chain_matmul", exact_dtype=True)
     return multi_dot(matrices, out=out)
 
 
@@ -423,20 +420,32 @@ def einsum(equation, *operands):
     return current.reshape([current.shape[i] for i in range(len(out))])
 
 
+def cross(input, other, dim=None):
+    """The 3-D cross product along dim (the first dim of size 3 when dim is None, as torch.cross)."""
+    if input.dim() != other.dim():
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.dim()} and "
+                           f"{other.dim()}")
+    a, b = broadcast_tensors(input, other)
+    if dim is None:
+        dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if a.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    a0, a1, a2 = unbind(a, dim)
+    b0, b1, b2 = unbind(b, dim)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
 # ---- Tensor methods ------------------------------------------------------------------------------------------
 
-def _inplace(fn):
-    def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    return method
-
-
 for _name in ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
-              "baddbmm", "kron"]:
+              "baddbmm", "kron", "cross"]:
     setattr(Tensor, _name, globals()[_name])
 for _name in ["addmm", "addmv", "addr", "addbmm", "baddbmm"]:
-    setattr(Tensor, _name + "_", _inplace(globals()[_name]))
+    setattr(Tensor, _name + "_", inplace_method(globals()[_name], _name + "_"))
 Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, Tensor) else NotImplemented
-Tensor.__imatmul__ = lambda self, other: self.copy_(matmul(self, other))
+Tensor.__imatmul__ = inplace_method(matmul, "__imatmul__")
 del _name

@@ -290,7 +290,7 @@ def _run_rnn(name, cell, input, hx, params, has_biases, num_layers, dropout, tra
     """Runs `cell` over the sequence, layer by layer and direction by direction. params holds, per layer and
     direction, w_ih, w_hh (and b_ih, b_hh with biases); hx is (layers * directions, batch, hidden), or a tuple of
     two such tensors (h, c) for the LSTM. Returns (output, h_n) or (output, h_n, c_n)."""
-    from ._views import stack
+    from ._joining import stack
     lstm = isinstance(hx, (tuple, list))
     directions = 2 if bidirectional else 1
     per = 4 if has_biases else 2

@@ -4,6 +4,7 @@ import math as _math
 
 from . import _C
 from . import _dtype as _D
+from ._out import inplace_method, write_out
 
 # Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name; the special_* ones exist in
 # torch only as torch.special functions (flowlike/special.py), so they are neither here nor Tensor methods.
@@ -76,9 +77,7 @@ def clamp(input, min=None, max=None, *, out=None):
             result = _C.maximum(result, lo)
         if hi is not None:
             result = _C.minimum(result, hi)
-    if out is not None:
-        return out.copy_(result)
-    return result
+    return write_out(out, result, "clamp", exact_dtype=True)
 
 
 clip = clamp
@@ -101,14 +100,18 @@ def float_power(input, exponent, *, out=None):
 
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, _C.Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {_D.c10_name(input.dtype).lower()} for `{name}` but got dtype "
+                               f"{_D.c10_name(t.dtype).lower()}")
     result = input + weight * (end - input)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "lerp")
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2."""
     result = input + value * tensor1 * tensor2
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -117,7 +120,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")
     result = input + value * (tensor1 / tensor2)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "addcdiv")
 
 
 def round(input, *, decimals=0, out=None):
@@ -128,14 +131,14 @@ def round(input, *, decimals=0, out=None):
     result = _C.round(input * scale) / scale if decimals > 0 else _C.round(input / (10.0 ** -decimals)) * (
         10.0 ** -decimals)
     result = result.to(input.dtype)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "round")
 
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     p = input if eps is None else clamp(input, eps, 1 - eps)
     result = _C.log(p / (1 - p))
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "logit")
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -147,7 +150,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         result = _C.where(_C.isnan(input), nan, input)
         result = _C.where(_C.isposinf(result), info.max if posinf is None else posinf, result)
         result = _C.where(_C.isneginf(result), info.min if neginf is None else neginf, result)
-    return out.copy_(result) if out is not None else result
+    return write_out(out, result, "nan_to_num", exact_dtype=True)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -199,23 +202,19 @@ def _float(input):
     return input if input.dtype.is_floating_point else input.to(_D.get_default_dtype())
 
 
-def _out(result, out):
-    return out.copy_(result) if out is not None else result
-
-
 def deg2rad(input, *, out=None):
     """Converts angles from degrees to radians."""
-    return _out(_float(input) * (_math.pi / 180.0), out)
+    return write_out(out, _float(input) * (_math.pi / 180.0), "deg2rad")
 
 
 def rad2deg(input, *, out=None):
     """Converts angles from radians to degrees."""
-    return _out(_float(input) * (180.0 / _math.pi), out)
+    return write_out(out, _float(input) * (180.0 / _math.pi), "rad2deg")
 
 
 def ldexp(input, other, *, out=None):
     """input * 2 ** other."""
-    return _out(_C.mul(input, _C.pow(_wrap(2.0), _as_operand(other))), out)
+    return write_out(out, _C.mul(input, _C.pow(_wrap(2.0), _as_operand(other))), "ldexp", exact_dtype=True)
 
 
 def frexp(input, *, out=None):
@@ -231,10 +230,7 @@ def frexp(input, *, out=None):
     # input * 2**-e is exact, and differentiable in input as torch's mantissa is
     mantissa = _C.where(special, input, _ldexp_exact(input, -e))
     exponent = e.to(_D.int32)
-    if out is not None:
-        out[0].copy_(mantissa)
-        out[1].copy_(exponent)
-        mantissa, exponent = out
+    mantissa, exponent = write_out(out, (mantissa, exponent), "frexp", exact_dtype=True)
     from ._reduce import return_types
     return return_types.frexp(mantissa, exponent)
 
@@ -253,7 +249,7 @@ def polygamma(n, input, *, out=None):
         return _C.digamma(input, out=out)
     x = _float(input)
     result = _C.special_zeta(_wrap(_b.float(n + 1)), x)
-    return _out(result * ((-1.0) ** (n + 1) * _math.factorial(n)), out)
+    return write_out(out, result * ((-1.0) ** (n + 1) * _math.factorial(n)), "polygamma")
 
 
 def mvlgamma(input, p, *, out=None):
@@ -264,14 +260,14 @@ def mvlgamma(input, p, *, out=None):
     result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
     for j in range(p):
         result = result + _C.lgamma(x - j / 2.0)
-    return _out(result, out)
+    return write_out(out, result, "mvlgamma")
 
 
 def sinc(input, *, out=None):
     """sin(pi x) / (pi x), with sinc(0) = 1."""
     x = _float(input)
     px = x * _math.pi
-    return _out(_C.where(x == 0, 1.0, _C.sin(px) / _C.where(x == 0, 1.0, px)), out)
+    return write_out(out, _C.where(x == 0, 1.0, _C.sin(px) / _C.where(x == 0, 1.0, px)), "sinc")
 
 
 def rsub(input, other, *, alpha=1):
@@ -282,7 +278,7 @@ def rsub(input, other, *, alpha=1):
 def angle(input, *, out=None):
     """The elementwise argument: pi for negative values, 0 otherwise (nan stays nan)."""
     x = _float(input)
-    return _out(_C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0).to(x.dtype)), out)
+    return write_out(out, _C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0).to(x.dtype)), "angle")
 
 
 def real(input):
@@ -295,7 +291,25 @@ def imag(input):
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
-__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag"]
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (logical xor for bool tensors)."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = _C.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[dim]
+        if length == 0:
+            break
+        hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = _C.logical_xor(hi, lo) if x.dtype == _D.bool else hi - lo
+    return x
+
+
+__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag",
+            "diff"]
 
 
 # ---- the sym_* helpers, for plain Python numbers (flowlike has no symbolic shapes) ---------------------------------
@@ -368,26 +382,10 @@ def _method(fn):
     return method
 
 
-def inplace_method(fn, name):
-    """The in-place form of `fn` (self as its first argument): computes out of place, then writes the result
-    into self, whose dtype must hold the result's (as torch's in-place ops require)."""
-    def method(self, *args, **kwargs):
-        # under autograd the composite reads a copy, so that overwriting self leaves the values it saved intact
-        source = self.clone() if self.requires_grad and _C.is_grad_enabled() else self
-        result = fn(source, *args, **kwargs)
-        if not _D.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {_D.c10_name(result.dtype)} can't be cast to the desired output type "
-                               f"{_D.c10_name(self.dtype)}")
-        return self.copy_(result)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place version of {fn.__name__}."
-    return method
-
-
 def _attach_methods():
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "float_power", "lerp", "addcmul", "addcdiv", "round",
                  "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal", "true_divide", "floor_divide",
-                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle"]:
+                 "positive", "deg2rad", "rad2deg", "ldexp", "frexp", "mvlgamma", "sinc", "angle", "diff"]:
         setattr(_C.Tensor, name, _method(globals()[name]))
     for name in ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "round", "logit",
                  "nan_to_num", "true_divide", "floor_divide", "float_power", "deg2rad", "rad2deg", "ldexp",

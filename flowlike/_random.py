@@ -4,7 +4,8 @@ import math
 
 from . import _C
 from . import _dtype as D
-from ._creation import empty, _shape, _finish
+from ._creation import empty, _dtype_of, _shape, _finish
+from ._out import write_out
 from ._tensor import Tensor, check_device
 from ._views import broadcast_shapes
 
@@ -38,34 +39,38 @@ def set_rng_state(new_state):
 def _float_dtype(dtype, op):
     dtype = dtype or D.get_default_dtype()
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"{op}\" not implemented for '{str(dtype).split('.')[-1]}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{D.c10_name(dtype)}'")
     return dtype
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1)."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     t = empty(*_shape(size, "rand"), dtype=_float_dtype(dtype, "check_uniform_bounds"))
-    return _finish(t.uniform_(0.0, 1.0, generator=generator), requires_grad)
+    return _finish(t.uniform_(0.0, 1.0, generator=generator), requires_grad, out, "rand")
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     t = empty(*_shape(size, "randn"), dtype=_float_dtype(dtype, "normal_kernel_cpu"))
-    return _finish(t.normal_(0.0, 1.0, generator=generator), requires_grad)
+    return _finish(t.normal_(0.0, 1.0, generator=generator), requires_grad, out, "randn")
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     """Integers uniformly drawn from [low, high); randint(high, size) or randint(low, high, size)."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
     if size is None:
         if not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
     t = empty(*_shape((size,), "randint"), dtype=dtype or D.int64)
-    return _finish(t.random_(builtins.int(low), builtins.int(high), generator=generator), requires_grad)
+    return _finish(t.random_(builtins.int(low), builtins.int(high), generator=generator), requires_grad, out,
+                   "randint")
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -86,8 +91,9 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of 0..n-1."""
+    dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._randperm(builtins.int(n), dtype or D.int64, generator), requires_grad)
+    return _finish(_C._randperm(builtins.int(n), dtype or D.int64, generator), requires_grad, out, "randperm")
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -100,17 +106,17 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                                  std.shape if isinstance(std, Tensor) else ())
         z = empty(*shape, dtype=ref.dtype if ref.dtype.is_floating_point else D.get_default_dtype())
         z.normal_(0.0, 1.0, generator=generator)
-        return z * std + mean
+        return write_out(out, z * std + mean, "normal", warn_resize=False)
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
-    t = empty(*_shape((size,), "normal"), dtype=_float_dtype(dtype, "normal_kernel_cpu"))
-    return _finish(t.normal_(float(mean), float(std), generator=generator), requires_grad)
+    t = empty(*_shape((size,), "normal"), dtype=_float_dtype(_dtype_of(dtype, out), "normal_kernel_cpu"))
+    return _finish(t.normal_(float(mean), float(std), generator=generator), requires_grad, out, "normal")
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0/1 with probabilities from input (or p), in input's dtype."""
-    t = empty(*input.shape, dtype=input.dtype)
-    return t.bernoulli_(input if p is None else p, generator=generator)
+    t = empty(*input.shape, dtype=_dtype_of(None, out) or input.dtype)
+    return write_out(out, t.bernoulli_(input if p is None else p, generator=generator), "bernoulli", warn_resize=False)
 
 
 def _tensor_bernoulli(self, p=None, *, generator=None):

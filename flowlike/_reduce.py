@@ -12,6 +12,7 @@ import warnings
 
 from . import _C
 from . import _dtype as D
+from ._out import inplace_method, write_out
 from ._tensor import Tensor
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
@@ -203,7 +204,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise RuntimeError(f"norm(): p='{p}' is not supported by flowlike yet; use p='fro' or a number")
-    return _C._norm(input, builtins.float(p), _dims(dim), keepdim, dtype)
+    return write_out(out, _C._norm(input, builtins.float(p), _dims(dim), keepdim, dtype), "norm", exact_dtype=True)
 
 
 # ---- scans -----------------------------------------------------------------------------------
@@ -480,11 +481,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         hist = hist.index_add(0, index[inside], values[inside])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    if out is not None:
-        out[0].copy_(hist)
-        out[1].copy_(edges)
-        hist, edges = out
-    return return_types.histogram(hist, edges)
+    return return_types.histogram(*write_out(out, (hist, edges), "histogram", warn_resize=False))
 
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
@@ -653,19 +650,12 @@ def _method(fn):
     return m
 
 
-def _inplace(fn):
-    def m(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    m.__name__ = m.__qualname__ = fn.__name__ + "_"
-    return m
-
-
 for _fn in (sum, nansum, mean, nanmean, prod, amax, amin, all, any, logsumexp, count_nonzero, max, min, aminmax,
             argmax, argmin, var, std, norm, cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, msort,
             topk, kthvalue, median, nanmedian, mode, quantile, nanquantile, unique, unique_consecutive, bincount,
             histc, dist, renorm, cov, corrcoef, histogram):
     setattr(Tensor, _fn.__name__, _method(_fn))
-Tensor.renorm_ = _inplace(renorm)
-Tensor.cumsum_ = _inplace(cumsum)
-Tensor.cumprod_ = _inplace(cumprod)
+Tensor.renorm_ = inplace_method(renorm, "renorm_")
+Tensor.cumsum_ = inplace_method(cumsum, "cumsum_")
+Tensor.cumprod_ = inplace_method(cumprod, "cumprod_")
 del _fn

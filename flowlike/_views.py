@@ -1,26 +1,23 @@
-"""View and shape functions written in terms of the C++ view/shape ops (csrc/ops/views.h).
+"""View and shape functions written in terms of the C++ view/shape ops (csrc/ops/views.h), with flips and
+rotations, the *_copy forms of views and the conjugation no-ops of real tensors.
 
-Views share storage and the version counter with their input; split/chunk/unbind return tuples
-of views, and the stacking functions build on cat.
+Views share storage and the version counter with their input; split/chunk/unbind return tuples of views.
+Joining, tiling and repeating tensors is in _joining.py, building matrices (diagonals, triangle indices) in
+_matrix.py, the *_scatter functions in _index.py.
 """
 import builtins
 import math
 import warnings
 
-import numpy as np
-
 from . import _C
-from . import _dtype as D
+from ._out import write_out
 from ._tensor import Tensor, Size
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
            "diagonal", "as_strided", "cat", "concat", "concatenate", "flip", "roll", "tril", "triu", "trace",
            "broadcast_to", "broadcast_tensors", "broadcast_shapes", "flatten", "unflatten", "unbind", "split", "chunk",
-           "tensor_split", "hsplit", "vsplit", "dsplit", "movedim", "moveaxis", "stack", "hstack", "vstack", "row_stack",
-           "dstack", "column_stack", "fliplr", "flipud", "rot90", "tile", "repeat_interleave", "atleast_1d",
-           "atleast_2d", "atleast_3d", "meshgrid", "cartesian_prod", "tril_indices", "triu_indices", "diag",
-           "diag_embed", "diagflat", "block_diag", "ravel", "adjoint", "select_scatter", "slice_scatter",
-           "diagonal_scatter", "diff", "cross"]
+           "tensor_split", "hsplit", "vsplit", "dsplit", "movedim", "moveaxis", "fliplr", "flipud", "rot90", "ravel",
+           "adjoint"]
 
 reshape, permute, transpose, swapaxes, swapdims = _C.reshape, _C.permute, _C.transpose, _C.swapaxes, _C.swapdims
 squeeze, unsqueeze, narrow, select, diagonal, as_strided = (_C.squeeze, _C.unsqueeze, _C.narrow, _C.select, _C.diagonal,
@@ -284,87 +281,7 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-# ---- new memory ---------------------------------------------------------------------------------
-
-def _tensor_seq(tensors, op):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
-    return list(tensors)
-
-
-def stack(tensors, dim=0, *, out=None):
-    """Joins equally shaped tensors along a new dim."""
-    ts = _tensor_seq(tensors, "stack")
-    if not ts:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    for i, x in enumerate(ts[1:], 1):
-        if x.shape != ts[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0].shape)} at entry 0 "
-                               f"and {list(x.shape)} at entry {i}")
-    d = _wrap(dim, ts[0].dim() + 1)
-    return cat([x.unsqueeze(d) for x in ts], d, out=out)
-
-
-def atleast_1d(*tensors):
-    """Views with at least one dim (a tuple when several tensors are given)."""
-    return _atleast(tensors, lambda x: x.reshape(1) if x.dim() == 0 else x)
-
-
-def atleast_2d(*tensors):
-    """Views with at least two dims: a 1-D tensor of size n becomes (1, n)."""
-    return _atleast(tensors, lambda x: x.reshape(1, 1) if x.dim() == 0 else x.unsqueeze(0) if x.dim() == 1 else x)
-
-
-def atleast_3d(*tensors):
-    """Views with at least three dims: (n) becomes (1, n, 1), (m, n) becomes (m, n, 1)."""
-    def f(x):
-        if x.dim() == 0:
-            return x.reshape(1, 1, 1)
-        if x.dim() == 1:
-            return x.unsqueeze(0).unsqueeze(-1)
-        return x.unsqueeze(-1) if x.dim() == 2 else x
-    return _atleast(tensors, f)
-
-
-def _atleast(tensors, f):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        return tuple(f(x) for x in tensors[0])
-    return f(tensors[0]) if len(tensors) == 1 else tuple(f(x) for x in tensors)
-
-
-def hstack(tensors, *, out=None):
-    """Concatenates along dim 1 (dim 0 for 1-D tensors)."""
-    ts = atleast_1d(_tensor_seq(tensors, "hstack"))
-    if not ts:
-        raise RuntimeError("hstack expects a non-empty TensorList")
-    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
-
-
-def vstack(tensors, *, out=None):
-    """Concatenates along dim 0 after making every tensor at least 2-D."""
-    ts = atleast_2d(_tensor_seq(tensors, "vstack"))
-    if not ts:
-        raise RuntimeError("vstack expects a non-empty TensorList")
-    return cat(ts, 0, out=out)
-
-
-row_stack = vstack
-
-
-def dstack(tensors, *, out=None):
-    """Concatenates along dim 2 after making every tensor at least 3-D."""
-    ts = atleast_3d(_tensor_seq(tensors, "dstack"))
-    if not ts:
-        raise RuntimeError("dstack expects a non-empty TensorList")
-    return cat(ts, 2, out=out)
-
-
-def column_stack(tensors, *, out=None):
-    """Stacks 0-D/1-D tensors as columns and concatenates 2-D+ tensors along dim 1."""
-    ts = _tensor_seq(tensors, "column_stack")
-    if not ts:
-        raise RuntimeError("column_stack expects a non-empty TensorList")
-    return cat([x.reshape(x.numel(), 1) if x.dim() <= 1 else x for x in ts], 1, out=out)
+# ---- flips and rotations ------------------------------------------------------------------------
 
 
 def fliplr(input):
@@ -401,240 +318,14 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
-def tile(input, dims):
-    """Repeats input along each dim (dims shorter than input.dim() is padded with ones in front)."""
-    dims = _ints(dims)
-    dims = [1] * (input.dim() - len(dims)) + dims
-    return input.repeat(dims)
-
-
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    """Repeats each element `repeats` times (an int or a tensor of counts) along dim (flattened without dim)."""
-    from ._creation import arange
-    if repeats is None:  # repeat_interleave(counts): indices repeated by counts
-        counts = input
-        if counts.dim() != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        return repeat_interleave(arange(counts.shape[0]), counts, 0)
-    if dim is None:
-        input, dim = input.reshape(-1), 0
-    d = _wrap(dim, input.dim())
-    if input.dim() == 0:
-        input = input.reshape(1)
-    n = input.shape[d]
-    if isinstance(repeats, Tensor) and repeats.dim() > 0 and repeats.numel() != 1:
-        if repeats.dim() != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if repeats.dtype.is_floating_point:
-            raise RuntimeError("repeats has to be Long or Int tensor")
-        counts = repeats.tolist()
-        if len(counts) != n:
-            raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
-                               f"{len(counts)} and input.size({d}) = {n}")
-        if builtins.any(c < 0 for c in counts):
-            raise RuntimeError("repeats can not be negative")
-        shape = list(input.shape)
-        pieces = []
-        for i, c in enumerate(counts):
-            row = input.narrow(d, i, 1)
-            pieces.append(row.expand(shape[:d] + [c] + shape[d + 1:]))
-        return cat(pieces, d) if pieces else input.narrow(d, 0, 0).clone()
-    r = builtins.int(repeats)
-    if r < 0:
-        raise RuntimeError("repeats can not be negative")
-    shape = list(input.shape)
-    x = input.unsqueeze(d + 1).expand(shape[:d + 1] + [r] + shape[d + 1:])
-    return x.reshape(shape[:d] + [n * r] + shape[d + 1:]).contiguous()
-
-
-def meshgrid(*tensors, indexing=None):
-    """Coordinate grids (views expanded from the 1-D inputs); indexing 'ij' (default) or 'xy'."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
-        indexing = "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
-    for x in tensors:
-        if x.dim() > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {x.dim()}D tensor")
-    ts = [x.reshape(-1) for x in tensors]
-    swap = indexing == "xy" and len(ts) >= 2
-    if swap:
-        ts[0], ts[1] = ts[1], ts[0]
-    shape = [x.shape[0] for x in ts]
-    out = []
-    for i, x in enumerate(ts):
-        view_shape = [1] * len(ts)
-        view_shape[i] = -1
-        out.append(x.view(view_shape).expand(shape))
-    if swap:
-        out[0], out[1] = out[1], out[0]
-    return tuple(out)
-
-
-def cartesian_prod(*tensors):
-    """Cartesian product of 1-D tensors, as rows of a 2-D tensor (a 1-D tensor for one input)."""
-    for x in tensors:
-        if x.dim() != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
-    if len(tensors) == 1:
-        return tensors[0]
-    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
-
-
-def _tri_indices(np_fn, row, col, offset, dtype):
-    from ._creation import tensor
-    if row < 0 or col < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
-    r, c = np_fn(row, offset, col)
-    return tensor(np.stack([r, c]).reshape(2, -1), dtype=dtype or D.int64)
-
-
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (2, N) indices of the lower triangle of a row x col matrix, in row-major order."""
-    return _tri_indices(np.tril_indices, row, col, offset, dtype)
-
-
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (2, N) indices of the upper triangle of a row x col matrix, in row-major order."""
-    return _tri_indices(np.triu_indices, row, col, offset, dtype)
-
-
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    """A tensor whose (dim1, dim2) diagonals at `offset` are filled from the last dim of input."""
-    from ._creation import zeros
-    nd = input.dim() + 1
-    d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = input.shape[-1] + builtins.abs(offset)
-    shape = list(input.shape[:-1])
-    for d in sorted((d1, d2)):
-        shape.insert(d, n)
-    out = zeros(shape, dtype=input.dtype)
-    out.diagonal(offset, d1, d2).copy_(input)
-    return out
-
-
-def diag(input, diagonal=0, *, out=None):
-    """A 2-D matrix with the 1-D input on a diagonal, or the diagonal of a 2-D input (a copy)."""
-    if input.dim() == 1:
-        r = diag_embed(input, diagonal, 0, 1)
-    elif input.dim() == 2:
-        r = input.diagonal(diagonal).clone()
-    else:
-        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
-    return r if out is None else cat([r], 0, out=out)
-
-
-def diagflat(input, offset=0):
-    """A 2-D matrix with the flattened input on the diagonal at offset."""
-    return diag_embed(input.reshape(-1), offset, 0, 1)
-
-
-def block_diag(*tensors):
-    """A block diagonal matrix of the given 0-D, 1-D or 2-D tensors."""
-    from ._creation import zeros
-    if not tensors:
-        return zeros(1, 0)
-    mats = []
-    for i, x in enumerate(tensors):
-        if x.dim() > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
-                               f"{x.dim()} dimensions")
-        mats.append(x.reshape(1, 1) if x.dim() == 0 else x.reshape(1, -1) if x.dim() == 1 else x)
-    dtype = mats[0].dtype
-    for m in mats[1:]:
-        dtype = D.promote_types(dtype, m.dtype)
-    out = zeros(builtins.sum(m.shape[0] for m in mats), builtins.sum(m.shape[1] for m in mats), dtype=dtype)
-    r = c = 0
-    for m in mats:
-        out.narrow(0, r, m.shape[0]).narrow(1, c, m.shape[1]).copy_(m)
-        r, c = r + m.shape[0], c + m.shape[1]
-    return out
-
-
-def _scatter_into(input, src, view_of, op):
-    out = input.clone()
-    target = view_of(out)
-    if tuple(target.shape) != tuple(src.shape):
-        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {list(target.shape)}")
-    target.copy_(src)
-    return out
-
-
-def select_scatter(input, src, dim, index):
-    """A copy of input with input.select(dim, index) replaced by src."""
-    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
-
-
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    """A copy of input with the slice start:end:step of dim replaced by src."""
-    big = 2 ** 62  # Python slicing clamps missing bounds to the dim
-    return _scatter_into(input, src, lambda t: _C._slice(t, dim, 0 if start is None else start,
-                                                         big if end is None else end, step), "slice_scatter")
-
-
-def as_strided_scatter(input, src, size, stride, storage_offset=None):
-    """A copy of input with input.as_strided(size, stride, storage_offset) replaced by src."""
-    return _scatter_into(input, src, lambda t: t.as_strided(size, stride, storage_offset), "as_strided_scatter")
-
-
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    """A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
-    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
-
-
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """The n-th forward difference along dim (logical xor for bool tensors)."""
-    if input.dim() == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional")
-    if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
-    parts = [p for p in (prepend, input, append) if p is not None]
-    x = _C.cat(parts, dim) if len(parts) > 1 else input
-    for _ in range(n):
-        length = x.shape[dim]
-        if length == 0:
-            break
-        hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
-        x = _C.logical_xor(hi, lo) if x.dtype == D.bool else hi - lo
-    return x
-
-
-def cross(input, other, dim=None):
-    """The 3-D cross product along dim (the first dim of size 3 when dim is None, as torch.cross)."""
-    if input.dim() != other.dim():
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.dim()} and "
-                           f"{other.dim()}")
-    a, b = broadcast_tensors(input, other)
-    if dim is None:
-        dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
-    if a.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
-                           f"{other.shape[dim]}")
-    a0, a1, a2 = unbind(a, dim)
-    b0, b1, b2 = unbind(b, dim)
-    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
-
-
 # ---- Tensor methods and properties --------------------------------------------------------------
 
 for _name in ["t", "flatten", "unflatten", "unbind", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit",
-              "movedim", "moveaxis", "fliplr", "flipud", "rot90", "repeat_interleave", "diag", "diag_embed",
-              "diagflat", "broadcast_to", "ravel", "diff", "cross", "adjoint", "select_scatter", "slice_scatter",
-              "diagonal_scatter", "as_strided_scatter"]:
+              "movedim", "moveaxis", "fliplr", "flipud", "rot90", "broadcast_to", "ravel", "adjoint"]:
     setattr(Tensor, _name, globals()[_name])
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
 Tensor.expand_as = _expand_as
-Tensor.tile = lambda self, *dims: tile(self, dims[0] if len(dims) == 1 else dims)
 Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
 Tensor.t_ = _t_
@@ -697,63 +388,8 @@ _COPY_VARIANTS = {
     "view": lambda x, size: x.view(size),
 }
 globals().update({name + "_copy": _copy_variant(name, fn) for name, fn in _COPY_VARIANTS.items()})
-__all__ += ["as_strided_scatter", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"] + [
+__all__ += ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"] + [
     name + "_copy" for name in _COPY_VARIANTS]
-
-
-def combinations(input, r=2, with_replacement=False):
-    """The r-length combinations of the elements of a 1-D tensor, as the rows of a (count, r) tensor."""
-    import itertools
-    if input.dim() != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
-    if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return input.new_empty(0)
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    from ._creation import tensor
-    index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
-    return input[index.reshape(-1)].reshape(-1, r)
-
-
-def unravel_index(indices, shape):
-    """Converts flat indices into a tuple of coordinate tensors for an array of the given shape."""
-    from ._creation import tensor
-    if not isinstance(indices, Tensor):
-        indices = tensor(indices)
-    if indices.dtype.is_floating_point or indices.dtype == D.bool:
-        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
-    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
-    if any(s < 0 for s in shape):
-        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
-    numel = 1
-    for s in shape:
-        numel *= s
-    index = indices.to(D.int64)
-    flat = index.reshape(-1)
-    outside = (flat >= numel) | (flat < -numel)
-    if bool(outside.any()):
-        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
-    index = _C.where(index < 0, index + numel, index)
-    coords = []
-    for s in reversed(shape):
-        coords.append(_C.remainder(index, s))
-        index = _C.div(index, s, rounding_mode="floor")
-    return tuple(reversed(coords))
-
-
-def vander(x, N=None, increasing=False):
-    """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (or increasing powers)."""
-    if x.dim() != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else N
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    x = x.to(D.promote_types(x.dtype, D.int64))
-    if n == 0:
-        return x.new_empty((x.shape[0], 0))
-    powers = _C.cat([x.new_ones((x.shape[0], 1)), x.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1)
-    return powers if increasing else powers.flip(1)
 
 
 def _sum_to_size(self, *size):
@@ -810,7 +446,7 @@ resolve_neg = _real_identity("resolve_neg")
 
 def conj_physical(input, *, out=None):
     """The elementwise conjugate as a new tensor (a copy, for real tensors)."""
-    return out.copy_(input) if out is not None else input.clone()
+    return write_out(out, input, "conj_physical", exact_dtype=True) if out is not None else input.clone()
 
 
 def as_strided_(input, size, stride, storage_offset=None):
@@ -842,8 +478,7 @@ def is_neg(input):
     return False
 
 
-__all__ += ["as_strided_", "combinations", "unravel_index", "vander", "conj", "resolve_conj", "resolve_neg",
-            "conj_physical", "is_conj", "is_neg"]
+__all__ += ["as_strided_", "conj", "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]
 for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy", "conj",
               "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]:
     setattr(Tensor, _name, globals()[_name])

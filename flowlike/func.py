@@ -48,7 +48,7 @@ def _stack(results, out_dims):
     if isinstance(first, _C.Tensor):
         if out_dims is None:
             return first
-        from ._views import stack
+        from ._joining import stack
         return stack(results, out_dims)
     if isinstance(first, (tuple, list)):
         per = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)

@@ -12,7 +12,8 @@ from . import _dtype as D
 from ._reduce import _dims, _return_type, return_types
 from ._creation import eye as _eye_factory, ones_like as _ones_like
 from ._tensor import Tensor
-from ._views import broadcast_shapes, cross as _cross
+from ._linalg_products import cross as _cross
+from ._views import broadcast_shapes
 from ._linalg_products import matmul, multi_dot, vecdot  # noqa: F401  (products live with the other products)
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",

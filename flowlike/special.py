@@ -3,6 +3,7 @@ import math as _math
 
 from . import _C
 from . import _ops
+from ._out import write_out
 from ._missing import module_getattr
 from ._tensor import Tensor  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
 
@@ -40,30 +41,30 @@ multigammaln = _ops.mvlgamma
 sinc = _ops.sinc
 
 
-_out, _float = _ops._out, _ops._float
+_float = _ops._float
 
 
 def xlog1py(input, other, *, out=None):
     """input * log1p(other), and 0 where input is 0 (unless other is nan)."""
     result = input * _C.log1p(other)
-    return _out(_C.where((input == 0) & ~_C.isnan(other * 1.0), 0.0, result), out)
+    return write_out(out, _C.where((input == 0) & ~_C.isnan(other * 1.0), 0.0, result), "xlog1py")
 
 
 def entr(input, *, out=None):
     """-x ln(x) for x > 0, 0 at 0, -inf for x < 0."""
     x = _float(input)
     result = _C.where(x > 0, -x * _C.log(x), _C.where(x == 0, 0.0, -_math.inf))
-    return _out(_C.where(_C.isnan(x), x, result), out)
+    return write_out(out, _C.where(_C.isnan(x), x, result), "entr")
 
 
 def ndtr(input, *, out=None):
     """The standard normal cumulative distribution function."""
-    return _out(0.5 * _C.erfc(_float(input) * -_math.sqrt(0.5)), out)
+    return write_out(out, 0.5 * _C.erfc(_float(input) * -_math.sqrt(0.5)), "ndtr")
 
 
 def ndtri(input, *, out=None):
     """The inverse of ndtr."""
-    return _out(_math.sqrt(2.0) * _C.erfinv(2.0 * _float(input) - 1.0), out)
+    return write_out(out, _math.sqrt(2.0) * _C.erfinv(2.0 * _float(input) - 1.0), "ndtri")
 
 
 def log_ndtr(input, *, out=None):
@@ -75,7 +76,7 @@ def log_ndtr(input, *, out=None):
     t = _C.where(is_left, x, -1.0) * _math.sqrt(0.5)
     left = _C.log(_C.special_erfcx(-t) * 0.5) - t * t
     right = _C.log1p(-0.5 * _C.erfc(_C.where(is_left, 0.0, x) * _math.sqrt(0.5)))
-    return _out(_C.where(is_left, left, right), out)
+    return write_out(out, _C.where(is_left, left, right), "log_ndtr")
 
 
 def spherical_bessel_j0(input, *, out=None):
@@ -86,7 +87,7 @@ def spherical_bessel_j0(input, *, out=None):
     x2 = _C.where(small, x, 0.0) ** 2
     series = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42 * (1 - x2 / 72 * (1 - x2 / 110 * (1 - x2 / 156)))))
     result = _C.where(small, series, _C.sin(x) / _C.where(small, 1.0, x))
-    return _out(_C.where(_C.isinf(x), 0.0, result), out)
+    return write_out(out, _C.where(_C.isinf(x), 0.0, result), "spherical_bessel_j0")
 
 
 def softmax(input, dim, *, dtype=None):
@@ -131,12 +132,12 @@ def _polynomial(name, first, step, doc):
         prev, cur = x * 0 + 1, first(x)
         result = None if degree is None else _C.where(degree == 0, prev, _C.where(degree == 1, cur, 0.0))
         if degree is None and top <= 1:
-            return _out(prev * 0 if top < 0 else prev if top == 0 else cur, out)
+            return write_out(out, prev * 0 if top < 0 else prev if top == 0 else cur, name)
         for k in range(1, top):
             prev, cur = cur, step(k, x, cur, prev)
             if degree is not None:
                 result = _C.where(degree == k + 1, cur, result)
-        return _out(cur if degree is None else result, out)
+        return write_out(out, cur if degree is None else result, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn

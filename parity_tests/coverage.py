@@ -32,7 +32,7 @@ def database_table(show_failures):
             family[3] += 1
             failures.append(f"missing: {op.id}")
             continue
-        problems = [p for dtype in op.dtypes for p in check(op, torch, fl, dtype)]
+        problems = [p for dtype in op.dtypes for p in check(op, dtype)]
         if problems:
             family[2] += 1
             failures.extend(problems)

@@ -10,7 +10,8 @@ compared, and inputs on which both libraries must raise the same exception type.
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
+from helpers import LIBS, assert_same_error, check_both, outcome, resolve
+
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int64", "int32", "int16", "int8", "uint8"]
@@ -97,15 +98,7 @@ class OpInfo:
 
     def resolve(self, lib):
         """The op's function in lib (flowlike or torch), or None when lib lacks it."""
-        obj = lib
-        path = self.name.split(".")
-        if path[0] == "Tensor":
-            return getattr(lib.Tensor, path[1], None)
-        for part in path:
-            obj = getattr(obj, part, None)
-            if obj is None:
-                return None
-        return obj
+        return resolve(lib, self.name)
 
 
 def _one(shape, domain="any", seed=0):
@@ -536,91 +529,27 @@ def by_name():
     return {op.name: op for op in DATABASE}
 
 
-# ---- the checks, shared by the pytest suite and the coverage command -------------------------------------------
+# ---- the check, shared by the pytest suite and the coverage command -------------------------------------------
 
-def _to_flowlike(fl, t):
-    if t.dtype.is_floating_point and t.dtype.itemsize == 2 and str(t.dtype).endswith("bfloat16"):
-        return fl.from_numpy(t.float().numpy().copy()).to(fl.bfloat16)
-    return fl.from_numpy(t.detach().numpy().copy())
+def check(op, dtype):
+    """Compares flowlike with torch on every sample of `op` in `dtype` with the parity harness (helpers.check_both):
+    output dtype, shape and values, the gradients of every floating input (float32/float64, when op.grad), and
+    the exception type of op.errors. Returns the list of failure descriptions (empty: the op passes)."""
+    torch, fl = LIBS
 
-
-def _numpy(x):
-    x = x.detach()
-    if str(x.dtype).split(".")[-1] in ("bfloat16", "float16"):
-        x = x.float()
-    return np.asarray(x.numpy(), dtype=np.float64) if str(x.dtype).split(".")[-1] != "bool" else x.numpy()
-
-
-def _outputs(r):
-    return list(r) if isinstance(r, (tuple, list)) else [r]
-
-
-def _outcome(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
-        return type(e)
-    return None
-
-
-def check(op, torch, fl, dtype):
-    """Compares flowlike with torch on every sample of `op` in `dtype`: output dtype, shape and values, the
-    gradients of every floating input (float32/float64, when op.grad), and the exception type of op.errors.
-    Returns the list of failure descriptions (empty: the op passes)."""
+    half = dtype in ("float16", "bfloat16")
+    tol = dict(rtol=max(op.rtol, 1e-2) if half else op.rtol, atol=max(op.atol, 1e-2) if half else op.atol)
     failures = []
-    tol = dict(rtol=max(op.rtol, 1e-2 if dtype in ("float16", "bfloat16") else op.rtol),
-               atol=max(op.atol, 1e-2 if dtype in ("float16", "bfloat16") else op.atol))
     for label, inputs in op.samples(torch, dtype):
-        grad = op.grad and dtype in ("float32", "float64")
-        t_in = [t.clone().requires_grad_(grad) for t in inputs]
-        f_in = [_to_flowlike(fl, t).requires_grad_(grad) for t in inputs]
         where = f"{op.id} [{dtype}{', ' + label if label else ''}]"
-        t_err = _outcome(lambda: op.call(torch, *t_in))
-        if t_err is not None:
-            f_err = _outcome(lambda: op.call(fl, *f_in))
-            if f_err is not t_err:
-                failures.append(f"{where}: torch raises {t_err.__name__}, flowlike {getattr(f_err, '__name__', None)}")
-            continue
-        want = _outputs(op.call(torch, *t_in))
         try:
-            got = _outputs(op.call(fl, *f_in))
-        except Exception as e:  # noqa: BLE001
-            failures.append(f"{where}: flowlike raised {type(e).__name__}: {e}")
-            continue
-        ok = len(got) == len(want)
-        for g, w in zip(got, want):
-            if str(g.dtype).split(".")[-1] != str(w.dtype).split(".")[-1] or tuple(g.shape) != tuple(w.shape):
-                failures.append(f"{where}: dtype/shape {g.dtype} {tuple(g.shape)} != torch {w.dtype} {tuple(w.shape)}")
-                ok = False
-            elif not np.allclose(_numpy(g), _numpy(w), equal_nan=True, **tol):
-                failures.append(f"{where}: values differ (max {np.nanmax(np.abs(_numpy(g) - _numpy(w))):.3g})")
-                ok = False
-        if not (ok and grad):
-            continue
-        weights = [torch.randn(w.shape, dtype=w.dtype, generator=torch.Generator().manual_seed(9)) for w in want
-                   if w.dtype.is_floating_point and w.requires_grad]
-        if not weights:
-            continue
-        sum(((w * c).sum() for w, c in zip([w for w in want if w.dtype.is_floating_point and w.requires_grad], weights)))\
-            .backward()
-        f_outs = [g for g, w in zip(got, want) if w.dtype.is_floating_point and w.requires_grad]
-        try:
-            sum(((g * _to_flowlike(fl, c)).sum() for g, c in zip(f_outs, weights))).backward()
-        except Exception as e:  # noqa: BLE001
-            failures.append(f"{where}: flowlike backward raised {type(e).__name__}: {e}")
-            continue
-        for i, (ti, fi) in enumerate(zip(t_in, f_in)):
-            if ti.grad is None:
-                continue
-            if fi.grad is None:
-                failures.append(f"{where}: no gradient for input {i}")
-            elif not np.allclose(_numpy(fi.grad), _numpy(ti.grad), equal_nan=True, rtol=op.rtol * 10, atol=op.atol * 10):
-                failures.append(f"{where}: gradient of input {i} differs "
-                                f"(max {np.nanmax(np.abs(_numpy(fi.grad) - _numpy(ti.grad))):.3g})")
+            check_both(op.call, *inputs, grad=op.grad and dtype in ("float32", "float64"), **tol,
+                       grad_rtol=op.rtol * 10, grad_atol=op.atol * 10)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, the coverage table counts them
+            failures.append(f"{where}: {type(e).__name__}: {e}")
     for err in op.errors:
-        t_err = _outcome(lambda: err(torch))
-        f_err = _outcome(lambda: err(fl))
-        if t_err is not f_err:
-            failures.append(f"{op.id} error case: torch raises {getattr(t_err, '__name__', None)}, flowlike "
-                            f"{getattr(f_err, '__name__', None)}")
+        try:
+            assert_same_error(outcome(lambda: err(torch)), outcome(lambda: err(fl)))
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{op.id} error case: {e}")
     return failures

@@ -9,24 +9,19 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same, to_flowlike  # noqa: E402
-
-
-def both(fn):
-    """fn(torch), fn(flowlike)."""
-    return fn(torch), fn(fl)
+from helpers import assert_same, run_both, to_flowlike  # noqa: E402
 
 
 @pytest.mark.parametrize("name", ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
                                   "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"])
 def test_legacy_tensor_types(name):
-    t, f = both(lambda m: getattr(m, name)([1, 0, 3]))
+    t, f = run_both(lambda m: getattr(m, name)([1, 0, 3]))
     assert_same(f, t)
-    t, f = both(lambda m: getattr(m, name)(2, 3))
+    t, f = run_both(lambda m: getattr(m, name)(2, 3))
     assert (f.dtype, tuple(f.shape)) == (getattr(fl, str(t.dtype).split(".")[-1]), tuple(t.shape))
-    t, f = both(lambda m: getattr(m, name)(m.Size([4])))
+    t, f = run_both(lambda m: getattr(m, name)(m.Size([4])))
     assert tuple(f.shape) == tuple(t.shape) == (4,)
-    t, f = both(lambda m: getattr(m, name)())
+    t, f = run_both(lambda m: getattr(m, name)())
     assert tuple(f.shape) == tuple(t.shape) == (0,)
     for other in ("FloatTensor", "LongTensor", "BoolTensor"):
         assert isinstance(f, getattr(fl, other)) == isinstance(t, getattr(torch, other))
@@ -35,13 +30,13 @@ def test_legacy_tensor_types(name):
 
 
 def test_type_conversion_by_legacy_type_and_type_as():
-    t, f = both(lambda m: m.tensor([1.5, 2.5]).type(m.IntTensor))
+    t, f = run_both(lambda m: m.tensor([1.5, 2.5]).type(m.IntTensor))
     assert_same(f, t)
-    t, f = both(lambda m: m.tensor([1.5, 2.5]).type_as(m.tensor([1], dtype=m.int16)))
+    t, f = run_both(lambda m: m.tensor([1.5, 2.5]).type_as(m.tensor([1], dtype=m.int16)))
     assert_same(f, t)
-    t, f = both(lambda m: m.tensor([1.5], dtype=m.float64).new(2, 3))
+    t, f = run_both(lambda m: m.tensor([1.5], dtype=m.float64).new(2, 3))
     assert (str(f.dtype), tuple(f.shape)) == (str(t.dtype), tuple(t.shape))
-    t, f = both(lambda m: m.tensor([1.5], dtype=m.float64).new([1, 2]))
+    t, f = run_both(lambda m: m.tensor([1.5], dtype=m.float64).new([1, 2]))
     assert_same(f, t)
 
 
@@ -55,7 +50,7 @@ def test_range_is_inclusive_and_warns(args, kwargs):
             result = m.range(*args, **kw)
         assert any(issubclass(w.category, UserWarning) for w in caught)
         return result
-    t, f = both(call)
+    t, f = run_both(call)
     assert_same(f, t)
 
 
@@ -68,11 +63,11 @@ def test_range_errors():
 
 
 def test_empty_strided():
-    t, f = both(lambda m: m.empty_strided((2, 3), (1, 2), dtype=m.float64))
+    t, f = run_both(lambda m: m.empty_strided((2, 3), (1, 2), dtype=m.float64))
     assert (tuple(f.shape), f.stride(), str(f.dtype)) == (tuple(t.shape), t.stride(), str(t.dtype))
-    t, f = both(lambda m: m.empty_strided((2, 0, 3), (0, 3, 1)))
+    t, f = run_both(lambda m: m.empty_strided((2, 0, 3), (0, 3, 1)))
     assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
-    t, f = both(lambda m: m.zeros(1).new_empty_strided((3, 2), (1, 3)))
+    t, f = run_both(lambda m: m.zeros(1).new_empty_strided((3, 2), (1, 3)))
     assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
     f = fl.empty_strided((3, 4), (4, 1))
     f.fill_(2)  # the storage covers every element
@@ -117,7 +112,7 @@ def test_default_device_typename_is_storage():
     assert str(fl.get_default_device()) == str(torch.get_default_device()) == "cpu"
     fl.set_default_device("cpu")
     fl.set_default_device(None)
-    t, f = both(lambda m: m.typename(m.zeros(2, dtype=m.int32)))
+    t, f = run_both(lambda m: m.typename(m.zeros(2, dtype=m.int32)))
     assert f == t
     assert fl.typename(3) == torch.typename(3) == "int"
     assert fl.is_storage(fl.zeros(2).untyped_storage()) and not fl.is_storage(fl.zeros(2))
@@ -261,9 +256,9 @@ def test_elementwise_python_callables_and_small_utilities():
         assert m.ones(2).real.tolist() == [1.0, 1.0]
         with pytest.raises(RuntimeError):
             m.imag(m.ones(2))
-    t, f = both(lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)))
+    t, f = run_both(lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1)))
     assert (tuple(f.shape), f.stride()) == (tuple(t.shape), t.stride())
-    t, f = both(lambda m: m.ones(2, dtype=m.float64).to_dense())
+    t, f = run_both(lambda m: m.ones(2, dtype=m.float64).to_dense())
     assert_same(f, t)
     x = fl.ones(2)
     assert fl.get_device(x) == torch.get_device(torch.ones(2)) == -1
@@ -342,7 +337,7 @@ def test_sequence_rnn_functions_match_torch(kind, bidirectional, batch_first, la
 
 
 def test_restriding_and_deprecated_spellings():
-    t, f = both(lambda m: m.as_strided_(m.arange(6.0), (2, 2), (1, 2), 1))
+    t, f = run_both(lambda m: m.as_strided_(m.arange(6.0), (2, 2), (1, 2), 1))
     assert_same(f, t)
     assert f.storage_offset() == t.storage_offset()
     for m in (torch, fl):
@@ -350,9 +345,9 @@ def test_restriding_and_deprecated_spellings():
             assert tuple(m.arange(6.0).resize(2, 3).shape) == (2, 3)
         with pytest.raises(RuntimeError):
             m.arange(6.0).resize(4)
-    t, f = both(lambda m: m.norm_except_dim(m.arange(6.0).reshape(2, 3), 2, 1))
+    t, f = run_both(lambda m: m.norm_except_dim(m.arange(6.0).reshape(2, 3), 2, 1))
     assert_same(f, t)
-    t, f = both(lambda m: m.embedding_renorm_(m.arange(15.0).reshape(5, 3), m.tensor([0, 2, 2]), 3.0, 2.0))
+    t, f = run_both(lambda m: m.embedding_renorm_(m.arange(15.0).reshape(5, 3), m.tensor([0, 2, 2]), 3.0, 2.0))
     assert_same(f, t)
     try:
         fl.set_deterministic_debug_mode("warn")
@@ -399,7 +394,7 @@ def test_gumbel_softmax():
     x = fl.tensor([[1.0, 2.0, 0.5]], requires_grad=True)
     (fl.nn.functional.gumbel_softmax(x, hard=True) * fl.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad is not None and float(x.grad.abs().sum()) > 0
-    t, f = both(lambda m: m.nn.functional.native_channel_shuffle(m.arange(12.0).reshape(1, 6, 2), 3))
+    t, f = run_both(lambda m: m.nn.functional.native_channel_shuffle(m.arange(12.0).reshape(1, 6, 2), 3))
     assert_same(f, t)
 
 

@@ -1,19 +1,16 @@
 """Custom Functions, hooks, saved-tensor hooks, autograd.functional and gradcheck, run with the same body on
-torch and on flowlike (dual-run): the results and the exception types must agree."""
+torch and on flowlike (dual-run): the results and the exception types must agree; autograd.Variable and the
+profiler's record_function."""
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import outcome_type  # noqa: E402
+from helpers import assert_raises_same, check_both, leaf  # noqa: E402
 
 X = np.random.default_rng(3).standard_normal((3, 4))
 W = np.random.default_rng(4).standard_normal((4, 2))
-
-
-def leaf(lib, a):
-    return lib.tensor(a, dtype=lib.float64, requires_grad=True)
 
 
 def make_function(lib):
@@ -32,16 +29,6 @@ def make_function(lib):
     return MulSin
 
 
-def dual(body):
-    """Runs body(lib) for torch and flowlike and compares every returned array."""
-    want, got = body(torch), body(fl)
-    assert len(want) == len(got)
-    for w, g in zip(want, got):
-        w = w.detach().numpy() if hasattr(w, "detach") else np.asarray(w)
-        g = g.detach().numpy() if hasattr(g, "detach") else np.asarray(g)
-        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
-
-
 def test_custom_function_forward_backward_and_double_backward():
     def body(lib):
         x, w = leaf(lib, X), leaf(lib, W)
@@ -49,7 +36,7 @@ def test_custom_function_forward_backward_and_double_backward():
         (gx,) = lib.autograd.grad(y.pow(2).sum(), x, create_graph=True)
         gx.sum().backward()
         return y, gx, w.grad
-    dual(body)
+    check_both(body, rtol=1e-6, atol=1e-9)
 
 
 def test_hooks():
@@ -62,7 +49,7 @@ def test_hooks():
         x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
         (y * y).sum().backward()
         return x.grad, seen[0]
-    dual(body)
+    check_both(body, rtol=1e-6, atol=1e-9)
 
 
 def test_saved_tensors_hooks_scale_saved_values():
@@ -72,7 +59,7 @@ def test_saved_tensors_hooks_scale_saved_values():
             y = make_function(lib).apply(x, w, 1.0)
         y.sum().backward()
         return x.grad, w.grad
-    dual(body)
+    check_both(body, rtol=1e-6, atol=1e-9)
 
 
 def test_functional():
@@ -85,7 +72,7 @@ def test_functional():
             return (x.sin() * x).sum()
         return (F.jacobian(lambda x: x.sin() * x, a), F.hessian(f, a), F.vjp(lambda x: x.exp(), a, v)[1],
                 F.jvp(lambda x: x.exp(), a, v)[1], F.hvp(f, a, v)[1], F.vhp(f, a, v)[1])
-    dual(body)
+    check_both(body, rtol=1e-6, atol=1e-9)
 
 
 def test_gradcheck_agrees():
@@ -119,6 +106,37 @@ def test_errors_match(case):
         y = make_function(lib).apply(x, w, 1.0).sum()
         y.backward()
         return lambda: y.backward()
-    want = outcome_type(body(torch))
-    assert want is not None
-    assert outcome_type(body(fl)) is want
+    assert_raises_same(lambda lib: body(lib)())
+
+
+# ---- autograd.Variable and the profiler -----------------------------------------------------------------------------
+
+def test_variable():
+    for lib in (torch, fl):
+        t = lib.ones(3)
+        v = lib.autograd.Variable(t, requires_grad=True)
+        assert type(v) is lib.Tensor and v.requires_grad and v.is_leaf and v is not t
+        assert v.data_ptr() == t.data_ptr() and isinstance(t, lib.autograd.Variable)
+        y = lib.autograd.Variable(lib.ones(2, requires_grad=True) * 2)
+        assert y.grad_fn is None and not y.requires_grad
+        assert tuple(lib.autograd.Variable().shape) == (0,)
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
+            lib.autograd.Variable(3)
+        with pytest.warns(UserWarning, match="volatile was removed"):
+            lib.autograd.Variable(t, volatile=True)
+
+
+def test_record_function_and_profile():
+    calls = []
+
+    @fl.autograd.profiler.record_function("label")
+    def f(a):
+        calls.append(a)
+        return a * 2
+
+    with fl.autograd.profiler.record_function("block", "args") as rf:
+        assert rf.name == "block" and rf.args == "args"
+        assert f(fl.ones(1)).item() == 2.0
+    assert len(calls) == 1
+    with pytest.raises(NotImplementedError, match="torch.autograd.profiler.profile"):
+        fl.autograd.profiler.profile()

@@ -5,6 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, float_outputs, leaf, run_both  # noqa: E402
 
 CASES = {
     "pointwise_chain": lambda m, x: (x * 2 + 1).exp().sin() / (x.abs() + 1),
@@ -40,28 +41,18 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradients_match_torch(name):
     a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
-    x = fl.from_numpy(a.copy()).requires_grad_()
-    tx = torch.from_numpy(a.copy()).requires_grad_()
-    y, ty = CASES[name](fl, x), CASES[name](torch, tx)
-    gy = np.random.default_rng(1).standard_normal(tuple(ty.shape)).astype(np.float32)
-    y.backward(fl.from_numpy(gy.copy()))
-    ty.backward(torch.from_numpy(gy.copy()))
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+    ty, y = check_both(CASES[name], a, grad=True, rtol=1e-5, atol=1e-6, grad_rtol=1e-5, grad_atol=1e-5)
     assert y.grad_fn.name() == ty.grad_fn.name()
 
 
 def test_double_backward_matches_torch():
-    a = np.array([0.5, -1.5, 2.0], dtype=np.float32)
-    results = []
-    for m in (fl, torch):
-        x = m.tensor(a, requires_grad=True)
+    def body(m):
+        x = leaf(m, [0.5, -1.5, 2.0], "float32")
         y = (x * x * x + x.sin()) * 2
         (g,) = m.autograd.grad(y, x, m.ones(3), create_graph=True)
         (gg,) = m.autograd.grad(g, x, m.ones(3))
-        results.append((g.detach().numpy(), gg.numpy()))
-    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5)
+        return g.detach(), gg
+    check_both(body, rtol=1e-5, atol=0)
 
 
 @pytest.mark.parametrize("case", ["leaf_inplace", "version_counter", "backward_twice", "non_scalar", "no_grad_output",
@@ -89,15 +80,7 @@ def test_autograd_errors_match_torch(case):
         else:
             m.ones(3).backward(m.ones(3))
 
-    def kind(m):
-        try:
-            run(m)
-        except Exception as e:  # noqa: BLE001
-            return type(e)
-        return None
-
-    assert kind(torch) is not None
-    assert kind(fl) is kind(torch)
+    assert_raises_same(run)
 
 
 SCAN_X = np.random.default_rng(11).standard_normal((3, 5))
@@ -113,13 +96,13 @@ SCAN_NAN[0, 1] = np.nan
     ("nanmean", lambda m, t: m.nanmean(t, 1), SCAN_NAN), ("nanmean_all", lambda m, t: m.nanmean(t), SCAN_NAN),
 ])
 def test_scan_and_nan_reduction_gradients(name, fn, data):
-    grads = []
-    for m in (torch, fl):
+    def body(m):
         t = m.tensor(data, requires_grad=True)
         y = fn(m, t)
         w = m.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
         (y * w).sum().backward()
-        grads.append(t.grad.numpy())
+        return t.grad.numpy()
+    grads = run_both(body)
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)
 
 
@@ -135,12 +118,13 @@ def test_cumprod_double_backward_without_zeros():
 ])
 def test_double_backward_through_broadcasting_and_views(name, fn):
     a = np.random.default_rng(4).standard_normal((3, 4))
-    grads = []
-    for m in (torch, fl):
+
+    def body(m):
         x = m.tensor(a, requires_grad=True)
         (g,) = m.autograd.grad(fn(x), x, create_graph=True)
         (g * g).sum().backward()
-        grads.append(x.grad.numpy())
+        return x.grad.numpy()
+    grads = run_both(body)
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)
 
 
@@ -179,15 +163,10 @@ def _grad_samples(entry):
     return [(lambda m, *a: fn.call(m, *a), [t.numpy() for t in inputs]) for _, inputs in fn.samples(torch, "float64")]
 
 
-def _float_outputs(r):
-    outs = r if isinstance(r, (tuple, list)) else [r]
-    return [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
-
-
 def _directional_check(fn, inputs, eps=1e-6):
     """<u, J v> from one backward against the central difference of <u, f> along v, for random u and v."""
     rng = np.random.default_rng(7)
-    outs = _float_outputs(fn(*inputs))
+    outs = float_outputs(fn(*inputs))
     us = [fl.tensor(rng.standard_normal(tuple(o.shape))) for o in outs]
     # directions only along the inputs the op is differentiated in (the others stay constant)
     vs = [fl.tensor(rng.standard_normal(tuple(x.shape)) if x.requires_grad else np.zeros(tuple(x.shape)))
@@ -199,7 +178,7 @@ def _directional_check(fn, inputs, eps=1e-6):
     def projected(sign):
         with fl.no_grad():
             moved = [x + sign * eps * v for x, v in zip(inputs, vs)]
-        outs = _float_outputs(fn(*[m.requires_grad_(x.requires_grad) for m, x in zip(moved, inputs)]))
+        outs = float_outputs(fn(*[m.requires_grad_(x.requires_grad) for m, x in zip(moved, inputs)]))
         return sum(float((o.detach() * u).sum()) for o, u in zip(outs, us))
     numerical = (projected(1) - projected(-1)) / (2 * eps)
     assert abs(analytical - numerical) <= 1e-5 + 1e-3 * abs(numerical), (analytical, numerical)
@@ -209,7 +188,7 @@ def _first_grads(fn, n):
     """(inputs..., grad_outputs...) -> the gradients of fn's float outputs, with create_graph: its derivatives are
     fn's second derivatives."""
     def grads(*args):
-        outs = _float_outputs(fn(*args[:n]))
+        outs = float_outputs(fn(*args[:n]))
         wrt = [x for x in args[:n] if x.requires_grad]
         return tuple(g for g in fl.autograd.grad(outs, wrt, args[n:n + len(outs)], create_graph=True,
                                                  allow_unused=True) if g is not None)
@@ -218,7 +197,7 @@ def _first_grads(fn, n):
 
 def _torch_backward_raises(fn, arrays):
     inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    outs = _float_outputs(fn(torch, *inputs))
+    outs = float_outputs(fn(torch, *inputs))
     try:
         torch.autograd.grad(outs, inputs, [torch.ones_like(o) for o in outs], allow_unused=True)
     except RuntimeError:
@@ -235,7 +214,7 @@ def test_gradcheck_and_gradgradcheck_over_opdb(entry):
         inputs = [fl.tensor(a.copy(), dtype=fl.float64, requires_grad=differentiable is None or i in differentiable)
                   for i, a in enumerate(arrays)]
         call = lambda *a, fn=fn: fn(fl, *a)  # noqa: E731
-        outs = _float_outputs(call(*inputs))
+        outs = float_outputs(call(*inputs))
         if not outs:
             continue
         if _torch_backward_raises(fn, arrays):  # no derivative in torch either (heaviside): the same refusal
@@ -268,14 +247,15 @@ QX_NAN[1, 3] = QX_NAN[2, 0] = QX_NAN[2, 5] = np.nan
 ])
 def test_quantile_gradients_match_torch(name, kwargs, data, interpolation):
     q = [0.0, 0.25, 0.5, 0.9, 1.0]
-    grads = []
-    for m in (torch, fl):
+
+    def body(m):
         x = m.tensor(data, requires_grad=True)
         qt = m.tensor(q, dtype=x.dtype, requires_grad=True)
         y = getattr(m, name)(x, qt, interpolation=interpolation, **kwargs)
         w = m.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
         (y.nan_to_num() * w).sum().backward()
-        grads.append((x.grad.numpy(), None if qt.grad is None else qt.grad.numpy()))
+        return (x.grad.numpy(), None if qt.grad is None else qt.grad.numpy())
+    grads = run_both(body)
     np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-9, atol=1e-12)
     assert (grads[1][1] is None) == (grads[0][1] is None)  # q's gradient: linear interpolation only
     if grads[0][1] is not None:
@@ -284,12 +264,13 @@ def test_quantile_gradients_match_torch(name, kwargs, data, interpolation):
 
 def test_quantile_double_backward_matches_torch():
     x0, q0 = np.random.default_rng(5).standard_normal((3, 6)), np.array([0.2, 0.65])
-    results = []
-    for m in (torch, fl):
+
+    def body(m):
         x, q = m.tensor(x0, requires_grad=True), m.tensor(q0, requires_grad=True)
         y = m.quantile(x, q.sigmoid(), dim=1)
         gx, gq = m.autograd.grad((y * y).sum(), (x, q), create_graph=True)
-        results.append([g.detach().numpy() for g in (gx, gq, *m.autograd.grad((gx * gx).sum() + gq.sum(), (x, q)))])
+        return [g.detach().numpy() for g in (gx, gq, *m.autograd.grad((gx * gx).sum() + gq.sum(), (x, q)))]
+    results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     x = fl.tensor(x0, requires_grad=True)
@@ -299,14 +280,15 @@ def test_quantile_double_backward_matches_torch():
 
 def test_logcumsumexp_double_backward_matches_torch():
     a = np.random.default_rng(6).standard_normal((3, 5)) * 4
-    results = []
-    for m in (torch, fl):
+
+    def body(m):
         x = m.tensor(a, requires_grad=True)
         y = m.logcumsumexp(x, 1)
         (g,) = m.autograd.grad(y, x, m.tensor(np.linspace(-1, 1, 15).reshape(3, 5)), create_graph=True)
         assert g.grad_fn is not None
         (gg,) = m.autograd.grad((g * g).sum(), x)
-        results.append((g.detach().numpy(), gg.numpy()))
+        return (g.detach().numpy(), gg.numpy())
+    results = run_both(body)
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-9, atol=1e-12)
     assert fl.autograd.gradgradcheck(lambda t: fl.logcumsumexp(t, 0), (fl.tensor(a[:, :3] / 4, requires_grad=True),))
@@ -346,12 +328,12 @@ def _base_written_after_view(m, case):
                                   "transposed_view_then_base_add", "view_read_between_two_writes",
                                   "stale_view_written_in_place", "no_grad_write"])
 def test_view_of_a_base_written_in_place_regenerates_its_grad_fn(case):
-    results = []
-    for m in (torch, fl):
+    def body(m):
         a, v, y = _base_written_after_view(m, case)
         name = v.grad_fn.name()
         y.sum().backward()
-        results.append((name, a.grad.numpy(), v.detach().numpy()))
+        return (name, a.grad.numpy(), v.detach().numpy())
+    results = run_both(body)
     assert results[1][0] == results[0][0]
     np.testing.assert_allclose(results[1][1], results[0][1])
     np.testing.assert_allclose(results[1][2], results[0][2])
@@ -360,8 +342,7 @@ def test_view_of_a_base_written_in_place_regenerates_its_grad_fn(case):
 
 @pytest.mark.parametrize("write", ["copy_", "fill_tensor", "fill_number", "zero_", "setitem_view"])
 def test_overwritten_values_get_zero_gradients_as_torch(write):
-    results = []
-    for m in (torch, fl):
+    def body(m):
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
         v = m.tensor(2.5, requires_grad=True)
         y = x * 2
@@ -376,7 +357,8 @@ def test_overwritten_values_get_zero_gradients_as_torch(write):
         else:
             y[1:] = v
         (y * m.tensor([1.0, 2.0, 3.0])).sum().backward()
-        results.append((y.grad_fn.name(), x.grad.numpy(), None if v.grad is None else v.grad.numpy()))
+        return (y.grad_fn.name(), x.grad.numpy(), None if v.grad is None else v.grad.numpy())
+    results = run_both(body)
     assert results[1][0] == results[0][0]
     np.testing.assert_allclose(results[1][1], results[0][1])
     assert (results[1][2] is None) == (results[0][2] is None)
@@ -390,15 +372,12 @@ def test_overwritten_values_get_zero_gradients_as_torch(write):
     (1, slice(None), None), (True,), ([0, 2],),
 ], ids=repr)
 def test_basic_indexing_grad_fn_names_match_torch(index):
-    names, grads = [], []
-    for m in (torch, fl):
-        x = m.tensor(np.arange(60.0).reshape(3, 4, 5), requires_grad=True)
+    def body(m):
+        x = leaf(m, np.arange(60.0).reshape(3, 4, 5))
         v = (x * 1)[index]
-        names.append(v.grad_fn.name())
         (v * v).sum().backward()
-        grads.append(x.grad.numpy())
-    assert names[1] == names[0]
-    np.testing.assert_allclose(grads[1], grads[0])
+        return v.grad_fn.name(), x.grad
+    check_both(body, rtol=1e-7, atol=0)
 
 
 def _attention_by_hand(q, k, v, mask, is_causal, scale):
@@ -423,8 +402,10 @@ def test_attention_double_backward_matches_math_path(case):
     mask_np = rng.standard_normal((3, 4)) if case == "float_mask_with_grad" else rng.random((3, 4)) > 0.3
     mask_np[:, 0] = True if mask_np.dtype == bool else mask_np[:, 0]
     kw = dict(is_causal=case == "causal", scale=0.7 if case == "scale_and_broadcast" else None)
-    results = []
-    for m in (torch, fl):
+    go_np = None
+
+    def body(m):
+        nonlocal go_np
         q, k, v = (m.tensor(a, requires_grad=True) for a in arrays)
         mask = None
         if case in ("bool_mask", "float_mask_with_grad"):
@@ -434,13 +415,14 @@ def test_attention_double_backward_matches_math_path(case):
             out = _attention_by_hand(q, k, v, mask, **kw)
         else:
             out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=case == "gqa", **kw)
-        go = m.tensor(rng.standard_normal(tuple(out.shape)) if m is torch else results[0][0])
+        go_np = rng.standard_normal(tuple(out.shape)) if go_np is None else go_np  # one draw for both
+        go = m.tensor(go_np)
         grads = m.autograd.grad(out, inputs, go, create_graph=True)
         penalty = sum((g * g).sum() for g in grads)
         second = m.autograd.grad(penalty, inputs)
-        results.append([go.numpy()] + [g.detach().numpy() for g in grads] + [g.numpy() for g in second])
-    for got, want in zip(results[1][1:], results[0][1:]):
-        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
+        return [g.detach() for g in grads] + list(second)
+    want, got = run_both(body)
+    assert_same(got, want, rtol=1e-7, atol=1e-10)
 
 
 # ---- pointwise gradients at the edges: zeros, ties, infinities, NaN, values whose square underflows ---------------
@@ -449,10 +431,11 @@ EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, np.inf, -np.inf, np.nan, 1e-30
 
 
 def _pointwise_grads(m, name, arrays):
-    xs = [m.tensor(a, requires_grad=True) for a in arrays]
+    """The gradients of name(*arrays) for a gradient of ones (the values themselves may differ at NaN)."""
+    xs = [leaf(m, a) for a in arrays]
     y = getattr(m, name)(*xs)
     y.backward(m.ones_like(y))
-    return [x.grad.numpy() for x in xs]
+    return [x.grad for x in xs]
 
 
 @pytest.mark.parametrize("name", sorted(n for n, (dts, _, _) in UNARY.items() if "float64" in dts
@@ -462,8 +445,8 @@ def test_unary_gradients_at_edge_values_match_torch(name):
     # (abs: torch's sign(nan) is 0, flowlike's NaN, so abs's gradient at NaN differs)
     arrays = [EDGES[~np.isnan(EDGES)] if name == "abs" else EDGES]
     with np.errstate(all="ignore"):
-        np.testing.assert_allclose(_pointwise_grads(fl, name, arrays)[0], _pointwise_grads(torch, name, arrays)[0],
-                                   rtol=1e-6, equal_nan=True)
+        want, got = run_both(_pointwise_grads, name, arrays)
+    assert_same(got, want, rtol=1e-6, atol=0)
 
 
 _NO_DERIVATIVE = ("heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge",
@@ -474,16 +457,16 @@ _NO_DERIVATIVE = ("heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "eq",
 def test_binary_gradients_at_edge_values_match_torch(name):
     a, b = (g.ravel() for g in np.meshgrid(EDGES, EDGES))
     with np.errstate(all="ignore"):
-        for got, want in zip(_pointwise_grads(fl, name, [a, b]), _pointwise_grads(torch, name, [a, b])):
-            np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+        want, got = run_both(_pointwise_grads, name, [a, b])
+    assert_same(got, want, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("bounds", ["numbers", "tensors", "min_above_max", "min_only", "max_only"])
 def test_clamp_gradients_at_ties_match_torch(bounds):
     x0 = np.array([0.1, 0.5, 1.0, 2.0, -3.0])
     lo0, hi0 = np.array([0.1, 0.6, 0.0, 0.0, -3.0]), np.array([1.0, 1.0, 1.0, 2.0, 0.0])
-    results = []
-    for m in (torch, fl):
+
+    def body(m):
         x, lo, hi = (m.tensor(a, requires_grad=True) for a in (x0, lo0, hi0))
         if bounds == "numbers":
             y = x.clamp(0.1, 1.0)
@@ -496,7 +479,8 @@ def test_clamp_gradients_at_ties_match_torch(bounds):
         else:
             y = x.clamp(max=1.0)
         (y * m.tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
-        results.append([y.detach().numpy()] + [None if t.grad is None else t.grad.numpy() for t in (x, lo, hi)])
+        return [y.detach().numpy()] + [None if t.grad is None else t.grad.numpy() for t in (x, lo, hi)]
+    results = run_both(body)
     for got, want in zip(results[1], results[0]):
         assert (got is None) == (want is None)
         if want is not None:
@@ -507,14 +491,15 @@ def test_clamp_gradients_at_ties_match_torch(bounds):
 def test_inplace_view_ops_take_the_views_history(op):
     call = {"t_": lambda t: t.t_(), "transpose_": lambda t: t.transpose_(0, 1), "squeeze_": lambda t: t.squeeze_(1),
             "unsqueeze_": lambda t: t.unsqueeze_(0), "as_strided_": lambda t: t.as_strided_((2, 2), (1, 3))}[op]
-    results = []
-    for m in (torch, fl):
+
+    def body(m):
         x = m.tensor(np.arange(6.0).reshape((3, 1, 2) if op == "squeeze_" else (3, 2)), requires_grad=True)
         with pytest.raises(RuntimeError, match="leaf Variable"):
             call(x)
         y = call(x * 1)
         (y * m.tensor(np.arange(float(y.numel())).reshape(tuple(y.shape)))).sum().backward()
-        results.append((tuple(y.shape), x.grad.numpy()))
+        return (tuple(y.shape), x.grad.numpy())
+    results = run_both(body)
     assert results[1][0] == results[0][0]
     np.testing.assert_allclose(results[1][1], results[0][1])
 
@@ -524,12 +509,13 @@ def test_inplace_view_ops_take_the_views_history(op):
 def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mode, padding, align):
     rng = np.random.default_rng(0)
     arrays = rng.standard_normal((1, 2, 4, 4)), rng.uniform(-1, 1, (1, 3, 3, 2)), rng.standard_normal((1, 2, 3, 3))
-    results = []
-    for m in (torch, fl):
+
+    def body(m):
         x, grid, w = (m.tensor(a, requires_grad=True) for a in arrays)
         y = m.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)
         (gx,) = m.autograd.grad((y * w).sum(), x, create_graph=True)
-        results.append([g.numpy() for g in m.autograd.grad((gx * gx).sum(), (grid, w))])
+        return [g.numpy() for g in m.autograd.grad((gx * gx).sum(), (grid, w))]
+    results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
     # the derivatives of the grid gradient are not implemented: a double backward through them raises
@@ -543,25 +529,25 @@ def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mo
 
 @pytest.mark.parametrize("mode", ["floor", "trunc"])
 def test_rounding_division_has_zero_gradients_as_torch(mode):
-    results = []
-    for m in (torch, fl):
+    def body(m):
         x, y = m.tensor([1.5, -2.5, 3.0], requires_grad=True), m.tensor([2.0, 0.7, -1.1], requires_grad=True)
         r = m.div(x, y, rounding_mode=mode)
         assert r.requires_grad
         r.sum().backward()
-        results.append((x.grad.numpy(), y.grad.numpy()))
+        return (x.grad.numpy(), y.grad.numpy())
+    results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
 
 
 def test_clamp_gradient_at_nan_matches_torch():
     """A NaN input stays NaN and passes no gradient to itself or to a tensor bound, as in PyTorch."""
-    results = []
-    for m in (torch, fl):
+    def body(m):
         a = m.tensor([1.0, float("nan"), -2.0, 3.0], requires_grad=True)
         lo = m.tensor([0.0, 0.0, 0.0, float("nan")], requires_grad=True)
         y = m.clamp(a, min=lo, max=m.full((4,), 2.5))
         (y * m.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
-        results.append((y.detach().numpy(), a.grad.numpy(), lo.grad.numpy()))
+        return (y.detach().numpy(), a.grad.numpy(), lo.grad.numpy())
+    results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)

@@ -8,31 +8,12 @@ torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
 
-from helpers import assert_same, to_flowlike  # noqa: E402
-
-
-def _outcome(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - comparing exception type and message is the point
-        return type(e), str(e)
-    return None
+from helpers import assert_same, convert, outcome, run_both, to_flowlike  # noqa: E402
 
 
 def T(values, dtype="float32"):
-    """A tensor spec: built the same way in torch and in flowlike."""
-    return ("tensor", np.array(values, dtype=np.float32 if dtype == "bfloat16" else dtype), dtype)
-
-
-def _build(spec, lib):
-    if isinstance(spec, tuple) and spec and spec[0] == "tensor":
-        _, array, dtype = spec
-        return lib.tensor(array.tolist(), dtype=getattr(lib, dtype))
-    if isinstance(spec, dict):
-        return {k: _build(v, lib) for k, v in spec.items()}
-    if isinstance(spec, list):
-        return [_build(v, lib) for v in spec]
-    return spec
+    """A torch tensor; `convert` builds the same one in flowlike."""
+    return torch.tensor(values, dtype=getattr(torch, dtype))
 
 
 NAN, INF = math.nan, math.inf
@@ -76,14 +57,11 @@ CASES = [c if len(c) == 3 else (*c, {}) for c in CASES]
 
 @pytest.mark.parametrize("actual,expected,kwargs", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_assert_close_matches_torch(actual, expected, kwargs):
-    want = _outcome(lambda: torch.testing.assert_close(_build(actual, torch), _build(expected, torch), **kwargs))
-    got = _outcome(lambda: fl.testing.assert_close(_build(actual, fl), _build(expected, fl), **kwargs))
-    if want is None or got is None:
-        assert got == want
-        return
-    assert got[0] is want[0]
+    want, got = run_both(lambda m: outcome(lambda: m.testing.assert_close(convert(m, actual), convert(m, expected),
+                                                                         **kwargs)))
+    assert type(got) is type(want)
     # type names differ only in the module of the classes compared
-    assert got[1].replace("flowlike.Tensor", "torch.Tensor") == want[1]
+    assert str(got).replace("flowlike.Tensor", "torch.Tensor") == str(want)
 
 
 SPECIAL_UNARY = ["expit", "logit", "erf", "erfc", "erfinv", "expm1", "exp2", "log1p", "digamma", "psi", "gammaln",
@@ -114,14 +92,12 @@ def test_special_binary_and_int_inputs_match_torch():
 @pytest.mark.parametrize("kwargs", [dict(low=3, high=2), dict(low=math.nan), dict(low=300, high=400),
                                     dict(requires_grad=True), dict(noncontiguous=True, memory_format=1)])
 def test_make_tensor_argument_errors_match_torch(kwargs):
-    want = _outcome(lambda: torch.testing.make_tensor(3, dtype=torch.uint8, device="cpu", **kwargs))
-    got = _outcome(lambda: fl.testing.make_tensor(3, dtype=fl.uint8, device="cpu", **kwargs))
-    assert got == want
+    want, got = run_both(lambda m: outcome(lambda: m.testing.make_tensor(3, dtype=m.uint8, device="cpu", **kwargs)))
+    assert (type(got), str(got)) == (type(want), str(want))
 
 
 def test_memory_formats():
     """Code passing memory formats runs: the names print as torch's, and every format gives torch's values."""
-    import numpy as np
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
     for name in ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"):
         assert repr(getattr(fl, name)) == repr(getattr(torch, name))

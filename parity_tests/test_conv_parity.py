@@ -1,4 +1,4 @@
-"""Convolution, pooling and fold/unfold side by side with PyTorch: values, dtypes, shapes, indices, gradients of
+"""Convolution, pooling (fractional max pooling too) and fold/unfold side by side with PyTorch: values, dtypes, shapes, indices, gradients of
 input/weight/bias, and the exception type on bad input."""
 import numpy as np
 import pytest
@@ -6,76 +6,29 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-import flowlike.nn.functional as FF  # noqa: E402
-import torch.nn.functional as TF  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, leaf, run_both  # noqa: E402
 
 RNG = np.random.default_rng(7)
-DT = {"float32": (fl.float32, torch.float32), "float64": (fl.float64, torch.float64),
-      "float16": (fl.float16, torch.float16), "bfloat16": (fl.bfloat16, torch.bfloat16)}
-TOL = {"float32": (2e-4, 2e-4), "float64": (1e-10, 1e-10), "float16": (2e-2, 2e-2), "bfloat16": (4e-2, 8e-2)}
+# per dtype; atol is relative to the largest magnitude of torch's result
+TOL = {"float32": dict(rtol=2e-4, atol=2e-4), "float64": dict(rtol=1e-10, atol=1e-10),
+       "float16": dict(rtol=2e-2, atol=2e-2), "bfloat16": dict(rtol=4e-2, atol=8e-2)}
 
 
 def arr(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def to_np(x):
-    x = x.detach()
-    if isinstance(x, torch.Tensor):
-        return x.double().numpy()
-    return x.to(fl.float64).numpy()
-
-
-def close(got, want, dtype="float32"):
-    rtol, atol = TOL[dtype]
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (got.dtype, want.dtype)
-    assert tuple(got.shape) == tuple(want.shape), (tuple(got.shape), tuple(want.shape))
-    w = to_np(want)
-    scale = max(1.0, float(np.abs(w).max())) if w.size else 1.0
-    np.testing.assert_allclose(to_np(got), w, rtol=rtol, atol=atol * scale, equal_nan=True)
-
-
 def compare(fn, arrays, dtype="float32", grad=True, transform=None):
-    """Runs fn(module, F, *tensors) on both; compares outputs (all of a tuple) and, with grad, the gradients of
-    every input for the same random output gradient. `transform` makes an input non-contiguous on both sides."""
-    res = {}
-    for m, F in ((fl, FF), (torch, TF)):
-        ts = []
-        for a in arrays:
-            t = m.from_numpy(a.copy()).to(DT[dtype][m is torch])
-            if transform is not None:
-                t = transform(t)
-            if grad:
-                t.requires_grad_(True)
-            ts.append(t)
-        out = fn(m, F, *ts)
-        outs = list(out) if isinstance(out, tuple) else [out]
-        grads = []
-        if grad:
-            g = m.from_numpy(np.random.default_rng(3).standard_normal(tuple(outs[0].shape)).astype(np.float32))
-            outs[0].backward(g.to(outs[0].dtype))
-            grads = [t.grad for t in ts]
-        res[m is torch] = (outs, grads)
-    (fo, fg), (to, tg) = res[False], res[True]
-    assert len(fo) == len(to)
-    for a, b in zip(fo, to):
-        if a.dtype == fl.int64:
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
-        else:
-            close(a, b, dtype)
-    for a, b in zip(fg, tg):
-        assert (a is None) == (b is None)
-        if a is not None:
-            close(a, b, dtype)
+    """The dual run (helpers.check_both) in this suite's terms: fn(lib, F, *tensors) with lib's nn.functional as F;
+    `transform` makes the inputs non-contiguous on both sides."""
+    def body(lib, *ts):
+        return fn(lib, lib.nn.functional, *(ts if transform is None else map(transform, ts)))
+    check_both(body, *arrays, dtype=dtype, grad=grad, scale_atol=True, **TOL[dtype])
 
 
 def same_error(fn, *arrays):
-    with pytest.raises(Exception) as te:
-        fn(TF, *[torch.from_numpy(a.copy()) for a in arrays])
-    with pytest.raises(Exception) as fe:
-        fn(FF, *[fl.from_numpy(a.copy()) for a in arrays])
-    assert type(fe.value).__name__ == type(te.value).__name__, (fe.value, te.value)
-    return fe.value
+    """fn(F, *tensors) raises the same exception class with both libraries; returns flowlike's exception."""
+    return assert_raises_same(lambda lib, *ts: fn(lib.nn.functional, *ts), *arrays)[1]
 
 
 # ---- convolution ---------------------------------------------------------------------------------------
@@ -252,12 +205,9 @@ def test_max_pool_dtypes(dtype):
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint8])
 def test_max_pool_integer_dtypes(dtype):
     a = RNG.integers(0, 100, size=(2, 3, 7, 8)).astype(dtype)
-    for fn in (lambda F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
-               lambda F, x: F.max_pool3d(x, 2, return_indices=True, ceil_mode=True)):
-        got, want = fn(FF, fl.from_numpy(a.copy())), fn(TF, torch.from_numpy(a.copy()))
-        for g, w in zip(got, want):
-            assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
-            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    for fn in (lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True),
+               lambda m, x: m.nn.functional.max_pool3d(x, 2, return_indices=True, ceil_mode=True)):
+        check_both(fn, a, exact=True)
 
 
 def test_max_pool_nan_and_noncontiguous():
@@ -393,13 +343,120 @@ DOUBLE_CASES = [
 def test_conv_double_backward(name, xs, ws, kw):
     # gradients taken with create_graph=True are differentiable again (gradient penalties, MAML)
     x, w = arr(*xs), arr(*ws)
-    res = []
-    for m, F in ((fl, FF), (torch, TF)):
-        xt, wt = m.from_numpy(x.copy()).requires_grad_(True), m.from_numpy(w.copy()).requires_grad_(True)
-        y = getattr(F, name)(xt, wt, **kw)
+
+    def body(m):
+        xt, wt = leaf(m, x, "float32"), leaf(m, w, "float32")
+        y = getattr(m.nn.functional, name)(xt, wt, **kw)
         g = m.from_numpy(np.random.default_rng(2).standard_normal(tuple(y.shape)).astype(np.float32))
         gx, gw = m.autograd.grad(y, [xt, wt], grad_outputs=g, create_graph=True)
         ((gx * gx).sum() + (gw * gw * gw).sum()).backward()
-        res.append((gx, gw, xt.grad, wt.grad))
-    for a, b in zip(*res):
-        close(a, b)
+        return gx, gw, xt.grad, wt.grad
+    want, got = run_both(body)
+    assert_same(got, want, scale_atol=True, **TOL["float32"])
+
+
+# ---- fractional max pooling --------------------------------------------------------------------------------------
+
+FRACTIONAL = [
+    (2, (2, 3, 11, 9), (2, 3), dict(output_size=(5, 4))), (2, (3, 10, 10), 2, dict(output_size=(4, 7))),
+    (2, (1, 1, 20, 20), 3, dict(output_size=17)), (2, (2, 2, 9, 8), (2, 2), dict(output_ratio=(0.5, 0.7))),
+    (3, (2, 2, 9, 8, 7), (2, 2, 3), dict(output_size=(4, 3, 2))), (3, (3, 6, 5, 9), 2, dict(output_ratio=0.6)),
+]
+
+
+@pytest.mark.parametrize("nd,shape,kernel,kwargs", FRACTIONAL, ids=[str(s) for _, s, _, _ in FRACTIONAL])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fractional_max_pool_equals_torch_given_samples(nd, shape, kernel, kwargs, dtype):
+    """With the same _random_samples: bitwise the same values and indices as torch, and the same input gradient;
+    the module with a _random_samples buffer too."""
+    rs = np.random.RandomState(7)
+    x = rs.randn(*shape).astype(dtype)
+    n = 1 if len(shape) == nd + 1 else shape[0]
+    samples = rs.rand(n, shape[-nd - 1], nd).astype(dtype)
+    name = f"fractional_max_pool{nd}d"
+    xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+    vt, it = getattr(torch.nn.functional, name)(xt, kernel, return_indices=True,
+                                                _random_samples=torch.tensor(samples), **kwargs)
+    vf, i_f = getattr(fl.nn.functional, name)(xf, kernel, return_indices=True,
+                                              _random_samples=fl.tensor(samples), **kwargs)
+    assert_same(vf.detach(), vt.detach(), rtol=0, atol=0)
+    assert_same(i_f, it, rtol=0, atol=0)
+    w = rs.randn(*vt.shape).astype(dtype)
+    (vt * torch.tensor(w)).sum().backward()
+    (vf * fl.tensor(w)).sum().backward()
+    assert_same(xf.grad, xt.grad, rtol=1e-6, atol=1e-6)
+    mt = getattr(torch.nn, f"FractionalMaxPool{nd}d")(kernel, _random_samples=torch.tensor(samples), **kwargs)
+    mf = getattr(fl.nn, f"FractionalMaxPool{nd}d")(kernel, _random_samples=fl.tensor(samples), **kwargs)
+    assert repr(mf) == repr(mt)
+    assert list(mf.state_dict().keys()) == list(mt.state_dict().keys())
+    assert_same(mf(fl.tensor(x)), mt(torch.tensor(x)), rtol=0, atol=0)
+
+
+def test_fractional_max_pool_nan_and_ties_as_torch():
+    """Tied maxima give the first index, NaNs the last NaN of the window (torch's kernel); the gradient follows."""
+    for seed in range(3):
+        rs = np.random.RandomState(seed)
+        x = rs.randn(2, 3, 9, 9).astype(np.float32)
+        x[rs.rand(*x.shape) < 0.15] = np.nan
+        x[0, 0, :4, :4] = 1.0
+        samples = rs.rand(2, 3, 2).astype(np.float32)
+        xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+        vt, it = torch.nn.functional.fractional_max_pool2d(xt, 3, output_size=4, return_indices=True,
+                                                           _random_samples=torch.tensor(samples))
+        vf, i_f = fl.nn.functional.fractional_max_pool2d(xf, 3, output_size=4, return_indices=True,
+                                                         _random_samples=fl.tensor(samples))
+        assert_same(vf.detach(), vt.detach(), rtol=0, atol=0)
+        assert_same(i_f, it, rtol=0, atol=0)
+        vt.sum().backward()
+        vf.sum().backward()
+        assert_same(xf.grad, xt.grad, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_random_invariants(nd):
+    """Without samples (flowlike's generator): torch's output shape; each value is the max of a kernel-sized window
+    whose element the index points at; windows start at 0 or later, end at the input's end; seeded runs repeat."""
+    shape, kernel = ((2, 3, 13, 11), (3, 2)) if nd == 2 else ((2, 2, 9, 8, 10), (2, 3, 2))
+    x = fl.randn(*shape)
+    fn = getattr(fl.nn.functional, f"fractional_max_pool{nd}d")
+    fl.manual_seed(3)
+    v, idx = fn(x, kernel, output_ratio=0.5, return_indices=True)
+    fl.manual_seed(3)
+    v2 = fn(x, kernel, output_ratio=0.5)
+    tv = getattr(torch.nn.functional, f"fractional_max_pool{nd}d")(torch.randn(*shape), kernel,
+                                                                  output_ratio=(0.5,) * nd)
+    assert tuple(v.shape) == tuple(tv.shape)
+    assert np.array_equal(v.numpy(), v2.numpy())
+    planes = x.reshape(shape[0] * shape[1], -1).numpy()
+    flat_v, flat_i = v.reshape(planes.shape[0], -1).numpy(), idx.reshape(planes.shape[0], -1).numpy()
+    # values are the input at the indices
+    assert np.array_equal(np.take_along_axis(planes, flat_i, 1), flat_v)
+    # and the max of a kernel-sized window holding that index: check every output against a brute-force search
+    spatial = shape[-nd:]
+    full = x.reshape(shape[0] * shape[1], *spatial).numpy()
+    for p in range(planes.shape[0]):
+        for o, i in zip(flat_v[p], flat_i[p]):
+            pos = np.unravel_index(i, spatial)
+            ok = False
+            for starts in np.ndindex(*kernel):
+                lo = [q - s for q, s in zip(pos, starts)]
+                if any(lv < 0 or lv + k > size for lv, k, size in zip(lo, kernel, spatial)):
+                    continue
+                window = full[(p,) + tuple(slice(lv, lv + k) for lv, k in zip(lo, kernel))]
+                ok = ok or window.max() == o
+            assert ok
+
+
+def test_fractional_max_pool_errors():
+    for make in [lambda nn: nn.FractionalMaxPool2d(2), lambda nn: nn.FractionalMaxPool2d(2, 3, 0.5),
+                 lambda nn: nn.FractionalMaxPool2d(2, output_ratio=1.5),
+                 lambda nn: nn.FractionalMaxPool3d(2, output_ratio=(0.5, 0.5, 0.0))]:
+        with pytest.raises(ValueError) as et:
+            make(torch.nn)
+        with pytest.raises(ValueError) as ef:
+            make(fl.nn)
+        assert str(ef.value) == str(et.value)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        fl.nn.functional.fractional_max_pool2d(fl.zeros(1, 1, 5, 5), 3, output_size=4)
+    with pytest.raises(ValueError, match="requires specifying either an output_size or an output_ratio"):
+        fl.nn.functional.fractional_max_pool2d(fl.zeros(1, 1, 5, 5), 3)

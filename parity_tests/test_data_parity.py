@@ -1,4 +1,4 @@
-"""utils.data against real torch: batches, collation, sampler structure and split sizes."""
+"""utils.data against real torch: batches, collation, sampler structure (DistributedSampler too) and split sizes."""
 import collections
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import to_numpy  # noqa: E402
+from helpers import assert_same  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "a b")
 
@@ -29,23 +29,6 @@ class ListDataset:
         return self.items[i]
 
 
-def _same_structure(f, t):
-    if isinstance(t, torch.Tensor):
-        assert isinstance(f, fl.Tensor)
-        assert str(f.dtype) == str(t.dtype) and tuple(f.shape) == tuple(t.shape)
-        np.testing.assert_array_equal(to_numpy(f), to_numpy(t))
-    elif isinstance(t, dict):
-        assert type(f) is type(t) and list(f) == list(t)
-        for k in t:
-            _same_structure(f[k], t[k])
-    elif isinstance(t, (list, tuple)):
-        assert type(f).__name__ == type(t).__name__ and len(f) == len(t)
-        for a, b in zip(f, t):
-            _same_structure(a, b)
-    else:
-        assert f == t
-
-
 @pytest.mark.parametrize("kwargs", [dict(batch_size=4), dict(batch_size=4, drop_last=True), dict(batch_size=None),
                                     dict(batch_size=3, num_workers=2)])
 def test_sequential_batches_match(kwargs):
@@ -53,7 +36,7 @@ def test_sequential_batches_match(kwargs):
     bf = list(fl.utils.data.DataLoader(ListDataset(_samples(fl)), **kwargs))
     assert len(bf) == len(bt)
     for f, t in zip(bf, bt):
-        _same_structure(f, t)
+        assert_same(f, t, exact=True)
 
 
 def test_tensor_dataset_and_len():
@@ -100,4 +83,38 @@ def test_random_split_sizes():
 def test_collate_matches():
     for batch in ([1, 2, 3], [1.5, 2.5], [True, False], ["a", "b"], [(1, 2.0), (3, 4.0)], [[1, 2], [3, 4]],
                   [np.float32(1.0), np.float32(2.0)], [np.int64(3), np.int64(4)]):
-        _same_structure(fl.utils.data.default_collate(batch), torch.utils.data.default_collate(batch))
+        assert_same(fl.utils.data.default_collate(batch), torch.utils.data.default_collate(batch), exact=True)
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (12, 4, False), (2, 5, False)])
+def test_distributed_sampler(n, replicas, drop_last):
+    """Unshuffled: exactly torch's indices per rank; shuffled: the same sizes, the ranks together cover a
+    permutation (plus torch's padding), the order is fixed per (seed, epoch) and changes with set_epoch."""
+    data = list(range(n))
+    for r in range(replicas):
+        st = torch.utils.data.DistributedSampler(data, replicas, r, shuffle=False, drop_last=drop_last)
+        sf = fl.utils.data.DistributedSampler(data, replicas, r, shuffle=False, drop_last=drop_last)
+        assert list(sf) == list(st) and len(sf) == len(st)
+    samplers = [fl.utils.data.DistributedSampler(data, replicas, r, seed=3, drop_last=drop_last)
+                for r in range(replicas)]
+    first = [list(s) for s in samplers]
+    assert [len(x) for x in first] == [len(torch.utils.data.DistributedSampler(data, replicas, r, drop_last=drop_last))
+                                       for r in range(replicas)]
+    merged = [first[r][i] for i in range(len(first[0])) for r in range(replicas)]
+    if drop_last:
+        assert len(set(merged)) == len(merged)
+    else:
+        assert set(merged) == set(data)
+    assert [list(s) for s in samplers] == first
+    for s in samplers:
+        s.set_epoch(1)
+    if n > 5:
+        assert [list(s) for s in samplers] != first
+    for kwargs in (dict(), dict(num_replicas=2), dict(rank=0)):
+        with pytest.raises(ValueError) as et:
+            torch.utils.data.DistributedSampler(data, **kwargs)
+        with pytest.raises(ValueError) as ef:
+            fl.utils.data.DistributedSampler(data, **kwargs)
+        assert str(ef.value) == str(et.value)
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
+        fl.utils.data.DistributedSampler(data, 3, 3)

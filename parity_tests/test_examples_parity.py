@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
+from helpers import assert_same  # noqa: E402
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
@@ -24,7 +25,7 @@ def test_quickstart_losses_match_torch():
     fl_losses, fl_w = quickstart.train(fl, log_every=0)
     t_losses, t_w = quickstart.train(torch, log_every=0)
     np.testing.assert_allclose(fl_losses, t_losses, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(fl_w.numpy(), t_w.numpy(), rtol=1e-5)
+    assert_same(fl_w, t_w, rtol=1e-5, atol=0)
     assert fl_losses[-1] < fl_losses[0] / 100
 
 

@@ -1,54 +1,17 @@
 """Indexing against real PyTorch: values, dtypes, shapes, view-vs-copy aliasing, version counters and
 the exception type on bad input. Each case is one body run with `torch` and with `flowlike`."""
-import warnings
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
-
-
-def make(lib, data, dtype=None):
-    a = np.asarray(data)
-    t = lib.from_numpy(a.copy())
-    return t if dtype is None else t.to(getattr(lib, dtype))
-
-
-def run_both(body):
-    """Runs body(lib, make) for torch and flowlike; returns the two results (or the two exceptions)."""
-    out = []
-    for lib in (torch, fl):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(body(lib, lambda d, dtype=None, lib=lib: make(lib, d, dtype)))
-        except Exception as e:  # noqa: BLE001 - compared below
-            out.append(e)
-    return out
-
-
-def assert_same(t, f):
-    if isinstance(t, Exception):
-        assert isinstance(f, Exception), f"torch raised {type(t).__name__}: {t}; flowlike returned {f!r}"
-        assert type(f).__name__ == type(t).__name__, f"torch: {type(t).__name__}: {t}; flowlike: {type(f).__name__}: {f}"
-        return
-    assert not isinstance(f, Exception), f"flowlike raised {type(f).__name__}: {f}"
-    if isinstance(t, (tuple, list)):
-        assert len(t) == len(f)
-        for a, b in zip(t, f):
-            assert_same(a, b)
-        return
-    if isinstance(t, torch.Tensor):
-        assert tuple(f.shape) == tuple(t.shape), (f.shape, t.shape)
-        assert str(f.dtype) == str(t.dtype), (f.dtype, t.dtype)
-        np.testing.assert_array_equal(np.asarray(f.tolist()), np.asarray(t.tolist()))
-        return
-    assert f == t
+from helpers import check_both, convert  # noqa: E402
 
 
 def check(body):
-    assert_same(*run_both(body))
+    """The dual run (helpers.check_both, exact values) of body(lib, mk); mk(data, dtype=None) builds a lib tensor."""
+    check_both(lambda lib: body(lib, lambda d, dtype=None: convert(lib, np.asarray(d), dtype)), exact=True, quiet=True)
 
 
 X = np.arange(60).reshape(3, 4, 5)
@@ -275,8 +238,7 @@ def test_scatter_reduce_nan_propagates():
     def body(lib, mk):
         s = mk(np.zeros(3, np.float32))
         return s.scatter_reduce_(0, mk([0, 0, 1]), mk(np.array([np.nan, 1.0, 2.0], np.float32)), "amax")
-    t, f = run_both(body)
-    np.testing.assert_array_equal(np.asarray(f.tolist()), np.asarray(t.tolist()))
+    check(body)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"])

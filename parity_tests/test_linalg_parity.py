@@ -7,14 +7,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
 
 rng = np.random.default_rng(1)
 DTYPES = ["float32", "float64"]
 
 
 def pair(a, dtype="float64", requires_grad=False):
-    a = np.asarray(a, dtype=dtype)
-    return (fl.tensor(a, requires_grad=requires_grad), torch.tensor(a, requires_grad=requires_grad))
+    """The flowlike and the torch tensor of `a`, flowlike's first."""
+    return tuple(convert(lib, np.asarray(a), dtype, requires_grad) for lib in (fl, torch))
 
 
 def mm(a, b):
@@ -22,11 +23,9 @@ def mm(a, b):
 
 
 def same(f, t, tol=None):
-    f_np, t_np = f.detach().numpy(), t.detach().numpy()
-    assert f_np.shape == t_np.shape, (f_np.shape, t_np.shape)
-    assert str(f.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    """assert_same with this suite's tolerance (by default by torch's dtype), as rtol and atol."""
     tol = tol or (1e-4 if t.dtype == torch.float32 else 1e-9)
-    np.testing.assert_allclose(f_np, t_np, rtol=tol, atol=tol)
+    assert_same(f, t, rtol=tol, atol=tol)
 
 
 def well(shape):
@@ -39,13 +38,10 @@ def spd(shape):
 
 
 def grads(fl_fn, t_fn, a, dtype="float64", tol=1e-7):
-    fa, ta = pair(a, dtype, requires_grad=True)
-    fr, tr = fl_fn(fa), t_fn(ta)
-    same(fr, tr, tol=max(tol, 1e-4) if dtype == "float32" else tol)
-    w = np.asarray(rng.standard_normal(tuple(tr.shape)), dtype=dtype)
-    (fr * fl.tensor(w)).sum().backward()
-    (tr * torch.tensor(w)).sum().backward()
-    same(fa.grad, ta.grad, tol=1e-3 if dtype == "float32" else 1e-6)
+    """The dual run of fl_fn / t_fn on `a`: values, and the gradient of the same random weighting of the result."""
+    tol, gtol = (max(tol, 1e-4), 1e-3) if dtype == "float32" else (tol, 1e-6)
+    check_both(lambda lib, A: (t_fn if lib is torch else fl_fn)(A), np.asarray(a), dtype=dtype, grad=True,
+               rtol=tol, atol=tol, grad_rtol=gtol, grad_atol=gtol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -263,15 +259,16 @@ def test_double_backward_decompositions(name):
         "solve_triangular": (lambda m, A: m.linalg.solve_triangular(A, m.ones(3, 2, dtype=m.float64), upper=True), np.triu(sq)),
     }
     f, x = fns[name]
-    res = []
-    for m in (fl, torch):
+
+    def body(m):
         A = m.tensor(x, requires_grad=True)
         out = f(m, A)
         w = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
         (g,) = m.autograd.grad((out * w).sum(), A, create_graph=True)
         (gg,) = m.autograd.grad((g ** 2).sum(), A)
-        res.append(gg)
-    same(res[0], res[1], 1e-6)
+        return gg
+    want, got = run_both(body)
+    same(got, want, 1e-6)
 
 
 def test_requires_grad_flags():
@@ -331,18 +328,6 @@ def test_cond_tensorinv_matrix_exp(dtype):
 
 # ---- errors ------------------------------------------------------------------------------------------
 
-def _raises_like(fl_call, t_call):
-    with pytest.raises(Exception) as te:
-        t_call()
-    with pytest.raises(Exception) as fe:
-        fl_call()
-    t_type = RuntimeError if te.type.__name__ == "_LinAlgError" else te.type
-    f_type = RuntimeError if fe.type.__name__ == "LinAlgError" else fe.type
-    assert f_type is t_type or issubclass(fe.type, t_type), (fe.value, te.value)
-    assert (te.type.__name__ == "_LinAlgError") == (fe.type.__name__ == "LinAlgError"), (fe.value, te.value)
-    return str(fe.value), str(te.value)
-
-
 @pytest.mark.parametrize("case", [
     lambda m: m.linalg.inv(m.zeros(2, 3)),
     lambda m: m.linalg.inv(m.tensor([[1.0, 2.0], [2.0, 4.0]])),
@@ -393,7 +378,7 @@ def _raises_like(fl_call, t_call):
     lambda m: m.linalg.lstsq(m.eye(3, dtype=m.int64), m.eye(3, dtype=m.int64)),
 ])
 def test_errors(case):
-    f_msg, t_msg = _raises_like(lambda: case(fl), lambda: case(torch))
+    t_msg, f_msg = map(str, assert_raises_same(case))
     assert f_msg.split(":")[0] == t_msg.split(":")[0] or "linalg" not in t_msg.split(":")[0], (f_msg, t_msg)
     if "non-finite" in t_msg or "singular" in t_msg or "positive-definite" in t_msg or "not implemented for" in t_msg:
         assert f_msg == t_msg

@@ -1,11 +1,15 @@
 """Layer modules against torch: identical reprs and state_dict keys, and equal outputs and gradients after
-loading torch's weights."""
+loading torch's weights; the less common layers (Softmax2d, ChannelShuffle, LPPool3d, CrossMapLRN2d, NLLLoss2d) and
+AdaptiveLogSoftmaxWithLoss."""
+import warnings
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
+from helpers import assert_same, copy_state, run_both  # noqa: E402
 
 LAYERS = [
     ("ReLU()", (3, 4)), ("ReLU6(inplace=False)", (3, 4)), ("LeakyReLU(0.2)", (3, 4)), ("ELU(alpha=0.5)", (3, 4)),
@@ -37,17 +41,13 @@ LAYERS = [
 ]
 
 
-def copy_weights(t_module, f_module):
-    f_module.load_state_dict({k: fl.from_numpy(v.detach().numpy().copy()) for k, v in t_module.state_dict().items()})
-
-
 @pytest.mark.parametrize("spec,shape", LAYERS, ids=[s for s, _ in LAYERS])
 def test_layer(spec, shape):
     tm, fm = eval("torch.nn." + spec), eval("fl.nn." + spec)
     assert repr(fm) == repr(tm)
     assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     if "Dropout" in spec:  # random masks differ: compare eval mode (the identity) and the kept-scale in training
         tm.eval()
         fm.eval()
@@ -56,10 +56,10 @@ def test_layer(spec, shape):
     attention = spec.startswith("MultiheadAttention")
     to = tm(tx, tx, tx)[0] if attention else tm(tx)
     fo = fm(fx, fx, fx)[0] if attention else fm(fx)
-    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_same(fo, to, rtol=1e-4, atol=1e-5)
     to.pow(2).sum().backward()
     fo.pow(2).sum().backward()
-    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    assert_same(fx.grad, tx.grad, rtol=1e-3, atol=1e-4)
     for (name, tp), fp in zip(tm.named_parameters(), fm.parameters()):
         np.testing.assert_allclose(fp.grad.numpy(), tp.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
     for name, buf in tm.named_buffers():
@@ -86,7 +86,7 @@ def test_attention_weights_and_masks(kwargs, float_masks):
     tm, fm = torch.nn.MultiheadAttention(8, 2, **kwargs), fl.nn.MultiheadAttention(8, 2, **kwargs)
     assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     rng = np.random.default_rng(1)
     q = rng.standard_normal((4, 3, 8)).astype(np.float32)
     k = rng.standard_normal((4, 3, kwargs.get("kdim", 8))).astype(np.float32)
@@ -106,12 +106,12 @@ def test_attention_weights_and_masks(kwargs, float_masks):
             outs.append((out, w, [x.grad for x in ins], [p.grad for p in m.parameters()]))
             m.zero_grad()
         (to, tw, tig, tpg), (fo, fw, fig, fpg) = outs
-        np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+        assert_same(fo, to, rtol=1e-4, atol=1e-5)
         assert (fw is None) == (tw is None)
         if tw is not None:
-            np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+            assert_same(fw, tw, rtol=1e-4, atol=1e-5)
         for f, t in zip(fig + fpg, tig + tpg):
-            np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-3, atol=1e-4)
+            assert_same(f, t, rtol=1e-3, atol=1e-4)
 
 
 def test_multi_head_attention_forward_functional_and_errors():
@@ -120,11 +120,11 @@ def test_multi_head_attention_forward_functional_and_errors():
     args = lambda M, m: (M.tensor(x), M.tensor(x), M.tensor(x), 8, 2, m.in_proj_weight, m.in_proj_bias,  # noqa: E731
                          m.bias_k, m.bias_v, True, 0.0, m.out_proj.weight, m.out_proj.bias)
     fm = fl.nn.MultiheadAttention(8, 2, add_bias_kv=True)
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     to, tw = torch.nn.functional.multi_head_attention_forward(*args(torch, tm), average_attn_weights=False)
     fo, fw = fl.nn.functional.multi_head_attention_forward(*args(fl, fm), average_attn_weights=False)
-    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(fw.detach().numpy(), tw.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_same(fo, to, rtol=1e-4, atol=1e-5)
+    assert_same(fw, tw, rtol=1e-4, atol=1e-5)
     for M, m in ((torch, tm), (fl, fm)):
         t = M.tensor(x)
         with pytest.raises(RuntimeError):  # is_causal is only a hint: the mask must be given
@@ -168,10 +168,123 @@ def test_cross_entropy_and_embedding_modules():
     te, fe = torch.nn.Embedding.from_pretrained(torch.tensor(w)), fl.nn.Embedding.from_pretrained(fl.tensor(w))
     assert repr(fe) == repr(te) and not fe.weight.requires_grad
     idx = [[1, 4], [0, 2]]
-    np.testing.assert_allclose(fe(fl.tensor(idx)).numpy(), te(torch.tensor(idx)).numpy())
+    assert_same(fe(fl.tensor(idx)), te(torch.tensor(idx)), rtol=1e-7, atol=0)
     logits = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
     target = [1, 0, 4, 2]
     t = torch.nn.CrossEntropyLoss(weight=torch.arange(1.0, 6.0), label_smoothing=0.1)(torch.tensor(logits),
                                                                                      torch.tensor(target))
     f = fl.nn.CrossEntropyLoss(weight=fl.arange(1.0, 6.0), label_smoothing=0.1)(fl.tensor(logits), fl.tensor(target))
     np.testing.assert_allclose(f.item(), t.item(), rtol=1e-6)
+
+
+# ---- the less common layers ------------------------------------------------------------------------------------------------------
+
+RARE_LAYERS = [
+    ("Softmax2d()", (2, 3, 4, 5)), ("Softmax2d()", (3, 4, 5)), ("ChannelShuffle(3)", (2, 6, 4, 4)),
+    ("ChannelShuffle(2)", (2, 4, 5)), ("LPPool3d(2, 2)", (2, 3, 4, 4, 4)),
+    ("LPPool3d(3.0, (2, 1, 2), stride=(1, 2, 1), ceil_mode=True)", (1, 2, 5, 4, 5)),
+    ("CrossMapLRN2d(5, alpha=1e-2, beta=0.75, k=2.0)", (2, 7, 3, 3)), ("CrossMapLRN2d(3)", (1, 2, 4, 4)),
+    ("CrossMapLRN2d(4, alpha=0.1)", (2, 6, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("expr,shape", RARE_LAYERS, ids=[e for e, _ in RARE_LAYERS])
+def test_layer_forward_backward(expr, shape):
+    mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
+    assert repr(mf) == repr(mt)
+    x = np.random.RandomState(2).randn(*shape).astype(np.float32)
+    xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+    yt, yf = mt(xt), mf(xf)
+    assert_same(yf.detach(), yt.detach(), rtol=1e-5, atol=1e-6)
+    w = np.random.RandomState(3).randn(*yt.shape).astype(np.float32)
+    (yt * torch.tensor(w)).sum().backward()
+    (yf * fl.tensor(w)).sum().backward()
+    if "CrossMapLRN2d" not in expr:  # torch's hand-written backward of the legacy LRN is not its forward's gradient
+        assert_same(xf.grad, xt.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_crossmaplrn2d_gradient_is_the_forward_gradient():
+    """flowlike differentiates CrossMapLRN2d's (torch-equal) forward exactly: gradcheck in float64."""
+    m = fl.nn.CrossMapLRN2d(3, alpha=0.1, k=1.5)
+    x = fl.tensor(np.random.RandomState(4).randn(1, 5, 2, 2), requires_grad=True)
+    assert fl.autograd.gradcheck(m, (x,))
+
+
+def test_layer_input_errors():
+    for expr, shape, exc in [("Softmax2d()", (3, 4), ValueError), ("CrossMapLRN2d(3)", (2, 3, 4), ValueError),
+                             ("ChannelShuffle(4)", (2, 6, 3), RuntimeError),
+                             ("ChannelShuffle(2)", (2, 6), RuntimeError),
+                             ("ChannelShuffle(0)", (2, 6, 3), RuntimeError)]:
+        mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
+        with pytest.raises(exc) as et:
+            mt(torch.zeros(*shape))
+        with pytest.raises(exc) as ef:
+            mf(fl.zeros(*shape))
+        assert str(ef.value) == str(et.value)
+
+
+def test_instance_norm_num_features_check():
+    for lib in (torch, fl):
+        with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(4\), but got: 3"):
+            lib.nn.InstanceNorm2d(4, affine=True)(lib.zeros(2, 3, 5, 5))
+        with pytest.warns(UserWarning, match="input's size at dim=0 does not match num_features"):
+            lib.nn.InstanceNorm1d(4)(lib.zeros(3, 5))
+
+
+def test_channel_shuffle_functions():
+    x = np.random.RandomState(5).randn(2, 6, 3, 2).astype(np.float32)
+    for name in ("channel_shuffle", "native_channel_shuffle"):
+        assert_same(getattr(fl.nn.functional, name)(fl.tensor(x), 3),
+                    getattr(torch.nn.functional, name)(torch.tensor(x), 3))
+
+
+def test_nllloss2d_is_nllloss():
+    with pytest.warns(FutureWarning, match="NLLLoss2d"):
+        mf = fl.nn.NLLLoss2d(weight=fl.tensor([1.0, 2.0, 0.5]), ignore_index=1, reduction="sum")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        mt = torch.nn.NLLLoss2d(weight=torch.tensor([1.0, 2.0, 0.5]), ignore_index=1, reduction="sum")
+    assert isinstance(mf, fl.nn.NLLLoss) and repr(mf) == repr(mt)
+    assert list(mf.state_dict().keys()) == list(mt.state_dict().keys())
+    rs = np.random.RandomState(6)
+    x, t = rs.randn(2, 3, 4, 4).astype(np.float32), rs.randint(0, 3, (2, 4, 4))
+    assert_same(mf(fl.tensor(x).log_softmax(1), fl.tensor(t)), mt(torch.tensor(x).log_softmax(1), torch.tensor(t)))
+
+
+# ---- AdaptiveLogSoftmaxWithLoss ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [dict(cutoffs=[5, 12], div_value=2.0, head_bias=True), dict(cutoffs=[3])])
+def test_adaptive_log_softmax_matches(kwargs):
+    torch.manual_seed(0)
+    mt = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, **kwargs)
+    mf = fl.nn.AdaptiveLogSoftmaxWithLoss(16, 20, **kwargs)
+    assert repr(mf) == repr(mt)
+    assert list(mf.state_dict().keys()) == list(mt.state_dict().keys())
+    copy_state(mt, mf)
+    rs = np.random.RandomState(8)
+    x, t = rs.randn(9, 16).astype(np.float32), np.array([0, 4, 5, 11, 12, 19, 3, 7, 15])
+    xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+    ot, of = mt(xt, torch.tensor(t)), mf(xf, fl.tensor(t))
+    assert type(of).__name__ == "_ASMoutput" and of._fields == ("output", "loss")
+    assert_same(of.output.detach(), ot.output.detach(), rtol=1e-5, atol=1e-6)
+    assert_same(of.loss.detach(), ot.loss.detach(), rtol=1e-5, atol=1e-6)
+    ot.loss.backward()
+    of.loss.backward()
+    assert_same(xf.grad, xt.grad, rtol=1e-5, atol=1e-7)
+    for (n, p), (_, q) in zip(mt.named_parameters(), mf.named_parameters()):
+        assert_same(q.grad, p.grad, rtol=1e-5, atol=1e-7)
+    assert_same(mf.log_prob(xf).detach(), mt.log_prob(xt).detach(), rtol=1e-5, atol=1e-6)
+    assert np.array_equal(mf.predict(xf).numpy(), mt.predict(xt).numpy())
+    o1, o2 = mt(xt[0], torch.tensor(t[0])), mf(xf[0], fl.tensor(t[0]))
+    assert_same(o2.output.detach(), o1.output.detach(), rtol=1e-5, atol=1e-6)
+    for bad_x, bad_t in [(x, np.full(9, 25)), (x[:4], t), (x, t.reshape(3, 3))]:
+        with pytest.raises(RuntimeError) as et:
+            mt(torch.tensor(bad_x), torch.tensor(bad_t))
+        with pytest.raises(RuntimeError) as ef:
+            mf(fl.tensor(bad_x), fl.tensor(bad_t))
+        assert str(ef.value) == str(et.value)
+    with pytest.raises(ValueError) as et:
+        torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [5, 3])
+    with pytest.raises(ValueError) as ef:
+        fl.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [5, 3])
+    assert str(ef.value) == str(et.value)

@@ -1,4 +1,5 @@
-"""nn.Module, containers, layers, init and serialization against real torch."""
+"""nn.Module, containers, lazy modules, layers, init, serialization and nn.utils (fusion, skip_init, memory
+formats, functional_call) against real torch."""
 import math
 from collections import OrderedDict
 
@@ -8,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import to_flowlike, assert_same  # noqa: E402
+from helpers import assert_same, copy_state, run_both, to_flowlike  # noqa: E402
 
 
 def _build(lib):
@@ -194,3 +195,255 @@ def test_dtype_conversion_keeps_parameter_objects(convert):
         results.append(m.state_dict())
     for k, v in results[0].items():
         assert_same(results[1][k], v, rtol=1e-3 if convert == "half" else 1e-6, atol=1e-6)
+
+
+# ---- lazy modules ------------------------------------------------------------------------------------------------
+
+LAZY = [
+    ("LazyLinear(3)", (4, 5)), ("LazyLinear(3, bias=False)", (2, 4, 6)),
+    ("LazyConv1d(4, 3, padding=1)", (2, 3, 8)), ("LazyConv2d(4, 3, stride=2, groups=2)", (2, 6, 7, 7)),
+    ("LazyConv2d(3, 2, bias=False, padding_mode='reflect', padding=1)", (3, 5, 5)),
+    ("LazyConv3d(2, 2)", (1, 2, 4, 4, 4)), ("LazyConvTranspose1d(2, 3, stride=2)", (2, 3, 5)),
+    ("LazyConvTranspose2d(4, 3, stride=2, output_padding=1)", (2, 3, 4, 4)),
+    ("LazyConvTranspose3d(2, 2, groups=2)", (1, 4, 3, 3, 3)),
+    ("LazyBatchNorm1d()", (4, 3)), ("LazyBatchNorm2d(momentum=None, affine=False)", (4, 3, 5, 5)),
+    ("LazyBatchNorm3d(track_running_stats=False)", (2, 2, 3, 3, 3)), ("LazyInstanceNorm1d()", (2, 3, 6)),
+    ("LazyInstanceNorm2d(affine=False, track_running_stats=False)", (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d(bias=False)", (2, 2, 3, 3, 3)),
+]
+
+
+def _keys_and_kinds(sd):
+    return [(k, type(v).__name__ if type(v).__name__.startswith("Uninitialized") else "Tensor") for k, v in sd.items()]
+
+
+# torch's LazyInstanceNorm without parameters keeps num_features=0, so InstanceNorm warns on every call (flowlike too)
+@pytest.mark.filterwarnings("ignore:input's size at dim=1 does not match num_features")
+@pytest.mark.parametrize("expr,shape", LAZY, ids=[e for e, _ in LAZY])
+def test_lazy_module_materializes_as_torch(expr, shape):
+    """Before the first call: the same repr and state_dict (UninitializedParameter/Buffer entries). After it: the
+    same class, repr, parameter shapes and state_dict keys; then, from torch's weights, the same outputs and
+    gradients."""
+    mt, mf = run_both(lambda lib: eval("nn." + expr, {"nn": lib.nn}))
+    assert repr(mf) == repr(mt)
+    assert _keys_and_kinds(mf.state_dict()) == _keys_and_kinds(mt.state_dict())
+    assert mf.has_uninitialized_params() == mt.has_uninitialized_params()
+    x = np.random.RandomState(0).randn(*shape).astype(np.float32)
+    mt(torch.tensor(x))
+    mf(fl.tensor(x))
+    assert type(mf).__name__ == type(mt).__name__ == expr.split("(")[0][4:]
+    assert repr(mf) == repr(mt)
+    assert list(mf.state_dict().keys()) == list(mt.state_dict().keys())
+    for (n, p), (m, q) in zip(mt.named_parameters(), mf.named_parameters()):
+        assert n == m and tuple(q.shape) == tuple(p.shape) and type(q) is fl.nn.Parameter
+    for (n, b), (m, c) in zip(mt.named_buffers(), mf.named_buffers()):
+        assert n == m and type(c) is fl.Tensor
+    copy_state(mt, mf)
+    xt, xf = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
+    yt, yf = mt(xt), mf(xf)
+    assert_same(yf.detach(), yt.detach(), rtol=1e-5, atol=1e-5)
+    yt.square().sum().backward()
+    yf.square().sum().backward()
+    assert_same(xf.grad, xt.grad, rtol=1e-4, atol=1e-4)
+    for (n, p), (_, q) in zip(mt.named_parameters(), mf.named_parameters()):
+        assert_same(q.grad, p.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_lazy_module_load_state_dict_materializes():
+    """Loading a state_dict into an uninitialized lazy module takes the loaded shapes (before any forward)."""
+    t_bn = torch.nn.BatchNorm2d(5)
+    t_bn.running_mean.normal_()
+    for src in (torch.nn.Linear(4, 3), t_bn):
+        mf = fl.nn.LazyLinear(3) if isinstance(src, torch.nn.Linear) else fl.nn.LazyBatchNorm2d()
+        mf.load_state_dict({k: to_flowlike(v) for k, v in src.state_dict().items()})
+        assert not mf.has_uninitialized_params()
+        for k, v in src.state_dict().items():
+            assert_same(mf.state_dict()[k], v)
+        x = np.random.RandomState(1).randn(2, 4).astype(np.float32) if isinstance(src, torch.nn.Linear) else \
+            np.random.RandomState(1).randn(2, 5, 3, 3).astype(np.float32)
+        src.eval()
+        mf.eval()
+        assert_same(mf(fl.tensor(x)).detach(), src(torch.tensor(x)).detach(), rtol=1e-5, atol=1e-6)
+        assert type(mf).__name__ == type(src).__name__
+
+
+def test_lazy_state_dict_round_trips():
+    """An uninitialized state_dict loads into another lazy model (it stays lazy); loading it into an initialized
+    model raises torch's error."""
+    for lib in (torch, fl):
+        def make():
+            return lib.nn.Sequential(lib.nn.LazyLinear(4), lib.nn.ReLU(), lib.nn.LazyBatchNorm1d())
+        sd = make().state_dict()
+        other = make()
+        other.load_state_dict(sd)
+        assert other[0].has_uninitialized_params() and type(other[0]).__name__ == "LazyLinear"
+        with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+            lib.nn.Sequential(lib.nn.Linear(5, 4), lib.nn.ReLU(), lib.nn.BatchNorm1d(4)).load_state_dict(sd)
+        m = make().double()
+        m(lib.zeros(3, 5, dtype=lib.float64))
+        assert m[0].weight.dtype == lib.float64 and m[2].running_mean.dtype == lib.float64
+
+
+def test_uninitialized_parameter_semantics():
+    for lib in (torch, fl):
+        p = lib.nn.UninitializedParameter()
+        assert repr(p) == "<UninitializedParameter>" and p.requires_grad
+        b = lib.nn.UninitializedBuffer()
+        assert repr(b) == "<UninitializedBuffer>" and not b.requires_grad
+        with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+            p.shape
+        p.materialize((2, 3))
+        assert type(p) is lib.nn.Parameter and tuple(p.shape) == (2, 3)
+        assert lib.nn.parameter.is_lazy(lib.nn.UninitializedParameter())
+        assert not lib.nn.parameter.is_lazy(lib.nn.Parameter(lib.zeros(1)))
+    lt, lf = torch.nn.LazyConv2d(4, 3, groups=2), fl.nn.LazyConv2d(4, 3, groups=2)
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        lt(torch.zeros(1, 3, 5, 5))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        lf(fl.zeros(1, 3, 5, 5))
+    with pytest.raises(RuntimeError, match="Expected 3D .unbatched. or 4D .batched. input to LazyConv2d"):
+        fl.nn.LazyConv2d(4, 3)(fl.zeros(5, 5))
+
+
+# ---- nn.utils ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("conv,bn,shape,transpose", [
+    ("Conv2d(3, 4, 3, padding=1)", "BatchNorm2d(4)", (2, 3, 5, 5), False),
+    ("Conv1d(3, 4, 3, bias=False)", "BatchNorm1d(4, affine=False)", (2, 3, 6), False),
+    ("ConvTranspose2d(3, 4, 3, stride=2)", "BatchNorm2d(4)", (2, 3, 4, 4), True),
+    ("Conv3d(2, 3, 2)", "BatchNorm3d(3)", (1, 2, 4, 4, 4), False),
+])
+def test_fuse_conv_bn_eval(conv, bn, shape, transpose):
+    (ct, cf), (bt, bf) = (run_both(lambda lib, e=e: eval("nn." + e, {"nn": lib.nn})) for e in (conv, bn))
+    with torch.no_grad():
+        bt.running_mean.normal_()
+        bt.running_var.uniform_(0.5, 2.0)
+        if bt.weight is not None:
+            bt.weight.normal_()
+            bt.bias.normal_()
+    copy_state(ct, cf)
+    copy_state(bt, bf)
+    ct.eval(), bt.eval(), cf.eval(), bf.eval()
+    ft = torch.nn.utils.fuse_conv_bn_eval(ct, bt, transpose=transpose)
+    ff = fl.nn.utils.fuse_conv_bn_eval(cf, bf, transpose=transpose)
+    assert type(ff).__name__ == type(ft).__name__ and repr(ff) == repr(ft)
+    assert ff is not cf and type(ff.weight) is fl.nn.Parameter and type(ff.bias) is fl.nn.Parameter
+    for k, v in ft.state_dict().items():
+        assert_same(ff.state_dict()[k], v, rtol=1e-6, atol=1e-6)
+    x = np.random.RandomState(10).randn(*shape).astype(np.float32)
+    assert_same(ff(fl.tensor(x)).detach(), bt(ct(torch.tensor(x))).detach(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        fl.nn.utils.fuse_conv_bn_eval(cf.train(), bf)
+
+
+def test_fuse_linear_bn():
+    (lt, lf), (bt, bf) = run_both(lambda lib: lib.nn.Linear(5, 4)), run_both(lambda lib: lib.nn.BatchNorm1d(4))
+    with torch.no_grad():
+        bt.running_mean.normal_()
+        bt.running_var.uniform_(0.5, 2.0)
+        bt.weight.normal_()
+    copy_state(lt, lf)
+    copy_state(bt, bf)
+    for m in (lt, lf, bt, bf):
+        m.eval()
+    ft, ff = torch.nn.utils.fuse_linear_bn_eval(lt, bt), fl.nn.utils.fuse_linear_bn_eval(lf, bf)
+    for k, v in ft.state_dict().items():
+        assert_same(ff.state_dict()[k], v, rtol=1e-6, atol=1e-6)
+    wt, bt_ = torch.nn.utils.fuse_linear_bn_weights(lt.weight, None, bt.running_mean, bt.running_var, bt.eps,
+                                                    bt.weight, bt.bias)
+    wf, bf_ = fl.nn.utils.fuse_linear_bn_weights(lf.weight, None, bf.running_mean, bf.running_var, bf.eps,
+                                                 bf.weight, bf.bias)
+    assert_same(wf.detach(), wt.detach(), rtol=1e-6)
+    assert_same(bf_.detach(), bt_.detach(), rtol=1e-6)
+    assert bf_.requires_grad == bt_.requires_grad
+    with pytest.raises(AssertionError, match="To fuse, linear.out_features == bn.num_features"):
+        fl.nn.utils.fuse_linear_bn_eval(fl.nn.Linear(5, 3).eval(), bf)
+
+
+def test_skip_init():
+    """skip_init builds the module with torch's shapes without drawing random numbers (so the next draws are the
+    ones the generator would give without it), and refuses modules without a device argument as torch does."""
+    fl.manual_seed(5)
+    m = fl.nn.utils.skip_init(fl.nn.Linear, 5, 3, bias=False)
+    after = fl.rand(3)
+    fl.manual_seed(5)
+    assert np.array_equal(after.numpy(), fl.rand(3).numpy())
+    t = torch.nn.utils.skip_init(torch.nn.Linear, 5, 3, bias=False)
+    assert repr(m) == repr(t) and list(m.state_dict()) == list(t.state_dict())
+    assert type(fl.nn.utils.skip_init(fl.nn.Conv2d, 2, 3, kernel_size=3)) is fl.nn.Conv2d
+
+    class NoDevice(fl.nn.Module):
+        def __init__(self):
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
+        fl.nn.utils.skip_init(NoDevice)
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        fl.nn.utils.skip_init(int)
+
+
+def test_convert_weight_memory_format():
+    model = fl.nn.Sequential(fl.nn.Conv2d(2, 3, 3), fl.nn.ReLU(), fl.nn.Sequential(fl.nn.ConvTranspose2d(3, 2, 2)))
+    w = [p.detach().numpy().copy() for p in model.parameters()]
+
+    class ContiguousFormat:  # stands for torch.contiguous_format, which flowlike's namespace does not define yet
+        def __str__(self):
+            return "torch.contiguous_format"
+
+    assert fl.nn.utils.convert_conv2d_weight_memory_format(model, ContiguousFormat()) is model
+    assert all(np.array_equal(a, p.detach().numpy()) for a, p in zip(w, model.parameters()))
+    assert fl.nn.utils.convert_conv3d_weight_memory_format(model, ContiguousFormat()) is model
+    with pytest.raises(RuntimeError, match="supports only memory_format=torch.contiguous_format"):
+        fl.nn.utils.convert_conv2d_weight_memory_format(model, torch.channels_last)
+
+
+def test_functional_call():
+    mt = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    mf = fl.nn.Sequential(fl.nn.Linear(4, 3), fl.nn.BatchNorm1d(3))
+    copy_state(mt, mf)
+    rs = np.random.RandomState(11)
+    x = rs.randn(5, 4).astype(np.float32)
+    new = {"0.weight": rs.randn(3, 4).astype(np.float32), "1.bias": rs.randn(3).astype(np.float32)}
+    wt = {k: torch.tensor(v, requires_grad=True) for k, v in new.items()}
+    wf = {k: fl.tensor(v, requires_grad=True) for k, v in new.items()}
+    yt = torch.func.functional_call(mt, wt, (torch.tensor(x),))
+    yf = fl.func.functional_call(mf, wf, (fl.tensor(x),))
+    assert_same(yf.detach(), yt.detach(), rtol=1e-5, atol=1e-6)
+    yt.square().sum().backward()
+    yf.square().sum().backward()
+    for k in new:
+        assert_same(wf[k].grad, wt[k].grad, rtol=1e-4, atol=1e-5)
+    # the module is restored, its own parameters got no gradient; the call ran in training mode (stats updated)
+    assert type(mf[0].weight) is fl.nn.Parameter and mf[0].weight.grad is None
+    for k, v in mt.state_dict().items():
+        assert_same(mf.state_dict()[k], v, rtol=1e-5, atol=1e-6)
+    with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+        yt2 = torch.nn.utils.stateless.functional_call(mt, {"0.bias": torch.zeros(3)}, torch.tensor(x))
+    with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+        yf2 = fl.nn.utils.stateless.functional_call(mf, {"0.bias": fl.zeros(3)}, fl.tensor(x))
+    assert_same(yf2.detach(), yt2.detach(), rtol=1e-5, atol=1e-6)
+    yt3 = torch.func.functional_call(mt, ({"0.weight": wt["0.weight"]}, {"1.bias": wt["1.bias"]}), torch.tensor(x))
+    yf3 = fl.func.functional_call(mf, ({"0.weight": wf["0.weight"]}, {"1.bias": wf["1.bias"]}), fl.tensor(x))
+    assert_same(yf3.detach(), yt3.detach(), rtol=1e-5, atol=1e-6)
+    for lib, m, t in ((torch, mt, torch.zeros(3)), (fl, mf, fl.zeros(3))):
+        with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+            lib.func.functional_call(m, ({"0.bias": t}, {"0.bias": t}), lib.zeros(5, 4))
+        with pytest.raises(RuntimeError, match="Missing key"):
+            lib.func.functional_call(m, {"0.bias": t}, lib.zeros(5, 4), strict=True)
+
+
+def test_functional_call_tied_weights():
+    def make(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 3, bias=False), lib.nn.Linear(3, 3, bias=False))
+        m[1].weight = m[0].weight
+        return m
+    mt, mf = make(torch), make(fl)
+    copy_state(mt, mf)
+    w = np.eye(3, dtype=np.float32) * 2
+    x = np.random.RandomState(12).randn(2, 3).astype(np.float32)
+    for tie in (True, False):
+        yt = torch.func.functional_call(mt, {"0.weight": torch.tensor(w)}, torch.tensor(x), tie_weights=tie)
+        yf = fl.func.functional_call(mf, {"0.weight": fl.tensor(w)}, fl.tensor(x), tie_weights=tie)
+        assert_same(yf.detach(), yt.detach(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="which are tied"):
+        fl.func.functional_call(mf, {"0.weight": fl.tensor(w), "1.weight": fl.zeros(3, 3)}, fl.tensor(x))

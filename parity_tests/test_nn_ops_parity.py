@@ -1,4 +1,5 @@
-"""nn ops against real PyTorch: values, dtypes, shapes, gradients, error types, stability."""
+"""nn ops against real PyTorch: values, dtypes, shapes, gradients, error types, stability; gumbel_softmax's
+invariants."""
 import numpy as np
 import pytest
 
@@ -7,31 +8,25 @@ torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
 import flowlike.nn.functional as F  # noqa: E402
 
-from helpers import assert_same, outcome_type, to_flowlike  # noqa: E402
+from helpers import LIBS, assert_grads_same, assert_same, convert, outcome_type, to_flowlike  # noqa: E402
 
 TF = torch.nn.functional
-torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Each test draws its random inputs from the same seed, whatever ran before it."""
+    torch.manual_seed(0)
 
 
 def pair(*shape, dtype=torch.float32, scale=1.0, requires_grad=False):
+    """A random torch tensor and its flowlike copy."""
     a = torch.randn(shape, dtype=torch.float64).mul(scale).to(dtype)
-    b = to_flowlike(a)
-    if requires_grad:
-        a.requires_grad_()
-        b.requires_grad_()
-    return a, b
+    return tuple(convert(lib, a, requires_grad=requires_grad) for lib in LIBS)
 
 
 TOL = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-10, atol=1e-12),
        torch.float16: dict(rtol=2e-3, atol=2e-3), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
-
-
-def check_grad(tf_out, fl_out, tf_inputs, fl_inputs, tol):
-    g = torch.randn(tf_out.shape, dtype=torch.float64).to(tf_out.dtype)
-    tf_out.backward(g)
-    fl_out.backward(to_flowlike(g))
-    for a, b in zip(tf_inputs, fl_inputs):
-        assert_same(b.grad, a.grad, **tol)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
@@ -41,7 +36,7 @@ def test_softmax_family(dtype, name, dim):
     a, b = pair(4, 6, 50, dtype=dtype, scale=4, requires_grad=True)
     ya, yb = getattr(TF, name)(a, dim=dim), getattr(F, name)(b, dim=dim)
     assert_same(yb, ya, **TOL[dtype])
-    check_grad(ya, yb, [a], [b], TOL[dtype])
+    assert_grads_same(yb, ya, [b], [a], **TOL[dtype])
 
 
 def test_softmax_dtype_arg_toplevel_and_methods():
@@ -87,8 +82,9 @@ def test_layer_norm(dtype, affine):
     tol = TOL[dtype] if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-5)
     assert_same(yb, ya, **tol)
     # bfloat16 weight/bias gradients sum 8 rows rounded to 8 bits: a few units in the last place apart
-    check_grad(ya, yb, [a] + ([wa, ba] if affine else []), [b] + ([wb, bb] if affine else []),
-               {torch.float32: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=5e-2, atol=5e-2)}.get(dtype, TOL[dtype]))
+    assert_grads_same(yb, ya, [b] + ([wb, bb] if affine else []), [a] + ([wa, ba] if affine else []),
+                      **{torch.float32: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=5e-2, atol=5e-2)}.get(
+                          dtype, TOL[dtype]))
 
 
 @pytest.mark.parametrize("eps", [None, 1e-3])
@@ -97,7 +93,7 @@ def test_rms_norm(eps):
     wa, wb = pair(33, requires_grad=True)
     ya, yb = TF.rms_norm(a, [33], wa, eps), F.rms_norm(b, [33], wb, eps)
     assert_same(yb, ya, rtol=1e-5, atol=1e-5)
-    check_grad(ya, yb, [a, wa], [b, wb], dict(rtol=1e-4, atol=1e-4))
+    assert_grads_same(yb, ya, [b, wb], [a, wa], rtol=1e-4, atol=1e-4)
     assert_same(fl.rms_norm(b.detach(), [33]), torch.rms_norm(a.detach(), [33]), rtol=1e-5, atol=1e-5)
 
 
@@ -124,7 +120,7 @@ def test_batch_norm(training):
     assert_same(yb, ya, rtol=1e-4, atol=1e-5)
     assert_same(rmb, rma, atol=1e-6)
     assert_same(rvb, rva, atol=1e-6)
-    check_grad(ya, yb, [a, wa, ba], [b, wb, bb], dict(rtol=1e-3, atol=1e-4))
+    assert_grads_same(yb, ya, [b, wb, bb], [a, wa, ba], rtol=1e-3, atol=1e-4)
 
 
 @pytest.mark.parametrize("shape", [(7, 4), (6, 4, 5), (3, 4, 5, 3), (2, 4, 3, 2, 2)])
@@ -147,7 +143,8 @@ def test_batch_norm_shapes_dtypes(shape, dtype, training):
     assert_same(rvb, rva, **(tol if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)))
     assert yb.grad_fn.name() == ya.grad_fn.name()
     # bfloat16: torch rounds xhat to bfloat16 before the weight-gradient sum, flowlike sums in float32
-    check_grad(ya, yb, [a, wa], [b, wb], dict(rtol=2e-2, atol=6e-2) if dtype == torch.bfloat16 else dict(rtol=1e-3, atol=1e-4))
+    assert_grads_same(yb, ya, [b, wb], [a, wa],
+                      **dict(rtol=2e-2, atol=6e-2) if dtype == torch.bfloat16 else dict(rtol=1e-3, atol=1e-4))
 
 
 def test_batch_norm_edges():
@@ -202,7 +199,7 @@ def test_instance_group_lrn_normalize():
     ba, bb = pair(6, requires_grad=True)
     ya, yb = TF.group_norm(a, 3, wa, ba), F.group_norm(b, 3, wb, bb)
     assert_same(yb, ya, rtol=1e-4, atol=1e-5)
-    check_grad(ya, yb, [a, wa, ba], [b, wb, bb], dict(rtol=1e-3, atol=1e-4))
+    assert_grads_same(yb, ya, [b, wb, bb], [a, wa, ba], rtol=1e-3, atol=1e-4)
     rma, rmb = pair(6)
     rva = torch.rand(6) + 0.5
     rvb = to_flowlike(rva)
@@ -231,7 +228,8 @@ def test_activations(dtype, name, kw):
     ya, yb = getattr(TF, name)(a, **kw), getattr(F, name)(b, **kw)
     assert_same(yb, ya, **TOL[dtype])
     # PyTorch's celu gradient uses 1 / alpha rounded to float32 (derivatives.yaml: 1.0/alpha.toFloat())
-    check_grad(ya, yb, [a], [b], dict(rtol=1e-6, atol=1e-7) if name == "celu" and dtype == torch.float64 else TOL[dtype])
+    assert_grads_same(yb, ya, [b], [a],
+                      **dict(rtol=1e-6, atol=1e-7) if name == "celu" and dtype == torch.float64 else TOL[dtype])
 
 
 @pytest.mark.parametrize("name", ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardswish",
@@ -264,7 +262,7 @@ def test_prelu_and_rrelu():
     wb = to_flowlike(wa.detach()).requires_grad_()
     ya, yb = TF.prelu(a, wa), F.prelu(b, wb)
     assert_same(yb, ya)
-    check_grad(ya, yb, [a, wa], [b, wb], dict(rtol=1e-5, atol=1e-5))
+    assert_grads_same(yb, ya, [b, wb], [a, wa], rtol=1e-5, atol=1e-5)
     assert_same(F.rrelu(b.detach()), TF.rrelu(a.detach()))
     assert outcome_type(lambda: TF.prelu(a, wa[:2])) is outcome_type(lambda: F.prelu(b, wb[:2])) is RuntimeError
 
@@ -293,7 +291,7 @@ def test_sdpa(dtype, L, S, causal):
     yb = F.scaled_dot_product_attention(*fa, is_causal=causal)
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else TOL[dtype]
     assert_same(yb, ya, **tol)
-    check_grad(ya, yb, ta, fa, tol)
+    assert_grads_same(yb, ya, fa, ta, **tol)
 
 
 @pytest.mark.parametrize("kind", ["bool", "float", "bool_all_false_row"])
@@ -308,7 +306,7 @@ def test_sdpa_masks_and_gqa(kind):
     ya = TF.scaled_dot_product_attention(*ta, attn_mask=m, scale=0.3, enable_gqa=True)
     yb = F.scaled_dot_product_attention(*fa, attn_mask=to_flowlike(m), scale=0.3, enable_gqa=True)
     assert_same(yb, ya, **TOL[torch.float64])
-    check_grad(ya, yb, ta, fa, TOL[torch.float64])
+    assert_grads_same(yb, ya, fa, ta, **TOL[torch.float64])
 
 
 def test_sdpa_half_and_3d():
@@ -354,7 +352,7 @@ def test_inplace_activation_in_autograd_graph():
     TF.elu_(ya)
     F.elu_(yb)
     assert_same(yb, ya)
-    check_grad(ya, yb, [a], [b], TOL[torch.float64])
+    assert_grads_same(yb, ya, [b], [a], **TOL[torch.float64])
     assert outcome_type(lambda: TF.relu_(a)) is outcome_type(lambda: F.relu_(b)) is RuntimeError
 
 
@@ -364,7 +362,7 @@ def test_sdpa_broadcast_batch_dims():
     v, fv = pair(1, 3, 6, 4, dtype=torch.float64, requires_grad=True)
     ya, yb = TF.scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(fq, fk, fv)
     assert_same(yb, ya, **TOL[torch.float64])
-    check_grad(ya, yb, [q, k, v], [fq, fk, fv], TOL[torch.float64])
+    assert_grads_same(yb, ya, [fq, fk, fv], [q, k, v], **TOL[torch.float64])
     assert outcome_type(lambda: TF.scaled_dot_product_attention(q, k, v, dropout_p=1.5)) is \
         outcome_type(lambda: F.scaled_dot_product_attention(fq, fk, fv, dropout_p=1.5))
 
@@ -434,4 +432,36 @@ def test_sdpa_float_mask_gradient(causal_like):
     ya = TF.scaled_dot_product_attention(*ta, attn_mask=m, enable_gqa=True)
     yb = F.scaled_dot_product_attention(*fa, attn_mask=fm, enable_gqa=True)
     assert_same(yb, ya, **TOL[torch.float64])
-    check_grad(ya, yb, list(ta) + [m], list(fa) + [fm], TOL[torch.float64])
+    assert_grads_same(yb, ya, list(fa) + [fm], list(ta) + [m], **TOL[torch.float64])
+
+
+# ---- gumbel_softmax ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_invariants(hard):
+    """Soft samples are distributions along dim; hard ones are one-hot at the soft sample's argmax; the gradient is
+    the soft sample's (straight-through), checked against torch's formula on the same noise-free path; frequent
+    logits win more often."""
+    fl.manual_seed(0)
+    logits = fl.tensor(np.log(np.array([[0.05, 0.15, 0.8]] * 4000, np.float32)), requires_grad=True)
+    y = fl.nn.functional.gumbel_softmax(logits, tau=0.5, hard=hard, dim=-1)
+    assert tuple(y.shape) == (4000, 3)
+    np.testing.assert_allclose(y.detach().sum(-1).numpy(), 1.0, rtol=1e-5)
+    if hard:
+        assert set(np.unique(y.detach().numpy())) <= {0.0, 1.0}
+    freq = y.detach().numpy().argmax(-1)
+    counts = np.bincount(freq, minlength=3) / 4000
+    np.testing.assert_allclose(counts, [0.05, 0.15, 0.8], atol=0.03)  # Gumbel-max: argmax ~ softmax(logits)
+    w = fl.tensor(np.random.RandomState(9).randn(4000, 3).astype(np.float32))
+    (y * w).sum().backward()
+    # the gradient of sum(w * y_soft) with y_soft = softmax((logits + g) / tau): recover y_soft from the output of
+    # an identical seeded soft draw and compare with the analytic softmax Jacobian
+    fl.manual_seed(0)
+    y_soft = fl.nn.functional.gumbel_softmax(logits.detach(), tau=0.5, hard=False).numpy()
+    wn = w.numpy()
+    expected = y_soft * (wn - (wn * y_soft).sum(-1, keepdims=True)) / 0.5
+    np.testing.assert_allclose(logits.grad.numpy(), expected, rtol=1e-4, atol=1e-5)
+    if hard:
+        assert np.array_equal(y.detach().numpy().argmax(-1), y_soft.argmax(-1))
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+        fl.nn.functional.gumbel_softmax(logits.detach(), eps=1e-5)

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same, outcome_type, to_flowlike  # noqa: E402
+from helpers import assert_raises_same, assert_same, convert, copy_state, outcome_type, run_both, to_flowlike  # noqa: E402
 
 MODULES = {
     "linear": ("Linear(5, 4)", (3, 5)),
@@ -22,20 +22,14 @@ MODULES = {
 
 def _pair(spec):
     """A torch and a flowlike module of the same spec with equal weights."""
-    tm = eval("torch.nn." + spec)
-    fm = eval("fl.nn." + spec)
-    fm.load_state_dict({k: to_flowlike(v) for k, v in tm.state_dict().items()})
+    tm, fm = run_both(lambda lib: eval("lib.nn." + spec))
+    copy_state(tm, fm)
     return tm, fm
-
-
-def _copy_state(tm, fm):
-    """Loads torch's whole state (the power-iteration vectors and orthogonal bases are random) into flowlike."""
-    fm.load_state_dict({k: to_flowlike(v) for k, v in tm.state_dict().items()})
 
 
 def _input(shape, seed=0):
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    return torch.tensor(x), fl.tensor(x)
+    return convert(torch, x), convert(fl, x)
 
 
 def _same_structure(tm, fm):
@@ -44,12 +38,6 @@ def _same_structure(tm, fm):
     assert [(k, tuple(v.shape)) for k, v in fm.state_dict().items()] == \
         [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
     assert [n for n, _ in fm.named_parameters()] == [n for n, _ in tm.named_parameters()]
-
-
-def _same_state(tm, fm, rtol=1e-5, atol=1e-6):
-    fs = fm.state_dict()
-    for k, v in tm.state_dict().items():
-        assert_same(fs[k], v, rtol=rtol, atol=atol)
 
 
 def _train(tm, fm, shape, steps=3, lr=0.1):
@@ -72,7 +60,7 @@ def _train(tm, fm, shape, steps=3, lr=0.1):
         fopt.step()
         topt.zero_grad()
         fopt.zero_grad()
-    _same_state(tm, fm, rtol=1e-4, atol=1e-5)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("dim", [0, 1, None, -1])
@@ -84,7 +72,7 @@ def test_weight_norm_parametrization(kind, dim):
     fl.nn.utils.parametrizations.weight_norm(fm, dim=dim)
     _same_structure(tm, fm)
     assert list(fm.state_dict()) == ["bias", "parametrizations.weight.original0", "parametrizations.weight.original1"]
-    _same_state(tm, fm)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-5, atol=1e-6)
     assert_same(fm.weight, tm.weight)
     assert fm.parametrizations.weight.original1 is fm.parametrizations["weight"].original1
     _train(tm, fm, shape)
@@ -117,7 +105,7 @@ def test_spectral_norm_parametrization(kind, n_power_iterations):
     fl.nn.utils.parametrizations.spectral_norm(fm, n_power_iterations=n_power_iterations)
     _same_structure(tm, fm)
     assert [k for k, _ in fm.named_buffers()] == ["parametrizations.weight.0._u", "parametrizations.weight.0._v"]
-    _copy_state(tm, fm)
+    copy_state(tm, fm)
     _train(tm, fm, shape)  # training mode: power iteration on every access of .weight
     # Evaluation mode: no power iteration, the buffers stay as they are.
     tm.eval()
@@ -125,7 +113,7 @@ def test_spectral_norm_parametrization(kind, n_power_iterations):
     u = fm.parametrizations.weight[0]._u.clone()
     assert_same(fm.weight, tm.weight, rtol=1e-4, atol=1e-5)
     assert_same(fm.parametrizations.weight[0]._u, u, rtol=0, atol=0)
-    _same_state(tm, fm, rtol=1e-4, atol=1e-5)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-4, atol=1e-5)
     for M, m in ((torch, tm), (fl, fm)):
         M.nn.utils.parametrize.remove_parametrizations(m, "weight")
     _same_structure(tm, fm)
@@ -136,7 +124,7 @@ def test_spectral_norm_dim_and_1d_weight():
     tm, fm = _pair("Linear(5, 4)")
     torch.nn.utils.parametrizations.spectral_norm(tm, dim=1, eps=1e-6)
     fl.nn.utils.parametrizations.spectral_norm(fm, dim=1, eps=1e-6)
-    _copy_state(tm, fm)
+    copy_state(tm, fm)
     assert tuple(fm.parametrizations.weight[0]._u.shape) == (5,)
     assert_same(fm.weight, tm.weight, rtol=1e-4, atol=1e-5)
     # A 1-d tensor is just normalized (no buffers).
@@ -156,7 +144,7 @@ def test_legacy_weight_norm(kind):
         fl.nn.utils.weight_norm(fm)
     _same_structure(tm, fm)
     assert list(fm.state_dict()) == ["bias", "weight_g", "weight_v"]
-    _same_state(tm, fm)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-5, atol=1e-6)
     _train(tm, fm, shape)
     torch.nn.utils.remove_weight_norm(tm)
     fl.nn.utils.remove_weight_norm(fm)
@@ -173,7 +161,7 @@ def test_legacy_spectral_norm(kind):
     fl.nn.utils.spectral_norm(fm, n_power_iterations=2)
     _same_structure(tm, fm)
     assert list(fm.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
-    _copy_state(tm, fm)
+    copy_state(tm, fm)
     assert fm.state_dict()._metadata[""]["spectral_norm"] == tm.state_dict()._metadata[""]["spectral_norm"]
     _train(tm, fm, shape)
     tm.eval()
@@ -223,7 +211,7 @@ def test_custom_parametrizations():
     assert P_f.is_parametrized(fm) and P_f.is_parametrized(fm, "weight") and not P_f.is_parametrized(fm, "bias")
     assert P_f.type_before_parametrizations(fm) is fl.nn.Linear
     assert isinstance(fm.parametrizations.weight, P_f.ParametrizationList)
-    _same_state(tm, fm)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-5, atol=1e-6)
     assert_same(fm.weight, tm.weight)
     # A second parametrization stacks on the first.
     P_t.register_parametrization(tm, "weight", _scale(torch))
@@ -253,7 +241,7 @@ def test_right_inverse_assignment_and_tuple_originals():
     tm.weight = torch.tensor(A + A.T)
     fm.weight = fl.tensor(A + A.T)
     assert fm.parametrizations.weight.original is original  # updated in place, as set_() keeps the Parameter
-    _same_state(tm, fm)
+    assert_same(fm.state_dict(), tm.state_dict(), rtol=1e-5, atol=1e-6)
     assert_same(fm.weight, tm.weight)
     # A right_inverse returning a tuple: original0, original1.
     tm2, fm2 = _pair("Linear(3, 3)")
@@ -262,7 +250,7 @@ def test_right_inverse_assignment_and_tuple_originals():
     _same_structure(tm2, fm2)
     assert list(fm2.state_dict()) == ["bias", "parametrizations.weight.original0",
                                       "parametrizations.weight.original1"]
-    _same_state(tm2, fm2)
+    assert_same(fm2.state_dict(), tm2.state_dict(), rtol=1e-5, atol=1e-6)
     _train(tm2, fm2, (2, 3))
     assert outcome_type(lambda: fl.nn.utils.parametrize.remove_parametrizations(fm2, "weight", False)) is \
         outcome_type(lambda: torch.nn.utils.parametrize.remove_parametrizations(tm2, "weight", False)) is ValueError
@@ -300,7 +288,7 @@ def test_orthogonal(orthogonal_map, shape):
     torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=orthogonal_map)
     fl.nn.utils.parametrizations.orthogonal(fm, orthogonal_map=orthogonal_map)
     _same_structure(tm, fm)
-    _copy_state(tm, fm)  # the base of a non-square weight is completed with random columns
+    copy_state(tm, fm)  # the base of a non-square weight is completed with random columns
     assert_same(fm.weight, tm.weight, rtol=1e-4, atol=1e-5)
     w = fm.weight.detach().numpy()
     small = min(shape)
@@ -311,9 +299,7 @@ def test_orthogonal(orthogonal_map, shape):
 
 def test_errors_match():
     def both(fn):
-        results = [outcome_type(lambda: fn(M)) for M in (torch, fl)]
-        assert results[1] is results[0], results
-        return results[0]
+        return type(assert_raises_same(fn)[0])
 
     def register_missing(M):
         M.nn.utils.parametrize.register_parametrization(M.nn.Linear(2, 2), "nope", _scale(M))

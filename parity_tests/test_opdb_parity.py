@@ -13,5 +13,5 @@ CASES = [(op, dtype) for op in DATABASE if op.resolve(fl) is not None for dtype 
 
 @pytest.mark.parametrize("op,dtype", CASES, ids=[f"{op.id}-{dtype}" for op, dtype in CASES])
 def test_op(op, dtype):
-    failures = check(op, torch, fl, dtype)
+    failures = check(op, dtype)
     assert not failures, "\n".join(failures)

@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import to_flowlike, assert_same  # noqa: E402
+from helpers import assert_same, run_both, to_flowlike  # noqa: E402
 
 SHAPES = [(3, 4), (5,), ()]
 
@@ -177,8 +177,7 @@ def test_fused_step_bitwise_with_exact_sqrt(name, kwargs, monkeypatch):
 def test_lbfgs_trajectory():
     target = np.array([1.0, -2.0, 0.5], np.float32)
     for ls in (None, "strong_wolfe"):
-        results = []
-        for lib in (torch, fl):
+        def body(lib):
             w = lib.nn.Parameter(lib.zeros(3))
             opt = lib.optim.LBFGS([w], lr=0.8, max_iter=7, history_size=3, line_search_fn=ls)
             tgt = lib.tensor(target)
@@ -190,7 +189,8 @@ def test_lbfgs_trajectory():
                 return loss
             for _ in range(3):
                 opt.step(closure)
-            results.append(w.detach().numpy().copy())
+            return w.detach().numpy().copy()
+        results = run_both(body)
         np.testing.assert_allclose(results[1], results[0], rtol=1e-4, atol=1e-5)
 
 
@@ -262,8 +262,7 @@ def test_reduce_lr_on_plateau():
     metrics = [1.0, 0.9, 0.95, 0.96, 0.97, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     for kw in (dict(), dict(mode="max", factor=0.5, patience=1, threshold_mode="abs", cooldown=1),
                dict(patience=0, min_lr=0.02, eps=0)):
-        out = []
-        for lib in (torch, fl):
+        def body(lib):
             w = lib.nn.Parameter(lib.zeros(1))
             opt = lib.optim.SGD([w], lr=0.1)
             s = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
@@ -272,7 +271,8 @@ def test_reduce_lr_on_plateau():
                 opt.step()
                 s.step(m)
                 seq.append(s.get_last_lr()[0])
-            out.append(seq)
+            return seq
+        out = run_both(body)
         assert out[1] == out[0]
 
 
@@ -413,8 +413,8 @@ def test_averaged_model_matches(kind):
     base = {k: v.numpy() for k, v in ref.state_dict().items()}
     rs = np.random.RandomState(0)
     data = [(rs.randn(8, 4).astype(np.float32), rs.randn(8, 2).astype(np.float32)) for _ in range(6)]
-    results = []
-    for lib in (torch, fl):
+
+    def body(lib):
         su = lib.optim.swa_utils
         model = _swa_model(lib, base)
         kwargs = {"swa": {}, "ema_multi": dict(multi_avg_fn=su.get_ema_multi_avg_fn(0.9)),
@@ -435,7 +435,8 @@ def test_averaged_model_matches(kind):
         loader = [(lib.tensor(x), lib.tensor(y)) for x, y in data]
         su.update_bn(loader, avg)
         out = avg(lib.tensor(data[0][0]))
-        results.append((avg.state_dict(), lrs, out))
+        return (avg.state_dict(), lrs, out)
+    results = run_both(body)
     (sd_t, lrs_t, out_t), (sd_f, lrs_f, out_f) = results
     assert list(sd_f.keys()) == list(sd_t.keys())
     for k, v in sd_t.items():
@@ -446,8 +447,7 @@ def test_averaged_model_matches(kind):
 
 @pytest.mark.parametrize("strategy,epochs", [("cos", 4), ("linear", 3), ("cos", 0)])
 def test_swalr_sequence_and_state_dict(strategy, epochs):
-    seqs = []
-    for lib in (torch, fl):
+    def body(lib):
         w = lib.nn.Parameter(lib.zeros(1))
         opt = lib.optim.SGD([{"params": [w]}, {"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.5}], lr=0.1)
         sched = lib.optim.swa_utils.SWALR(opt, swa_lr=[0.01, 0.02], anneal_epochs=epochs, anneal_strategy=strategy)
@@ -456,7 +456,8 @@ def test_swalr_sequence_and_state_dict(strategy, epochs):
             opt.step()
             sched.step()
             seq.append(sched.get_last_lr())
-        seqs.append((seq, sched.state_dict()))
+        return (seq, sched.state_dict())
+    seqs = run_both(body)
     np.testing.assert_allclose(seqs[1][0], seqs[0][0], rtol=1e-12)
     st, sf = seqs[0][1], seqs[1][1]
     assert sf.keys() == st.keys()

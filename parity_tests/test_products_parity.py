@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same, outcome_type, to_flowlike  # noqa: E402
+from helpers import assert_same, check_both, outcome_type, resolve, to_flowlike  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
@@ -16,28 +16,9 @@ def rand(*shape, dtype=torch.float32):
 
 
 def check(fn_name, *args, grad=False, rtol=1.3e-5, atol=1e-5, **kw):
-    """Runs getattr(torch, fn_name) and getattr(flowlike, fn_name) on the same inputs; with grad, compares the
-    gradients of sum(result * weights) for every floating input."""
-    t_args = [a.clone().requires_grad_(grad and a.is_floating_point()) if isinstance(a, torch.Tensor) else a
-              for a in args]
-    f_args = [to_flowlike(a.detach()).requires_grad_(grad and a.is_floating_point()) if isinstance(a, torch.Tensor)
-              else a for a in t_args]
-    tfn, ffn = _resolve(torch, fn_name), _resolve(fl, fn_name)
-    want, got = tfn(*t_args, **kw), ffn(*f_args, **kw)
-    assert_same(got, want, rtol=rtol, atol=atol)
-    if grad:
-        w = torch.from_numpy(RNG.standard_normal(tuple(want.shape))).to(want.dtype)
-        (want * w).sum().backward()
-        (got * to_flowlike(w)).sum().backward()
-        for ta, fa in zip(t_args, f_args):
-            if isinstance(ta, torch.Tensor) and ta.requires_grad:
-                assert_same(fa.grad, ta.grad, rtol=rtol, atol=atol)
-
-
-def _resolve(mod, name):
-    for part in name.split("."):
-        mod = getattr(mod, part)
-    return mod
+    """The dual run (helpers.check_both) of the function at torch path `fn_name` on the same inputs; with grad,
+    the gradients of every floating input too."""
+    check_both(lambda lib, *a: resolve(lib, fn_name)(*a, **kw), *args, grad=grad, rtol=rtol, atol=atol)
 
 
 MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),

@@ -6,14 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-
-
-def copy_weights(t_module, f_module):
-    f_module.load_state_dict({k: fl.from_numpy(v.detach().numpy().copy()) for k, v in t_module.state_dict().items()})
-
-
-def close(a, b, tol=2e-5):
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+from helpers import assert_same, copy_state  # noqa: E402
 
 
 def data(*shape, seed=0):
@@ -27,7 +20,7 @@ def test_encoder_layer_and_stack(kw):
     tm, fm = build(torch), build(fl)
     assert repr(fm) == repr(tm)
     assert list(fm.state_dict()) == list(tm.state_dict())
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     x = data(3, 5, 16) if kw.get("batch_first") else data(5, 3, 16)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(5)
     pad = np.zeros((3, 5), dtype=bool)
@@ -35,23 +28,23 @@ def test_encoder_layer_and_stack(kw):
     tx, fx = torch.tensor(x, requires_grad=True), fl.tensor(x, requires_grad=True)
     to = tm(tx, mask=mask, src_key_padding_mask=torch.tensor(pad))
     fo = fm(fx, mask=fl.nn.Transformer.generate_square_subsequent_mask(5), src_key_padding_mask=fl.tensor(pad))
-    close(fo, to)
+    assert_same(fo, to, 2e-5, 2e-5)
     to.pow(2).sum().backward()
     fo.pow(2).sum().backward()
-    close(fx.grad, tx.grad, 1e-4)
+    assert_same(fx.grad, tx.grad, 1e-4, 1e-4)
     for tp, fp in zip(tm.parameters(), fm.parameters()):
-        close(fp.grad, tp.grad, 1e-4)
+        assert_same(fp.grad, tp.grad, 1e-4, 1e-4)
 
 
 def test_full_transformer():
     build = lambda m: m.nn.Transformer(16, 4, 2, 2, 32, dropout=0.0)
     tm, fm = build(torch), build(fl)
     assert repr(fm) == repr(tm)
-    copy_weights(tm, fm)
+    copy_state(tm, fm)
     src, tgt = data(6, 2, 16), data(4, 2, 16, seed=1)
     tmask = torch.nn.Transformer.generate_square_subsequent_mask(4)
     fmask = fl.nn.Transformer.generate_square_subsequent_mask(4)
-    close(fmask, tmask)
+    assert_same(fmask, tmask, 2e-5, 2e-5)
     to = tm(torch.tensor(src), torch.tensor(tgt), tgt_mask=tmask)
     fo = fm(fl.tensor(src), fl.tensor(tgt), tgt_mask=fmask)
-    close(fo, to)
+    assert_same(fo, to, 2e-5, 2e-5)

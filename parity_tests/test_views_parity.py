@@ -5,43 +5,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
 
 
-def _make(lib, a):
-    return lib.from_numpy(np.array(a))  # a C-ordered copy; keeps 0-d arrays 0-d
-
-
-def _check(got, want, strides):
-    if isinstance(want, (tuple, list)):
-        assert isinstance(got, (tuple, list)) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _check(g, w, strides)
-        return
-    if not isinstance(want, torch.Tensor):
-        assert got == want
-        return
-    assert tuple(got.shape) == tuple(want.shape)
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    if strides:
-        assert got.stride() == want.stride()
-        assert got.storage_offset() == want.storage_offset()
-    np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(want.tolist()))
-
-
-def run_both(fn, *arrays, strides=True):
-    """Runs fn(lib, *tensors) on flowlike and torch and compares the results."""
-    want = fn(torch, *[_make(torch, a) for a in arrays])
-    got = fn(fl, *[_make(fl, a) for a in arrays])
-    _check(got, want, strides)
-
-
-def raises_both(fn, *arrays):
-    """fn raises on torch and the same exception type on flowlike."""
-    with pytest.raises(Exception) as want:
-        fn(torch, *[_make(torch, a) for a in arrays])
-    with pytest.raises(Exception) as got:
-        fn(fl, *[_make(fl, a) for a in arrays])
-    assert type(got.value).__name__ == type(want.value).__name__, (got.value, want.value)
+def check(fn, *arrays, strides=True):
+    """The dual run (helpers.check_both) of fn(lib, *tensors): equal values, dtypes, shapes and, with `strides`,
+    strides and storage offsets."""
+    check_both(fn, *arrays, exact=True, strides=strides)
 
 
 A = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
@@ -144,7 +114,7 @@ VIEW_CASES = {
 @pytest.mark.parametrize("name", sorted(VIEW_CASES))
 def test_view_matches_torch(name):
     fn, a = VIEW_CASES[name]
-    run_both(fn, a)
+    check(fn, a)
 
 
 NEW_CASES = {
@@ -240,7 +210,7 @@ NEW_CASES = {
 @pytest.mark.parametrize("name", sorted(NEW_CASES))
 def test_new_memory_op_matches_torch(name):
     fn, a = NEW_CASES[name]
-    run_both(fn, a)
+    check(fn, a)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float16", "float64"])
@@ -248,7 +218,7 @@ def test_dtypes(dtype):
     a = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
     for fn in [lambda m, x: m.cat([x, x], 0), lambda m, x: x.flip(1), lambda m, x: x.roll(1, 1),
                lambda m, x: x.repeat(2, 1), lambda m, x: x.tril(), lambda m, x: x.t().reshape(-1)]:
-        run_both(fn, a)
+        check(fn, a)
 
 
 ERROR_CASES = {
@@ -333,7 +303,7 @@ ERROR_CASES = {
 @pytest.mark.parametrize("name", sorted(ERROR_CASES))
 def test_error_type_matches_torch(name):
     fn, a = ERROR_CASES[name]
-    raises_both(fn, a)
+    assert_raises_same(fn, a)
 
 
 def test_view_error_message():
@@ -344,7 +314,7 @@ def test_view_error_message():
 
 def test_cat_out_matches_torch():
     for m in (torch, fl):
-        x = _make(m, M)
+        x = convert(m, M)
         out = m.empty(0, dtype=m.int64)
         r = m.cat([x, x], 0, out=out)
         assert r is out and tuple(out.shape) == (6, 4)
@@ -353,7 +323,7 @@ def test_cat_out_matches_torch():
 
 def test_aliasing_matches_torch():
     for m in (torch, fl):
-        x = _make(m, A)
+        x = convert(m, A)
         v = x.transpose(0, 2).narrow(0, 1, 2).select(1, 0)
         v.fill_(-1)
         assert np.all(np.asarray(x.tolist())[:, 0, 1:3] == -1)
@@ -409,7 +379,7 @@ def test_random_view_chains_match_torch(seed):
     rng = random.Random(seed)
     for _ in range(60):
         a = np.arange(120, dtype=np.float32).reshape(rng.choice([(120,), (2, 3, 4, 5), (4, 30), (6, 20)]))
-        t, f = _make(torch, a), _make(fl, a)
+        t, f = convert(torch, a), convert(fl, a)
         for _ in range(6):
             op = _random_view_op(rng, t)
             if op is None:
@@ -422,7 +392,7 @@ def test_random_view_chains_match_torch(seed):
                     getattr(f, name)(*args)
                 break
             got = getattr(f, name)(*args)
-            _check(got, want, strides=True)
+            assert_same(got, want, exact=True, strides=True)
             t, f = want, got
 
 
@@ -438,12 +408,12 @@ INPLACE_CASES = {
 
 @pytest.mark.parametrize("name", sorted(INPLACE_CASES))
 def test_inplace_view_ops_restride_self(name):
-    results = []
-    for m in (torch, fl):
-        x = _make(m, A)
+    def body(m):
+        x = convert(m, A)
         r = INPLACE_CASES[name](x)
-        results.append(r)
-    _check(results[1], results[0], strides=True)
+        return r
+    results = run_both(body)
+    assert_same(results[1], results[0], exact=True, strides=True)
 
 
 KEYWORD_CASES = {
@@ -460,13 +430,13 @@ KEYWORD_CASES = {
 
 @pytest.mark.parametrize("name", sorted(KEYWORD_CASES))
 def test_keyword_arguments_match_torch(name):
-    run_both(KEYWORD_CASES[name], A)
+    check(KEYWORD_CASES[name], A)
 
 
 def test_meshgrid_warns_without_indexing():
     for m in (torch, fl):
         with pytest.warns(UserWarning, match="indexing"):
-            m.meshgrid(_make(m, V), _make(m, V))
+            m.meshgrid(convert(m, V), convert(m, V))
 
 
 @pytest.mark.parametrize("case", ["n1", "n2", "dim0", "prepend_append", "bool"])
@@ -482,7 +452,7 @@ def test_diff_parity(case):
     got = calls[case](fl, fl.from_numpy(x.numpy().copy()))
     expected = calls[case](torch, x)
     assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    assert_same(got, expected, rtol=1e-6, atol=0)
 
 
 def test_cross_parity():
@@ -525,8 +495,8 @@ def test_set_matches_torch(name):
             r.fill_(-1)
         results[m] = (r, x, version, r.untyped_storage().nbytes())
     (got, got_x, got_version, got_nbytes), (want, want_x, want_version, want_nbytes) = results[fl], results[torch]
-    _check(got, want, strides=True)
-    _check(got_x, want_x, strides=True)  # the writes through the result, seen in the source
+    assert_same(got, want, exact=True, strides=True)
+    assert_same(got_x, want_x, exact=True, strides=True)  # the writes through the result, seen in the source
     assert (got_version, got_nbytes) == (want_version, want_nbytes)
 
 

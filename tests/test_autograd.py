@@ -1,4 +1,5 @@
-"""Autograd without torch: analytic gradients, graph structure, grad modes and hooks into .grad."""
+"""Autograd without torch: analytic gradients, graph structure, grad modes, hooks into .grad, Variable and the
+profiler names."""
 import math
 
 import pytest
@@ -143,3 +144,13 @@ def test_view_of_a_base_written_in_place_gets_a_fresh_grad_fn_keeping_retain_gra
     assert v.grad.tolist() == [3.0, 3.0, 3.0]
     assert seen == [9.0]
     assert a.grad.tolist() == [[0.0, 0.0, 0.0], [12.0, 12.0, 12.0]]
+
+
+def test_variable_and_profiler_names():
+    t = fl.ones(2)
+    v = fl.autograd.Variable(t, requires_grad=True)
+    assert v.requires_grad and v.is_leaf and isinstance(t, fl.autograd.Variable)
+    with fl.autograd.profiler.record_function("block"):
+        pass
+    with pytest.raises(NotImplementedError, match="profiler.profile"):
+        fl.autograd.profiler.profile()

@@ -364,3 +364,24 @@ def test_fold_unfold_are_adjoint():
 def test_pool_errors_are_runtime_errors(bad):
     with pytest.raises(RuntimeError):
         bad(t(np.abs(arr(2, 3, 8, 8))))
+
+
+def test_fractional_max_pool_output_is_window_max():
+    fl.manual_seed(0)
+    x = fl.randn(2, 3, 12, 10, requires_grad=True)
+    out, idx = F.fractional_max_pool2d(x, 3, output_size=(5, 4), return_indices=True)
+    assert tuple(out.shape) == (2, 3, 5, 4) and idx.dtype == fl.int64
+    flat = x.detach().reshape(6, -1).numpy()
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx.reshape(6, -1).numpy(), 1),
+                                  out.detach().reshape(6, -1).numpy())
+    out.sum().backward()
+    grad = x.grad.reshape(6, -1).numpy()
+    counts = np.zeros_like(grad)
+    for p, row in enumerate(idx.reshape(6, -1).numpy()):
+        np.add.at(counts[p], row, 1)
+    np.testing.assert_array_equal(grad, counts)
+    samples = fl.rand(2, 3, 2)
+    a = fl.nn.FractionalMaxPool2d(3, output_ratio=0.5, _random_samples=samples)(x)
+    b = F.fractional_max_pool2d(x, 3, output_ratio=(0.5, 0.5), _random_samples=samples)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert tuple(a.shape) == (2, 3, 6, 5)

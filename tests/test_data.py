@@ -1,4 +1,5 @@
-"""utils.data: datasets, samplers, collation and the DataLoader, in-process and with workers (no torch needed)."""
+"""utils.data: datasets, samplers (DistributedSampler too), collation and the DataLoader, in-process and with
+workers (no torch needed)."""
 import collections
 
 import numpy as np
@@ -206,3 +207,16 @@ def test_workers_after_parent_used_threads():
     (torch.ones(2000, 2000) * 2).exp().sum()  # the parent's OpenMP pool is live before fork
     out = list(DataLoader(Big(), batch_size=2, num_workers=2, timeout=60))
     assert [tuple(b.shape) for b in out] == [(2, 300), (2, 300)]
+
+
+def test_distributed_sampler_partition():
+    data = list(range(11))
+    shares = [list(torch.utils.data.DistributedSampler(data, num_replicas=4, rank=r, seed=7)) for r in range(4)]
+    assert all(len(s) == 3 for s in shares)
+    merged = [i for s in shares for i in s]
+    assert set(merged) == set(data) and len(merged) == 12  # one index repeated as padding
+    loader = torch.utils.data.DataLoader(data, batch_size=2,
+                                         sampler=torch.utils.data.DistributedSampler(data, 4, 1, seed=7))
+    assert [int(i) for b in loader for i in b] == shares[1]
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        torch.utils.data.DistributedSampler(data)

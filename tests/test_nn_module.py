@@ -1,4 +1,5 @@
-"""nn.Module, containers, Linear/Bilinear/Flatten, nn.init, nn.utils and save/load (no torch needed)."""
+"""nn.Module, containers, lazy modules, Linear/Bilinear/Flatten, nn.init, nn.utils, functional_call and save/load
+(no torch needed)."""
 import copy
 import io
 import math
@@ -384,3 +385,39 @@ def test_parameter_data():
         p.data = [1.0]
     with pytest.raises(RuntimeError, match="must be floating point"):
         p.data = torch.arange(4)  # integer data for a tensor that requires grad, refused as torch
+
+
+def test_lazy_linear_becomes_linear_and_trains():
+    model = nn.Sequential(nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(1))
+    assert isinstance(model[0].weight, nn.UninitializedParameter)
+    assert repr(model[0].state_dict()["weight"]) == "<UninitializedParameter>"
+    x, y = torch.randn(16, 3), torch.randn(16, 1)
+    model(x)
+    assert type(model[0]) is nn.Linear and tuple(model[0].weight.shape) == (8, 3)
+    assert type(model[0].weight) is nn.Parameter and not model[0]._forward_pre_hooks
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    first = None
+    for _ in range(30):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        first = first if first is not None else loss.item()
+    assert loss.item() < first
+
+
+def test_lazy_batchnorm_buffers_become_plain_tensors():
+    bn = nn.LazyBatchNorm2d()
+    assert isinstance(bn.running_mean, nn.UninitializedBuffer)
+    bn(torch.randn(4, 3, 2, 2))
+    assert type(bn) is nn.BatchNorm2d and bn.num_features == 3
+    assert type(bn.running_mean) is torch.Tensor and tuple(bn.running_var.shape) == (3,)
+    assert int(bn.num_batches_tracked) == 1
+
+
+def test_functional_call_restores_module():
+    lin = nn.Linear(3, 2)
+    w = lin.weight
+    out = torch.func.functional_call(lin, {"weight": torch.zeros(2, 3), "bias": torch.ones(2)}, torch.randn(4, 3))
+    np.testing.assert_array_equal(out.numpy(), np.ones((4, 2), np.float32))
+    assert lin.weight is w and type(lin.bias) is nn.Parameter

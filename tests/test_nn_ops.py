@@ -1,4 +1,4 @@
-"""nn ops (softmax family, norms, activations, scaled_dot_product_attention) against numpy."""
+"""nn ops (softmax family, gumbel_softmax, norms, activations, scaled_dot_product_attention) against numpy."""
 import math
 
 import numpy as np
@@ -406,3 +406,13 @@ def test_large_outputs_take_the_streaming_store_path():
     x = t(a, True)
     (F.softmax(x, 1) * t(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), ref * (w - (w * ref).sum(1, keepdims=True)), rtol=1e-4, atol=1e-6)
+
+
+def test_gumbel_softmax_hard_is_one_hot_with_soft_gradient():
+    fl.manual_seed(1)
+    logits = fl.randn(5, 4, requires_grad=True)
+    y = F.gumbel_softmax(logits, tau=0.7, hard=True)
+    np.testing.assert_array_equal(y.detach().numpy().sum(-1), np.ones(5))
+    assert set(np.unique(y.detach().numpy())) == {0.0, 1.0}
+    y.sum().backward()  # the one-hot sums to 1 per row: the soft sample's gradient of a constant is 0
+    np.testing.assert_allclose(logits.grad.numpy(), 0, atol=1e-6)

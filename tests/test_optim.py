@@ -1,4 +1,4 @@
-"""Optimizers and learning-rate schedulers (no torch needed)."""
+"""Optimizers, learning-rate schedulers and swa_utils (no torch needed)."""
 import math
 
 import numpy as np
@@ -255,3 +255,32 @@ def test_fused_kernels_reject_bad_lists_naming_the_op():
         assert float(step) == 1.0 and p.tolist() != [1.0, 1.0, 1.0]
         step.zero_()
         p.data.fill_(1.0)
+
+
+@pytest.mark.parametrize("name,kwargs", [("Rprop", dict(lr=0.1)), ("ASGD", dict(lr=0.1, t0=10))])
+def test_rprop_asgd_minimize_quadratic(name, kwargs):
+    p = nn.Parameter(torch.tensor([3.0, -2.0]))
+    opt = getattr(torch.optim, name)([p], **kwargs)
+    for _ in range(100):
+        opt.zero_grad()
+        (p ** 2).sum().backward()
+        opt.step()
+    assert float((p.detach() ** 2).sum()) < 1e-2
+    assert set(opt.state[p]) == ({"step", "prev", "step_size"} if name == "Rprop" else {"step", "eta", "mu", "ax"})
+
+
+def test_averaged_model_ema_and_update_bn():
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    ema = torch.optim.swa_utils.AveragedModel(model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(0.5))
+    w0 = model[0].weight.detach().clone()
+    ema.update_parameters(model)  # the first update copies
+    with torch.no_grad():
+        model[0].weight.add_(1.0)
+    ema.update_parameters(model)
+    np.testing.assert_allclose(ema.module[0].weight.detach().numpy(), (w0 + 0.5).numpy(), rtol=1e-6)
+    assert int(ema.n_averaged) == 2
+    data = [torch.randn(8, 2) * 3 + 1 for _ in range(4)]
+    torch.optim.swa_utils.update_bn(data, ema)
+    hidden = torch.cat([ema.module[0](d) for d in data]).detach()
+    np.testing.assert_allclose(ema.module[1].running_mean.numpy(), hidden.mean(0).numpy(), rtol=1e-4, atol=1e-5)
+    assert ema.module[1].momentum == 0.1 and ema.training

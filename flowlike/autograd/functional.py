@@ -121,7 +121,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                     g = tuple(x.new_zeros(x.shape) for x in xs)
                 for j, gj in enumerate(g):
                     rows[j].append(gj)
-            from .._views import stack
+            from .._joining import stack
             per_input = tuple(stack(r).reshape(tuple(o.shape) + tuple(x.shape)) if r else
                               xs[j].new_zeros(tuple(o.shape) + tuple(xs[j].shape)) for j, (r, x) in
                               enumerate(zip(rows, xs)))

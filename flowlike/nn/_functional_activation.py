@@ -8,6 +8,7 @@ import warnings
 
 import flowlike as _fl
 from .. import _C
+from .._out import write_inplace
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid",
@@ -69,7 +70,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def relu(input, inplace=False):
     """max(input, 0); integer tensors are supported as in PyTorch."""
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
-        return _integer_result(input, _fl.clamp(input, min=0), inplace)
+        result = _fl.clamp(input, min=0)
+        return write_inplace(input, result, "relu_") if inplace else result
     return _act("relu", input, inplace=inplace)
 
 
@@ -78,16 +80,13 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
-def _integer_result(input, result, inplace):
-    return input.copy_(result) if inplace else result
-
-
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clamped to [min_val, max_val] (integer tensors keep their dtype)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
-        return _integer_result(input, _fl.clamp(input, min=int(min_val), max=int(max_val)), inplace)
+        result = _fl.clamp(input, min=int(min_val), max=int(max_val))
+        return write_inplace(input, result, "hardtanh_") if inplace else result
     return _act("hardtanh", input, min_val, max_val, inplace=inplace)
 
 
@@ -199,7 +198,8 @@ def tanhshrink(input):
 
 def _threshold(input, th, value, inplace):
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
-        return _integer_result(input, _fl.where(input > th, input, _fl.full_like(input, value)), inplace)
+        result = _fl.where(input > th, input, _fl.full_like(input, value))
+        return write_inplace(input, result, "threshold_") if inplace else result
     return _act("threshold", input, th, value, inplace=inplace)
 
 
@@ -260,7 +260,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         return leaky_relu(input, (lower + upper) / 2, inplace)
     noise = _fl.empty_like(input).uniform_(lower, upper)
     result = _fl.where(input >= 0, input, input * noise)
-    return input.copy_(result) if inplace else result
+    return write_inplace(input, result, "rrelu_") if inplace else result
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -199,7 +199,7 @@ def _orthonormal_columns(a):
             for q in cols:
                 v = v - (q * v).sum() * q
         cols.append(v / v.norm())
-    from .._views import stack
+    from .._joining import stack
     return stack(cols, 1)
 
 

@@ -8,7 +8,7 @@ import math
 import numbers
 import warnings
 
-from ... import _creation, _views
+from ... import _creation, _joining, _views
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -225,11 +225,11 @@ class RNNBase(Module):
                     final_h.append(state)
             per_step = [_views.cat([o[t] for o in outs], -1) if directions == 2 else outs[0][t]
                         for t in range(len(batch_sizes))]
-            layer_in = _views.cat(per_step, 0) if packed else _views.stack(per_step, 0)
+            layer_in = _views.cat(per_step, 0) if packed else _joining.stack(per_step, 0)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.dropout(layer_in, self.dropout, True)
-        h_n = _views.stack(final_h, 0)
-        c_n = _views.stack(final_c, 0) if self.mode == "LSTM" else None
+        h_n = _joining.stack(final_h, 0)
+        c_n = _joining.stack(final_c, 0) if self.mode == "LSTM" else None
         if packed:
             if unsorted_indices is not None:
                 h_n = h_n.index_select(1, unsorted_indices)

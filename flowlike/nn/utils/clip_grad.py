@@ -16,7 +16,7 @@ def _as_list(tensors):
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The norm of the norms of tensors (as if they were concatenated into one vector)."""
     from ..._creation import tensor
-    from ..._views import stack
+    from ..._joining import stack
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:

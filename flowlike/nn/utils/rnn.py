@@ -7,7 +7,7 @@ to the caller's batch order and unsorted_indices back.
 """
 from collections import namedtuple
 
-from ... import _creation, _views
+from ... import _creation, _joining, _views
 from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence",
@@ -99,7 +99,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         offset += b
     for _ in range(max_len - len(batch_sizes)):
         steps.append(_creation.full((batch,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype))
-    padded = _views.stack(steps, 0)
+    padded = _joining.stack(steps, 0)
     lengths = _creation.tensor([sum(1 for b in batch_sizes if b > i) for i in range(batch)])
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
@@ -117,7 +117,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for s in sequences:
         pad = _creation.full((max_len - s.shape[0],) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
         rows.append(_views.cat([s, pad] if padding_side == "right" else [pad, s], 0))
-    out = _views.stack(rows, 0)
+    out = _joining.stack(rows, 0)
     return out if batch_first else out.transpose(0, 1)
 
 

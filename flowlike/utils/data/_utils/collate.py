@@ -53,7 +53,7 @@ def default_convert(data):
 def default_collate(batch):
     """Stacks a list of samples into a batch, recursing into dicts, tuples, namedtuples and lists (torch rules)."""
     from ...._creation import as_tensor, tensor
-    from ...._views import stack
+    from ...._joining import stack
     from .... import _dtype as D
     elem = batch[0]
     elem_type = type(elem)

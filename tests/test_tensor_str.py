@@ -1,4 +1,4 @@
-"""Unit tests for flowlike/_tensor_str.py: repr text must equal PyTorch 2.13's.
+"""flowlike/_tensor_str.py: repr text must equal PyTorch 2.13's.
 
 The expected strings are golden outputs of ``repr()`` from real torch 2.13 (CPU)
 for the same values; torch itself is not imported here. The module is loaded

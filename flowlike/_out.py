@@ -1,0 +1,62 @@
+"""Writing a computed result into the caller's tensor, with torch's rules, in one place: `out=` arguments
+(write_out) and in-place forms (write_inplace, inplace_method). Python composites compute out of place and hand
+the result here."""
+import warnings
+
+from . import _C
+from . import _dtype as _D
+
+
+def write_out(out, result, op, exact_dtype=False, warn_resize=True):
+    """Writes `result` into `out` and returns out (the result itself when out is None), as torch's out= does: no
+    autograd through out=; the result's dtype must cast to out's (with `exact_dtype`, as torch's products
+    require, equal it); an out of another shape is resized, with torch's deprecation warning when it had
+    elements (not for the ops that torch resizes silently: factories, histogram). A tuple result goes into a
+    tuple of outs, which is returned."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(result)} Tensors")
+        return tuple(write_out(o, r, op, exact_dtype, warn_resize) for o, r in zip(out, result))
+    if result.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but "
+                           "one of the arguments requires grad.")
+    if exact_dtype and out.dtype != result.dtype:
+        raise RuntimeError(f"{op}(): expected out tensor to have dtype {_D.c10_name(result.dtype)}, but got "
+                           f"{_D.c10_name(out.dtype)} instead")
+    if not _D.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{op}: result type {_D.c10_name(result.dtype)} can't be cast to the desired output type "
+                           f"{_D.c10_name(out.dtype)}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() and warn_resize:
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
+def write_inplace(self, result, op):
+    """Writes `result` over `self` and returns self, as torch's in-place ops do: the result must keep self's shape
+    (no broadcasting self up) and its dtype must cast to self's."""
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    if not _D.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{op}: result type {_D.c10_name(result.dtype)} can't be cast to the desired output type "
+                           f"{_D.c10_name(self.dtype)}")
+    return self.copy_(result)
+
+
+def inplace_method(fn, name):
+    """The in-place Tensor method `name` of the out-of-place `fn` (self as its first argument)."""
+    def method(self, *args, **kwargs):
+        # under autograd the composite reads a copy, so that overwriting self leaves the values it saved intact
+        source = self.clone() if self.requires_grad and _C.is_grad_enabled() else self
+        return write_inplace(self, fn(source, *args, **kwargs), name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of {fn.__name__}."
+    return method
