@@ -1,0 +1,249 @@
+"""flowlike.distributed and DistributedDataParallel, with real processes: each test starts its ranks
+(tests/distributed_workers.py) as independent processes (env://), through the launcher, or through mpiexec, and
+checks what they computed against numpy or a single-process run."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import flowlike as torch
+import flowlike.distributed as dist
+
+pytest.importorskip("mpi4py")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "distributed_workers.py")
+sys.path.insert(0, HERE)
+import distributed_workers as workers  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worker_env(**extra):
+    return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+        p for p in [os.path.dirname(HERE), os.environ.get("PYTHONPATH")] if p), **extra)
+
+
+def spawn(scenario, world_size, out, timeout=90, **env):
+    """Starts world_size ranks of a scenario as independent processes (env://); returns their CompletedProcess-like
+    (returncode, output) pairs."""
+    port = free_port()
+    procs = [subprocess.Popen([sys.executable, WORKER, scenario, str(out)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env=worker_env(RANK=str(r), WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1",
+                                             MASTER_PORT=str(port), **env))
+             for r in range(world_size)]
+    results = []
+    try:
+        for p in procs:
+            output, _ = p.communicate(timeout=timeout)
+            results.append((p.returncode, output))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return results
+
+
+def check_ok(results):
+    for r, (code, output) in enumerate(results):
+        assert code == 0, f"rank {r} failed:\n{output}"
+
+
+def load(out, r):
+    return dict(np.load(os.path.join(out, f"rank{r}.npz")))
+
+
+# ---- without processes ----------------------------------------------------------------------------------------
+
+def test_collective_before_init_raises_torchs_error():
+    assert dist.is_available() and not dist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.all_reduce(torch.ones(1))
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="Invalid backend"):
+        dist.Backend("carrier-pigeon")
+    assert dist.Backend("GLOO") == "gloo" and dist.ReduceOp.SUM != dist.ReduceOp.AVG
+
+
+def test_init_from_env_reports_missing_variables(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="environment variable RANK expected"):
+        dist.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="NCCL"):
+        dist.init_process_group("nccl", rank=0, world_size=1)
+    assert not dist.is_initialized()
+
+
+# ---- collectives against numpy --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["2ranks", "3ranks"])
+def collective_results(request, tmp_path_factory):
+    n = request.param
+    out = tmp_path_factory.mktemp(f"collectives{n}")
+    check_ok(spawn("collectives", n, out))
+    return n, [load(out, r) for r in range(n)]
+
+
+def inputs(n, dtype=np.float32):
+    return np.stack([workers.rank_input(r, dtype=dtype) for r in range(n)])
+
+
+@pytest.mark.parametrize("op,reference", [("SUM", np.sum), ("AVG", np.mean), ("MIN", np.min), ("MAX", np.max),
+                                          ("PRODUCT", np.prod)])
+def test_all_reduce(collective_results, op, reference):
+    n, res = collective_results
+    expected = reference(inputs(n).astype(np.float64), axis=0)
+    for r in range(n):
+        np.testing.assert_allclose(res[r][f"all_reduce_{op}"], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_all_reduce_dtypes_layouts_and_async(collective_results):
+    n, res = collective_results
+    x = inputs(n)
+    for r in range(n):
+        np.testing.assert_array_equal(res[r]["all_reduce_int64_MAX"], inputs(n, np.int64).max(0))
+        bf16_sum = torch.from_numpy(x).to(torch.bfloat16).float().numpy().sum(0)
+        np.testing.assert_allclose(res[r]["all_reduce_bf16_SUM"], bf16_sum, rtol=1e-2, atol=5e-2)
+        np.testing.assert_allclose(res[r]["all_reduce_noncontig"], x.sum(0).T, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res[r]["all_reduce_async"], x.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_broadcast_reduce_gather_scatter(collective_results):
+    n, res = collective_results
+    x = inputs(n)
+    for r in range(n):
+        np.testing.assert_array_equal(res[r]["broadcast"], x[n - 1])
+        expected_reduce = x.sum(0) if r == 1 else x[r]
+        np.testing.assert_allclose(res[r]["reduce"], expected_reduce, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(res[r]["all_gather"], x)
+        np.testing.assert_array_equal(res[r]["all_gather_into_tensor"], x.reshape(n * 2, 3))
+        # rank r receives the sum over ranks of their chunk r, x[rank] * (r + 1)
+        np.testing.assert_allclose(res[r]["reduce_scatter"], x.sum(0) * (r + 1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res[r]["reduce_scatter_tensor_MAX"], (x * (r + 1)).max(0), rtol=1e-6)
+        np.testing.assert_array_equal(res[r]["scatter"], x[n - 1] * (r + 1))
+    np.testing.assert_array_equal(res[0]["gather"], x)
+    assert "gather" not in res[1]
+
+
+def test_all_to_all_and_point_to_point(collective_results):
+    n, res = collective_results
+    x = inputs(n)
+    for r in range(n):
+        # from rank j, rank r receives j + 1 values 10 * j + r
+        expected = np.concatenate([np.full(j + 1, 10.0 * j + r) for j in range(n)])
+        np.testing.assert_array_equal(res[r]["all_to_all"], expected)
+        single = np.concatenate([np.arange(n * 2.0)[2 * r:2 * r + 2] + 100 * j for j in range(n)])
+        np.testing.assert_array_equal(res[r]["all_to_all_single"], single)
+        np.testing.assert_array_equal(res[r]["ring"], x[(r - 1) % n])
+    for j in range(1, n):
+        np.testing.assert_array_equal(res[0][f"recv_from_{j}"], [j * j])
+
+
+def test_groups_and_mismatched_shapes(collective_results):
+    n, res = collective_results
+    np.testing.assert_array_equal(res[0]["subgroup"], [1.0 + n])
+    np.testing.assert_array_equal(res[n - 1]["subgroup"], [1.0 + n])
+    for r in range(n):
+        assert res[r]["mismatch_error"] == 1
+        np.testing.assert_array_equal(res[r]["after_mismatch"], [n])
+
+
+# ---- DistributedDataParallel ----------------------------------------------------------------------------------
+
+def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path):
+    check_ok(spawn("ddp", 2, tmp_path))
+    res = [load(tmp_path, r) for r in range(2)]
+    example = workers.load_train_gpt()
+    torch.manual_seed(1234)  # rank 0's initial weights, which DDP broadcast
+    model = example.build_model(torch, workers.GPT["vocab"], d_model=workers.GPT["d_model"], heads=2, layers=2,
+                                context=workers.GPT["context"])
+    for k, v in model.state_dict().items():  # both ranks started from rank 0's weights
+        np.testing.assert_array_equal(res[1]["initial." + k], v.numpy())
+    xs, ys = workers.gpt_batches(steps=4, batch=8)
+    losses = workers.gpt_train(model, xs, ys)
+    np.testing.assert_allclose((res[0]["losses"] + res[1]["losses"]) / 2, losses, rtol=0, atol=1e-6)
+    for k, v in model.state_dict().items():
+        for r in range(2):
+            np.testing.assert_allclose(res[r]["final.module." + k], v.numpy(), rtol=0, atol=1e-6)
+
+
+def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
+    check_ok(spawn("ddp_features", 2, tmp_path))
+    res = [load(tmp_path, r) for r in range(2)]
+    w = res[0]["initial_weight"]
+    np.testing.assert_array_equal(res[1]["initial_weight"], w)
+    xs = [workers.rank_input(r, (5, 3)) for r in range(2)]
+    for r in range(2):  # no_sync: each rank's own gradient, d(sum(x W^T))/dW = column sums of x, for x and 2x
+        np.testing.assert_allclose(res[r]["no_sync_local_grad"], np.tile(3 * xs[r].sum(0), (2, 1)), rtol=1e-5)
+        # then the synced step adds 3x and averages the accumulated gradients over ranks
+        np.testing.assert_allclose(res[r]["synced_grad"], np.tile((6 * xs[0].sum(0) + 6 * xs[1].sum(0)) / 2, (2, 1)),
+                                   rtol=1e-5)
+        assert res[r]["unused_grad_is_none"]
+        np.testing.assert_allclose(res[r]["used_grad"], res[0]["used_grad"], rtol=1e-6)
+        assert "Expected to have finished reduction in the prior iteration" in str(res[r]["strict_error"])
+        assert list(res[r]["state_dict_keys"]) == sorted(
+            f"module.{m}.{p}" for m in ("body", "used", "unused") for p in ("weight", "bias"))
+
+
+# ---- failures -------------------------------------------------------------------------------------------------
+
+def test_killed_rank_gives_an_error_not_a_hang(tmp_path):
+    results = spawn("dies", 2, tmp_path, timeout=60, DIST_TEST_TIMEOUT="60")
+    assert results[1][0] == -9
+    code, output = results[0]
+    assert code != 0 and "DistBackendError" in output, output
+    seconds, message = open(tmp_path / "rank0.txt").read().split(" ", 1)
+    assert "rank 1 exited" in message
+    assert float(seconds) < 10  # told by the rendezvous server, long before the 60 s timeout
+
+
+def test_rank_that_does_not_come_times_out(tmp_path):
+    results = spawn("stalls", 2, tmp_path, timeout=60, DIST_TEST_TIMEOUT="1")
+    assert results[0][0] != 0
+    assert "timed out after 1000ms" in open(tmp_path / "rank0.txt").read()
+
+
+# ---- the launchers ----------------------------------------------------------------------------------------------
+
+def test_launcher_sets_torchruns_environment(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           WORKER, "env", str(tmp_path)], capture_output=True, text=True, timeout=90,
+                          env=worker_env())
+    assert proc.returncode == 0, proc.stderr
+    for r in range(2):
+        res = load(tmp_path, r)
+        assert res["sum"] == [3.0] and res["world"] == 2
+        assert (str(res["RANK"]), str(res["LOCAL_RANK"]), str(res["WORLD_SIZE"])) == (str(r), str(r), "2")
+        assert str(res["MASTER_ADDR"]) == "127.0.0.1" and str(res["TORCHELASTIC_RUN_ID"])
+
+
+def test_launcher_reports_a_failed_worker(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--nproc_per_node=2",
+                           f"--master-port={free_port()}", WORKER, "env", str(tmp_path)], capture_output=True,
+                          text=True, timeout=90, env=worker_env(FAIL_RANK="1"))
+    assert proc.returncode == 3
+    assert "worker rank 1" in proc.stderr and "exit code 3" in proc.stderr
+
+
+def test_mpiexec_starts_the_group(tmp_path):
+    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec")
+    proc = subprocess.run([mpiexec, "-n", "2", sys.executable, WORKER, "env", str(tmp_path)], capture_output=True,
+                          text=True, timeout=90, env=worker_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for r in range(2):
+        res = load(tmp_path, r)
+        assert res["sum"] == [3.0] and res["rank"] == r and res["world"] == 2
