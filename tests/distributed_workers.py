@@ -186,7 +186,7 @@ def ddp(out):
 
 
 def ddp_features(out):
-    r, n = dist.get_rank(), dist.get_world_size()
+    r = dist.get_rank()
     res = {}
     torch.manual_seed(r)
 

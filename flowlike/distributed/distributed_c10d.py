@@ -207,7 +207,7 @@ def _group(group):
 
 
 def _not_member(group):
-    return group is GroupMember.NON_GROUP_MEMBER or (isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER)
+    return group is GroupMember.NON_GROUP_MEMBER
 
 
 # ---- starting the MPI world -----------------------------------------------------------------------------------

@@ -117,9 +117,9 @@ def run(args):
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:12]
     command = _commands(args)
     if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
-        print(f"Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your "
-              f"system being overloaded, please further tune the variable for optimal performance in your "
-              f"application as needed.", file=sys.stderr)
+        print("Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your "
+              "system being overloaded, please further tune the variable for optimal performance in your "
+              "application as needed.", file=sys.stderr)
     for restart in range(args.max_restarts + 1):
         procs, logs = [], []
         for local in range(nproc):
