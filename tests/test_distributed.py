@@ -247,3 +247,14 @@ def test_mpiexec_starts_the_group(tmp_path):
     for r in range(2):
         res = load(tmp_path, r)
         assert res["sum"] == [3.0] and res["rank"] == r and res["world"] == 2
+
+
+def test_launcher_runs_a_torchrun_script_unchanged():
+    """examples/ddp_gpt.py imports torch, torch.distributed and DistributedDataParallel: the launcher runs it
+    under mock_torch, and its ranks end with identical weights (the script checks with an all_gather)."""
+    script = os.path.join(os.path.dirname(HERE), "examples", "ddp_gpt.py")
+    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           script, "--steps", "3", "--batch-size", "4", "--context", "16"], capture_output=True,
+                          text=True, timeout=120, env=worker_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 ranks, identical weights" in proc.stdout
