@@ -229,10 +229,33 @@ def ddp_features(out):
 
 
 def dies(out):
+    """Rank 1 is killed, rank 0 waits for it in a collective."""
     r = dist.get_rank()
     dist.all_reduce(torch.ones(1))
     if r == 1:
         os.kill(os.getpid(), signal.SIGKILL)
+    _wait_for_the_gone(out, r)
+
+
+def raises(out):
+    """Rank 1 ends on an uncaught exception, rank 0 waits for it in a collective."""
+    r = dist.get_rank()
+    dist.all_reduce(torch.ones(1))
+    if r == 1:
+        raise RuntimeError("rank 1 fails")
+    _wait_for_the_gone(out, r)
+
+
+def finishes(out):
+    """Rank 1 ends its program normally, rank 0 still waits for it in a collective."""
+    r = dist.get_rank()
+    dist.all_reduce(torch.ones(1))
+    if r == 1:
+        return
+    _wait_for_the_gone(out, r)
+
+
+def _wait_for_the_gone(out, r):
     start = time.monotonic()
     try:
         dist.all_reduce(torch.ones(1))
@@ -272,4 +295,17 @@ if __name__ == "__main__":
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TEST_TIMEOUT", "60")))
     dist.init_process_group("gloo", timeout=timeout)
     globals()[scenario](out_dir)
+    dist.destroy_process_group()
+
+
+def spawned(rank, world_size, port, out, fail_rank=-1):
+    """A torch.multiprocessing.spawn target, as the DDP tutorials write it."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    if rank == fail_rank:
+        raise ValueError(f"rank {rank} gives up")
+    t = torch.tensor([float(rank + 1)])
+    dist.all_reduce(t)
+    np.save(os.path.join(out, f"spawned{rank}.npy"), t.numpy())
     dist.destroy_process_group()

@@ -209,6 +209,16 @@ def test_killed_rank_gives_an_error_not_a_hang(tmp_path):
     assert float(seconds) < 10  # told by the rendezvous server, long before the 60 s timeout
 
 
+@pytest.mark.parametrize("scenario,rank1_code,message", [("raises", 1, "rank 1 exited"),
+                                                         ("finishes", 0, "rank 1 has ended its program")])
+def test_rank_that_ends_gives_the_others_an_error(tmp_path, scenario, rank1_code, message):
+    results = spawn(scenario, 2, tmp_path, timeout=60, DIST_TEST_TIMEOUT="60")
+    assert results[1][0] == rank1_code, results[1][1]
+    assert results[0][0] != 0 and "DistBackendError" in results[0][1], results[0][1]
+    seconds, text = open(tmp_path / "rank0.txt").read().split(" ", 1)
+    assert message in text and float(seconds) < 10
+
+
 def test_rank_that_does_not_come_times_out(tmp_path):
     results = spawn("stalls", 2, tmp_path, timeout=60, DIST_TEST_TIMEOUT="1")
     assert results[0][0] != 0
@@ -258,3 +268,61 @@ def test_launcher_runs_a_torchrun_script_unchanged():
                           text=True, timeout=120, env=worker_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 ranks, identical weights" in proc.stdout
+
+
+# ---- torch.multiprocessing.spawn -------------------------------------------------------------------------------
+
+def test_multiprocessing_spawn_runs_the_ranks(tmp_path):
+    import flowlike.multiprocessing as mp
+    mp.spawn(workers.spawned, args=(2, free_port(), str(tmp_path)), nprocs=2)
+    for r in range(2):
+        assert np.load(tmp_path / f"spawned{r}.npy") == [3.0]
+
+
+def test_multiprocessing_spawn_raises_the_childs_error(tmp_path):
+    import flowlike.multiprocessing as mp
+    with pytest.raises(mp.ProcessRaisedException, match="(?s)Process 1 terminated.*ValueError: rank 1 gives up"):
+        mp.spawn(workers.spawned, args=(2, free_port(), str(tmp_path), 1), nprocs=2)
+
+
+TUTORIAL = '''
+import os
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def demo_basic(rank, world_size, port):
+    os.environ["MASTER_ADDR"] = "localhost"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    torch.manual_seed(rank)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(10, 10), torch.nn.ReLU(), torch.nn.Linear(10, 5)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+    loss = torch.nn.MSELoss()(model(torch.randn(20, 10)), torch.randn(20, 5))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    weights = [torch.zeros(55) for _ in range(world_size)]
+    dist.all_gather(weights, torch.nn.utils.parameters_to_vector(model.module[0].parameters())[:55])
+    assert all(torch.equal(w, weights[0]) for w in weights)
+    print(f"rank {rank}: {type(torch).__name__} {torch.__name__}, weights agree", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(demo_basic, args=(2, int(os.environ["TEST_PORT"])), nprocs=2, join=True)
+'''
+
+
+def test_ddp_tutorial_with_mp_spawn_runs_unchanged_under_mock_torch(tmp_path):
+    """PyTorch's DDP tutorial shape: the spawned children import the script as their main module, with
+    `import torch` meaning flowlike there too."""
+    script = tmp_path / "ddp_tutorial.py"
+    script.write_text(TUTORIAL)
+    proc = subprocess.run([sys.executable, "-m", "flowlike.compat", str(script)], capture_output=True, text=True,
+                          timeout=120, env=worker_env(TEST_PORT=str(free_port())))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for r in range(2):
+        assert f"rank {r}: module flowlike, weights agree" in proc.stdout

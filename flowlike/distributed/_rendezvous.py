@@ -13,7 +13,9 @@ imports mpi4py: MPI_Init builds one COMM_WORLD over all ranks, and every collect
 Each rank also keeps a second connection, its watch line. The kernel closes it when the process ends; a rank
 that ends without saying `bye` first has died, and the server tells every other rank on its watch line, so their
 waits (distributed_c10d._wait) raise an error at once instead of hanging. A dead rank also counts as present in
-later PMI barriers, so the survivors' MPI_Finalize does not wait on it.
+later PMI barriers, so the survivors' MPI_Finalize does not wait on it. A rank that ends its program says `bye`
+(then waits in MPI_Finalize for the others); the server tells the others it exited, and a collective that still
+waits for it a moment later fails, as with torch's gloo when a peer closes its connection.
 
 This file runs as a script (the server) and must import nothing from flowlike.
 """
@@ -96,17 +98,22 @@ class _Server:
                 break
             if _parse(line.decode()).get("cmd") == "bye":
                 said_bye = True
+                self._tell_others(rank, "exited")
         if said_bye:
             return
         with self.lock:
             self.dead.add(rank)
+            self._release_barrier_if_complete()
+        self._tell_others(rank, "dead")
+
+    def _tell_others(self, rank, what):
+        with self.lock:
             for r, c in self.watchers.items():
                 if r != rank:
                     try:
-                        c.sendall(f"cmd=dead rank={rank}\n".encode())
+                        c.sendall(f"cmd={what} rank={rank}\n".encode())
                     except OSError:
                         pass
-            self._release_barrier_if_complete()
 
     def _pmi(self, conn, f, rank, world_size):
         with self.lock:
@@ -231,17 +238,24 @@ def join(addr, port, rank, world_size, timeout):
     return pmi, watch
 
 
-def dead_ranks(watch):
-    """The ranks the server reported dead on this watch line since the last call (never blocks)."""
+def news(watch):
+    """What the server reported on this watch line since the last call (never blocks): a list of (rank, what),
+    what being "dead" (ended without bye: crashed or killed) or "exited" (ended its program: said bye). Rank -1
+    "dead" means the server itself is gone."""
     try:
         data = watch.recv(4096)
     except (BlockingIOError, InterruptedError):
         return []
     except OSError:
-        return [-1]
+        return [(-1, "dead")]
     if not data:
-        return [-1]  # the server itself is gone: rank 0's machine or the server died
-    return [int(_parse(line).get("rank", -1)) for line in data.decode().splitlines() if "cmd=dead" in line]
+        return [(-1, "dead")]
+    found = []
+    for line in data.decode().splitlines():
+        d = _parse(line)
+        if d.get("cmd") in ("dead", "exited"):
+            found.append((int(d.get("rank", -1)), d["cmd"]))
+    return found
 
 
 def say_bye(watch):

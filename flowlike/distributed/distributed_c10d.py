@@ -3,7 +3,8 @@
 Every collective is issued as MPI's non-blocking form and waited on by `_wait`, which polls it with a deadline
 (the group's timeout) and, for ranks joined by flowlike's rendezvous, the server's news of a dead rank: a rank that
 dies or never arrives gives the others a DistBackendError, never a hang. A group that failed that way refuses
-further collectives, and the process ends without MPI_Finalize (which would wait on the dead rank).
+further collectives, and the process ends without MPI_Finalize (which would wait on the dead rank); so does a process
+ending on an uncaught exception, which the others then see as dead at once.
 
 Before the data moves, the ranks compare the shapes and dtypes they pass (one small allgather): mismatched tensors
 give every rank a RuntimeError naming each rank's tensor, where MPI would truncate, corrupt or hang.
@@ -148,7 +149,9 @@ class _World:
     groups = []
     watch = None            # the watch line to the rendezvous server (None under mpiexec)
     failure = None          # why the groups are unusable (a dead rank, a timeout)
+    exited = {}             # rank -> when the server said it ended its program
     at_exit_registered = False
+    previous_excepthook = None
 
 
 _world = _World()
@@ -333,6 +336,18 @@ def _read_address(path, seconds):
     raise DistStoreError(f"Timed out after {seconds:.0f} seconds waiting for rank 0 to write its address to {path}")
 
 
+def _crashed(reason):
+    """This process is ending on an error: it leaves without MPI_Finalize (which would wait for the other ranks)
+    and without saying bye, so that the others learn at once that it is gone."""
+    if _world.failure is None:
+        _world.failure = reason
+
+
+def _excepthook(kind, value, tb):
+    _crashed(f"uncaught {kind.__name__}")
+    _world.previous_excepthook(kind, value, tb)
+
+
 def _at_exit():
     if _world.watch is not None:
         if _world.failure is None:
@@ -372,6 +387,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     comm = _join_world(init_method, rank, world_size, timeout).Dup()
     if not _world.at_exit_registered:
         atexit.register(_at_exit)
+        _world.previous_excepthook, sys.excepthook = sys.excepthook, _excepthook
         _world.at_exit_registered = True
     pg = ProcessGroup(comm, range(comm.Get_size()), name, timeout)
     _world.default_pg = pg
@@ -473,6 +489,10 @@ def _fail(message):
     raise DistBackendError(message)
 
 
+# How long a collective may still complete after a peer said it ended (its last messages are in flight)
+_EXIT_GRACE = 1.0
+
+
 def _wait(requests, pg, opname, timeout=None, statuses=None):
     """Waits for MPI requests; a dead rank or the timeout raises DistBackendError (and breaks the groups)."""
     MPI = _world.MPI
@@ -491,12 +511,16 @@ def _wait(requests, pg, opname, timeout=None, statuses=None):
         now = time.monotonic()
         if _world.watch is not None and now >= next_watch:
             next_watch = now + 0.01
-            dead = _rendezvous.dead_ranks(_world.watch)
-            if dead:
-                who = "the rendezvous server (rank 0's host)" if dead[0] < 0 else f"rank {dead[0]}"
-                _world.watch = None
-                _fail(f"{opname}: {who} exited while rank {get_rank()} was waiting for it (connection closed by "
-                      f"peer)")
+            for rank, what in _rendezvous.news(_world.watch):
+                if what == "dead":
+                    _world.watch = None
+                    who = "the rendezvous server (rank 0's host)" if rank < 0 else f"rank {rank}"
+                    _fail(f"{opname}: {who} exited while rank {get_rank()} was waiting for it (connection closed "
+                          f"by peer)")
+                _world.exited.setdefault(rank, now)
+        gone = [r for r in pg._ranks if r in _world.exited and now > max(start, _world.exited[r]) + _EXIT_GRACE]
+        if gone:
+            _fail(f"{opname}: rank {gone[0]} has ended its program while rank {get_rank()} was waiting for it")
         if now > deadline:
             _fail(f"{opname}: timed out after {int(timeout.total_seconds() * 1000)}ms waiting for the other ranks "
                   f"(rank {pg.rank()} of group {pg._ranks}); a rank did not take part")
