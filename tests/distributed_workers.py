@@ -278,6 +278,17 @@ def stalls(out):
         raise
 
 
+def recorded_failure(out):
+    """Rank 1's @record-decorated main raises: the launcher reports that exception."""
+    from flowlike.distributed.elastic.multiprocessing.errors import record
+
+    @record
+    def main():
+        if dist.get_rank() == 1:
+            raise ValueError("bad batch 7")
+    main()
+
+
 def env(out):
     r = dist.get_rank()
     t = torch.tensor([float(r + 1)])

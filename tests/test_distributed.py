@@ -247,6 +247,14 @@ def test_launcher_reports_a_failed_worker(tmp_path):
     assert "worker rank 1" in proc.stderr and "exit code 3" in proc.stderr
 
 
+def test_launcher_reports_the_exception_recorded_by_the_worker(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           WORKER, "recorded_failure", str(tmp_path)], capture_output=True, text=True, timeout=90,
+                          env=worker_env())
+    assert proc.returncode == 1
+    assert "rank 1: exit code 1: ValueError: bad batch 7" in proc.stderr, proc.stderr
+
+
 def test_mpiexec_starts_the_group(tmp_path):
     mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
     if mpiexec is None:

@@ -10,13 +10,18 @@ Several nodes: run the launcher on each with the same --nnodes, --master-addr an
 --node-rank.
 """
 import argparse
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+
+from .elastic.multiprocessing.errors import ChildFailedError
 
 __all__ = ["main", "get_args_parser", "parse_args", "run"]
 
@@ -120,6 +125,14 @@ def run(args):
         print("Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your "
               "system being overloaded, please further tune the variable for optimal performance in your "
               "application as needed.", file=sys.stderr)
+    error_dir = tempfile.mkdtemp(prefix="flowlike_run_")
+    try:
+        return _run_attempts(args, nnodes, nproc, world, addr, port, run_id, command, error_dir)
+    finally:
+        shutil.rmtree(error_dir, ignore_errors=True)
+
+
+def _run_attempts(args, nnodes, nproc, world, addr, port, run_id, command, error_dir):
     for restart in range(args.max_restarts + 1):
         procs, logs = [], []
         for local in range(nproc):
@@ -128,7 +141,8 @@ def run(args):
                        LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK=str(args.node_rank), GROUP_WORLD_SIZE=str(nnodes),
                        ROLE_RANK=str(rank), ROLE_WORLD_SIZE=str(world), ROLE_NAME=args.role, MASTER_ADDR=addr,
                        MASTER_PORT=str(port), TORCHELASTIC_RUN_ID=run_id, TORCHELASTIC_RESTART_COUNT=str(restart),
-                       TORCHELASTIC_MAX_RESTARTS=str(args.max_restarts), TORCHELASTIC_USE_AGENT_STORE="False")
+                       TORCHELASTIC_MAX_RESTARTS=str(args.max_restarts), TORCHELASTIC_USE_AGENT_STORE="False",
+                       TORCHELASTIC_ERROR_FILE=os.path.join(error_dir, f"error_{restart}_{rank}.json"))
             if nproc > 1:
                 env.setdefault("OMP_NUM_THREADS", "1")
             out = None
@@ -157,6 +171,10 @@ def run(args):
         rank = args.node_rank * nproc + local
         code = proc.returncode
         reason = f"signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"exit code {code}"
+        error_file = os.path.join(error_dir, f"error_{restart}_{rank}.json")
+        if os.path.exists(error_file):  # the worker's @record wrote its exception
+            with open(error_file) as f:
+                reason += ": " + json.load(f)["message"]["message"]
         print(f"flowlike.distributed.run: worker rank {rank} (local_rank {local}, pid {proc.pid}) failed with "
               f"{reason}" + (f"; restarting the group ({restart + 1}/{args.max_restarts})"
                              if restart < args.max_restarts else ""), file=sys.stderr)
@@ -164,7 +182,7 @@ def run(args):
             time.sleep(1.5)  # the previous group's rendezvous server lets go of the port
             if args.standalone:
                 port = _free_port()
-    print(f"ChildFailedError: {args.training_script} FAILED (first failure: rank {rank}, {reason})", file=sys.stderr)
+    print(ChildFailedError(args.training_script, {rank: reason}), file=sys.stderr)
     return code if code > 0 else 1
 
 
