@@ -118,6 +118,21 @@ def collectives(out):
     else:
         assert sub is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(sub) == -1
 
+    if n == 3:  # a 1 x 3 mesh: the row is the world, each column a single rank
+        mesh = dist.init_device_mesh("cpu", (1, 3), mesh_dim_names=("dp", "tp"))
+        t = torch.tensor([float(r + 1)])
+        dist.all_reduce(t, group=mesh.get_group("tp"))
+        res["mesh_tp"] = t.numpy()
+        dist.all_reduce(t, group=mesh.get_group("dp"))
+        res["mesh_dp"] = t.numpy()
+        assert mesh.get_local_rank("tp") == r and mesh.get_coordinate() == [0, r] and mesh["tp"].size() == 3
+    else:  # a 2 x 1 mesh
+        mesh = dist.init_device_mesh("cpu", (2, 1), mesh_dim_names=("dp", "tp"))
+        t = torch.tensor([float(r + 1)])
+        dist.all_reduce(t, group=mesh.get_group("dp"))
+        res["mesh_dp"] = t.numpy()
+        assert mesh["dp"].mesh.tolist() == [0, 1] and mesh.get_local_rank("tp") == 0
+
     try:  # shapes that differ across ranks: every rank gets the error
         dist.all_reduce(torch.zeros(r + 1))
         res["mismatch_error"] = np.array(0)

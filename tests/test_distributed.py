@@ -151,8 +151,14 @@ def test_all_to_all_and_point_to_point(collective_results):
         np.testing.assert_array_equal(res[0][f"recv_from_{j}"], [j * j])
 
 
-def test_groups_and_mismatched_shapes(collective_results):
+def test_groups_device_mesh_and_mismatched_shapes(collective_results):
     n, res = collective_results
+    for r in range(n):
+        if n == 3:  # the tp rows hold all ranks, the dp columns one rank each
+            np.testing.assert_array_equal(res[r]["mesh_tp"], [6.0])
+            np.testing.assert_array_equal(res[r]["mesh_dp"], [6.0])
+        else:
+            np.testing.assert_array_equal(res[r]["mesh_dp"], [3.0])
     np.testing.assert_array_equal(res[0]["subgroup"], [1.0 + n])
     np.testing.assert_array_equal(res[n - 1]["subgroup"], [1.0 + n])
     for r in range(n):

@@ -11,5 +11,6 @@ tcp://host:port or file:///path. The MPI library comes from the `mpich` wheel.
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
 from . import distributed_c10d  # noqa: F401
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
 
-__all__ = list(_c10d_all)
+__all__ = list(_c10d_all) + ["DeviceMesh", "init_device_mesh"]

@@ -12,6 +12,7 @@ give every rank a RuntimeError naming each rank's tensor, where MPI would trunca
 import atexit
 import datetime
 import enum
+import hashlib
 import os
 import pickle
 import socket
@@ -446,12 +447,29 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
                              f"got rank {r} of world_size {n}")
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group got duplicate ranks: {ranks}")
+    return _split(world, [ranks], "new_group", timeout, backend)
+
+
+def _split(world, partition, opname, timeout=None, backend=None):
+    """Groups of the world's ranks, one per list of global ranks in partition (disjoint lists); every rank of the
+    world calls it with the same partition and gets its own group (GroupMember.NON_GROUP_MEMBER when it is in
+    none). The ranks first agree on the partition (with the timeout), as MPI's split itself cannot time out."""
     _usable()
+    flat = [r for ranks in partition for r in ranks]
+    digest = int.from_bytes(hashlib.sha1(repr(partition).encode()).digest()[:7], "little")
+    mine = np.array([len(flat), digest], dtype=np.int64)
+    everyone = np.empty((world.size(), 2), dtype=np.int64)
+    _wait([world._comm.Iallgather(mine, everyone)], world, opname)
+    if not (everyone == mine).all():
+        raise RuntimeError(f"{opname}: the ranks were called with different ranks (this rank: {partition})")
     me = world.rank()
-    comm = world._comm.Split(0 if me in ranks else _world.MPI.UNDEFINED, ranks.index(me) if me in ranks else 0)
-    if me not in ranks:
+    color, key = next(((i, ranks.index(me)) for i, ranks in enumerate(partition) if me in ranks),
+                      (_world.MPI.UNDEFINED, 0))
+    comm = world._comm.Split(color, key)
+    if color == _world.MPI.UNDEFINED:
         return GroupMember.NON_GROUP_MEMBER
-    pg = ProcessGroup(comm, ranks, Backend(backend) if backend else world._backend, timeout or world._timeout)
+    pg = ProcessGroup(comm, partition[color], Backend(backend) if backend else world._backend,
+                      timeout or world._timeout)
     _world.groups.append(pg)
     return pg
 

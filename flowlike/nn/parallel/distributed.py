@@ -38,7 +38,7 @@ class DistributedDataParallel(Module):
     runs). Parameters and buffers are broadcast from rank 0 at construction; buffers again before each forward
     (broadcast_buffers). The wrapped module is `.module`, so state_dict keys start with "module.".
 
-    no_sync() skips the reduction (gradients accumulate locally), find_unused_parameters lets forward leave some
+    process_group (or a 1-D device_mesh) picks the ranks that average; no_sync() skips the reduction (gradients accumulate locally), find_unused_parameters lets forward leave some
     parameters out of the loss. device_ids / output_device must be None (flowlike's collectives run on the CPU).
     gradient_as_bucket_view and static_graph are accepted; they are memory/speed hints that do not change
     results here."""
@@ -53,7 +53,14 @@ class DistributedDataParallel(Module):
             raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
                              "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                              f"{device_ids}, output_device {output_device}: flowlike runs DDP on the CPU")
+        if process_group is not None and device_mesh is not None:
+            raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        if device_mesh is not None:
+            if device_mesh.ndim != 1:
+                raise RuntimeError(f"Only 1D device mesh is supported, but got {device_mesh}.")
+            process_group = device_mesh.get_group(0)
         self.module = module
+        self.device_mesh = device_mesh
         self.process_group = c10d._group(process_group)
         self.dim = dim
         self.broadcast_buffers = broadcast_buffers
