@@ -319,7 +319,7 @@ def env(out):
 if __name__ == "__main__":
     scenario, out_dir = sys.argv[1], sys.argv[2]
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TEST_TIMEOUT", "60")))
-    dist.init_process_group("gloo", timeout=timeout)
+    dist.init_process_group("gloo", init_method=os.environ.get("DIST_INIT_METHOD"), timeout=timeout)
     globals()[scenario](out_dir)
     dist.destroy_process_group()
 

@@ -231,6 +231,16 @@ def test_rank_that_does_not_come_times_out(tmp_path):
     assert "timed out after 1000ms" in open(tmp_path / "rank0.txt").read()
 
 
+@pytest.mark.parametrize("method", ["tcp", "file"])
+def test_tcp_and_file_init_methods(tmp_path, method):
+    init = f"tcp://127.0.0.1:{free_port()}" if method == "tcp" else f"file://{tmp_path / 'rendezvous'}"
+    check_ok(spawn("env", 2, tmp_path, DIST_INIT_METHOD=init))
+    for r in range(2):
+        res = load(tmp_path, r)
+        assert res["sum"] == [3.0] and res["rank"] == r
+    assert not os.path.exists(tmp_path / "rendezvous")  # rank 0 removes the address file once all joined
+
+
 # ---- the launchers ----------------------------------------------------------------------------------------------
 
 def test_launcher_sets_torchruns_environment(tmp_path):
