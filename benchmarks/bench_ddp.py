@@ -47,6 +47,7 @@ def worker(framework, steps, out):
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     if rank == 0:
         np.save(out, slowest.numpy())
+    dist.barrier()
     dist.destroy_process_group()
 
 

@@ -48,4 +48,5 @@ for batch in data:
     losses.append(loss.item())
 np.savez(os.path.join(out, f"{framework}_rank{rank}.npz"), losses=np.array(losses),
          **{k: v.detach().numpy() for k, v in ddp.module.state_dict().items()})
+dist.barrier()  # both ranks are done before either tears its group down
 dist.destroy_process_group()
