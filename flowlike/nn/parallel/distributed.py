@@ -187,6 +187,12 @@ class DistributedDataParallel(Module):
             self._next_bucket += 1
         if self._next_bucket == len(self._buckets):
             self._finish()
+        else:
+            # MPI moves non-blocking collectives forward only inside MPI calls: poke the ones in flight, so that
+            # they progress while backward computes the next gradients
+            for bucket in self._buckets[:self._next_bucket]:
+                if bucket.work is not None:
+                    bucket.work.is_completed()
 
     def _launch(self, bucket):
         from ... import cat, zeros
