@@ -48,3 +48,15 @@ def test_register_pytree_node():
     assert box.items == [4, 5] and box.label == "L"
     with pytest.raises(ValueError, match="already registered"):
         pytree.register_pytree_node(Box, None, None)
+
+
+def test_key_paths():
+    tree = {"a": [1, Point(2, 3)], "b": collections.defaultdict(list, {"z": 4})}
+    pairs, spec = pytree.tree_flatten_with_path(tree)
+    assert [(pytree.keystr(p), v) for p, v in pairs] == [("['a'][0]", 1), ("['a'][1].x", 2), ("['a'][1].y", 3),
+                                                          ("['b']['z']", 4)]
+    assert spec == pytree.tree_structure(tree)
+    assert pairs[1][0][1].get(tree["a"]) == Point(2, 3)
+    labelled = pytree.tree_map_with_path(lambda p, v: f"{pytree.keystr(p)}={v}", tree)
+    assert labelled["a"][1].y == "['a'][1].y=3" and labelled["b"]["z"] == "['b']['z']=4"
+    assert pytree._dict_flatten_with_keys({"k": 1}) == ([(pytree.MappingKey("k"), 1)], ["k"])

@@ -9,7 +9,52 @@ import dataclasses
 
 __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_only", "tree_all", "tree_any", "tree_all_only", "tree_any_only",
-           "SUPPORTED_NODES"]
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr", "MappingKey",
+           "SequenceKey", "GetAttrKey", "SUPPORTED_NODES", "Context", "KeyEntry"]
+
+Context = object   # a node type's context (dict keys, a namedtuple class, ...)
+KeyEntry = object  # a MappingKey, SequenceKey or GetAttrKey
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    """The path step of a mapping entry: [key]."""
+    key: object
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """The path step of a sequence element: [idx]."""
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """The path step of an attribute: .name."""
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+def keystr(kp):
+    """A key path as a string, e.g. "['a'][0].x"."""
+    return "".join(str(k) for k in kp)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +64,7 @@ class NodeDef:
     flatten_fn: object
     unflatten_fn: object
     serialized_type_name: str = None
+    flatten_with_keys_fn: object = None
 
 
 SUPPORTED_NODES = {}
@@ -29,7 +75,7 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     """Makes cls a pytree node: flatten_fn(obj) -> (children, context), unflatten_fn(children, context) -> obj."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, serialized_type_name)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, serialized_type_name, flatten_with_keys_fn)
 
 
 _register_pytree_node = register_pytree_node
@@ -49,17 +95,49 @@ def _dict_flatten(d):
     return list(d.values()), list(d.keys())
 
 
-register_pytree_node(type(None), lambda _: ([], None), lambda _, __: None)
-register_pytree_node(tuple, lambda t: (list(t), None), lambda c, _: tuple(c))
-register_pytree_node(list, lambda t: (list(t), None), lambda c, _: list(c))
-register_pytree_node(dict, _dict_flatten, lambda c, keys: dict(zip(keys, c)))
-register_pytree_node(collections.OrderedDict, _dict_flatten,
-                     lambda c, keys: collections.OrderedDict(zip(keys, c)))
-register_pytree_node(collections.defaultdict, lambda d: (list(d.values()), (d.default_factory, list(d.keys()))),
-                     lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)))
+def _dict_unflatten(values, context):
+    return dict(zip(context, values))
+
+
+def _dict_flatten_with_keys(d):
+    values, context = _dict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(context, values)], context
+
+
+def _sequence_flatten_with_keys(seq):
+    return [(SequenceKey(i), v) for i, v in enumerate(seq)], SUPPORTED_NODES[type(seq)].flatten_fn(seq)[1]
+
+
+def _defaultdict_flatten(d):
+    return list(d.values()), (d.default_factory, list(d.keys()))
+
+
+def _defaultdict_flatten_with_keys(d):
+    values, context = _defaultdict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(context[1], values)], context
+
+
+def _namedtuple_flatten_with_keys(t):
+    return [(GetAttrKey(f), v) for f, v in zip(t._fields, t)], type(t)
+
+
+register_pytree_node(type(None), lambda _: ([], None), lambda _, __: None,
+                     flatten_with_keys_fn=lambda _: ([], None))
+register_pytree_node(tuple, lambda t: (list(t), None), lambda c, _: tuple(c),
+                     flatten_with_keys_fn=_sequence_flatten_with_keys)
+register_pytree_node(list, lambda t: (list(t), None), lambda c, _: list(c),
+                     flatten_with_keys_fn=_sequence_flatten_with_keys)
+register_pytree_node(dict, _dict_flatten, _dict_unflatten, flatten_with_keys_fn=_dict_flatten_with_keys)
+register_pytree_node(collections.OrderedDict, _dict_flatten, lambda c, keys: collections.OrderedDict(zip(keys, c)),
+                     flatten_with_keys_fn=_dict_flatten_with_keys)
+register_pytree_node(collections.defaultdict, _defaultdict_flatten,
+                     lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)),
+                     flatten_with_keys_fn=_defaultdict_flatten_with_keys)
 register_pytree_node(collections.deque, lambda d: (list(d), d.maxlen),
-                     lambda c, maxlen: collections.deque(c, maxlen=maxlen))
-register_pytree_node(collections.namedtuple, lambda t: (list(t), type(t)), lambda c, cls: cls(*c))
+                     lambda c, maxlen: collections.deque(c, maxlen=maxlen),
+                     flatten_with_keys_fn=_sequence_flatten_with_keys)
+register_pytree_node(collections.namedtuple, lambda t: (list(t), type(t)), lambda c, cls: cls(*c),
+                     flatten_with_keys_fn=_namedtuple_flatten_with_keys)
 
 
 class TreeSpec:
@@ -191,3 +269,34 @@ def tree_all_only(type_or_types, pred, tree, is_leaf=None):
 def tree_any_only(type_or_types, pred, tree, is_leaf=None):
     """Whether pred holds for some leaf of the given type(s)."""
     return any(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, type_or_types))
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """([(key path, leaf), ...], spec): each leaf with the path of keys that reaches it."""
+    pairs = []
+
+    def walk(node, path):
+        kind = None if is_leaf is not None and is_leaf(node) else _node_type(node)
+        if kind is None:
+            pairs.append((path, node))
+            return
+        node_def = SUPPORTED_NODES[kind]
+        if node_def.flatten_with_keys_fn is None:
+            raise ValueError(f"Did not find a flatten_with_keys_fn for type: {kind}. Please pass a "
+                             f"flatten_with_keys_fn argument to register_pytree_node.")
+        for key, child in node_def.flatten_with_keys_fn(node)[0]:
+            walk(child, path + (key,))
+    walk(tree, ())
+    return pairs, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    """[(key path, leaf), ...] of tree."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(func, tree, *rests, is_leaf=None):
+    """tree_map where func also receives each leaf's key path first: func(path, leaf, *rest_leaves)."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [tree_leaves(r, is_leaf) for r in rests]
+    return tree_unflatten([func(path, leaf, *xs) for (path, leaf), *xs in zip(pairs, *others)], spec)
