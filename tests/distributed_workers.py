@@ -58,6 +58,9 @@ def collectives(out):
     into = torch.zeros(n * 2, 3)
     dist.all_gather_into_tensor(into, torch.from_numpy(x.copy()))
     res["all_gather_into_tensor"] = into.numpy()
+    into = torch.zeros(n * 2, 3, dtype=torch.bfloat16)  # a staged output (numpy has no bfloat16)
+    dist.all_gather_into_tensor(into, torch.from_numpy(x.copy()).to(torch.bfloat16))
+    res["all_gather_into_tensor_bf16"] = into.float().numpy()
 
     chunks = [torch.from_numpy(x.copy()) * (i + 1) for i in range(n)]
     t = torch.zeros(2, 3)

@@ -129,6 +129,8 @@ def test_broadcast_reduce_gather_scatter(collective_results):
         np.testing.assert_allclose(res[r]["reduce"], expected_reduce, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(res[r]["all_gather"], x)
         np.testing.assert_array_equal(res[r]["all_gather_into_tensor"], x.reshape(n * 2, 3))
+        np.testing.assert_array_equal(res[r]["all_gather_into_tensor_bf16"],
+                                      torch.from_numpy(x.reshape(n * 2, 3)).to(torch.bfloat16).float().numpy())
         # rank r receives the sum over ranks of their chunk r, x[rank] * (r + 1)
         np.testing.assert_allclose(res[r]["reduce_scatter"], x.sum(0) * (r + 1), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(res[r]["reduce_scatter_tensor_MAX"], (x * (r + 1)).max(0), rtol=1e-6)

@@ -642,13 +642,12 @@ class _Buffer:
         self.direct = t.is_contiguous() and _np_dtype_ok(t)
         if self.direct:
             self.array = t.detach().numpy().reshape(-1)
-        else:
-            fl = _flowlike()
-            staged = t.detach()
-            if not _np_dtype_ok(t):
-                staged = staged.to(fl.float32)
-            self.array = (staged.contiguous().numpy().copy() if read else
-                          np.empty(t.numel(), dtype=staged.numpy().dtype if t.numel() else np.float32)).reshape(-1)
+        elif read:
+            staged = t.detach() if _np_dtype_ok(t) else t.detach().to(_flowlike().float32)
+            self.array = staged.contiguous().numpy().reshape(-1).copy()
+        else:  # an output: its old values are not needed
+            dtype = np.dtype(str(t.dtype).replace("torch.", "")) if _np_dtype_ok(t) else np.float32
+            self.array = np.empty(t.numel(), dtype=dtype)
 
     def store(self):
         if not self.direct:
