@@ -36,9 +36,10 @@ def _parse(line):
 class _Server:
     """The PMI-1 server plus the watch lines; one thread per connection."""
 
-    def __init__(self, listener, world_size):
+    def __init__(self, listener, world_size, join_timeout):
         self.listener = listener
         self.world_size = world_size
+        self.give_up = time.monotonic() + join_timeout  # with no rank connected after this, the server ends
         self.lock = threading.Condition()
         self.hello = set()          # ranks that said hello
         self.kvs = {}
@@ -56,7 +57,7 @@ class _Server:
                 conn, _ = self.listener.accept()
             except socket.timeout:
                 with self.lock:
-                    if self.open == 0 and self.hello:
+                    if self.open == 0 and (self.hello or time.monotonic() > self.give_up):
                         return
                 continue
             with self.lock:
@@ -171,9 +172,9 @@ class _Server:
                 send(f"cmd={cmd}_result rc=-1 msg=unsupported_by_flowlike")
 
 
-def _serve(fd, world_size):
+def _serve(fd, world_size, join_timeout):
     listener = socket.socket(fileno=fd)
-    _Server(listener, world_size).run()
+    _Server(listener, world_size, join_timeout).run()
 
 
 # ---- the rank's side ----------------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def _connect(addr, port, deadline):
         time.sleep(0.05)
 
 
-def start_server(port, world_size, host=""):
+def start_server(port, world_size, join_timeout, host=""):
     """Rank 0: binds the listening socket (an error now if the port is taken) and starts the server process on it.
     Returns the bound port (the one asked for, or the free one chosen when port is 0)."""
     import subprocess
@@ -204,7 +205,8 @@ def start_server(port, world_size, host=""):
                                f"message: {e.strerror}") from None
     listener.listen(max(128, world_size * 2))
     bound = listener.getsockname()[1]
-    subprocess.Popen([sys.executable, os.path.abspath(__file__), str(listener.fileno()), str(world_size)],
+    subprocess.Popen([sys.executable, os.path.abspath(__file__), str(listener.fileno()), str(world_size),
+                      str(join_timeout)],
                      pass_fds=(listener.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True)
     listener.close()
     return bound
@@ -269,4 +271,4 @@ def say_bye(watch):
 
 
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), int(sys.argv[2]))
+    _serve(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))

@@ -286,7 +286,7 @@ def _join_world(init_method, rank, world_size, timeout):
     if world_size > 1:
         if rank == 0:
             try:
-                port = _rendezvous.start_server(port, world_size)
+                port = _rendezvous.start_server(port, world_size, seconds)
             except OSError as e:
                 raise DistNetworkError(str(e)) from None
             if file_path is not None:
