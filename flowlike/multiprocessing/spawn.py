@@ -102,6 +102,11 @@ class ProcessContext:
                 p.kill()
                 p.join()
         self.sentinels.clear()
+        # several may have failed by now (the others of a process group fail when one dies): report the first
+        # exception raised, by the time its error file was written
+        raised = [i for i, f in enumerate(self.error_files) if os.path.exists(f)]
+        if raised:
+            failed = min(raised, key=lambda i: os.path.getmtime(self.error_files[i]))
         p = self.processes[failed]
         if os.path.exists(self.error_files[failed]):
             with open(self.error_files[failed], "rb") as f:
