@@ -6,6 +6,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -207,7 +208,12 @@ def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
 
 # ---- failures -------------------------------------------------------------------------------------------------
 
+def mpi_shm_files():
+    return {f for f in os.listdir("/dev/shm") if f.startswith("mpich_shm_")} if os.path.isdir("/dev/shm") else set()
+
+
 def test_killed_rank_gives_an_error_not_a_hang(tmp_path):
+    shm_before = mpi_shm_files()
     results = spawn("dies", 2, tmp_path, timeout=60, DIST_TEST_TIMEOUT="60")
     assert results[1][0] == -9
     code, output = results[0]
@@ -215,6 +221,11 @@ def test_killed_rank_gives_an_error_not_a_hang(tmp_path):
     seconds, message = open(tmp_path / "rank0.txt").read().split(" ", 1)
     assert "rank 1 exited" in message
     assert float(seconds) < 10  # told by the rendezvous server, long before the 60 s timeout
+    # no rank could finalize MPI; the rendezvous server removes MPI's shared-memory files once the world ended
+    deadline = time.monotonic() + 10
+    while mpi_shm_files() - shm_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not mpi_shm_files() - shm_before
 
 
 @pytest.mark.parametrize("scenario,rank1_code,message", [("raises", 1, "rank 1 exited"),

@@ -49,6 +49,7 @@ class _Server:
         # MPICH names its shared-memory segments after the key-value space: one name per world, never reused
         self.kvsname = f"flowlike_{os.getpid()}_{time.time_ns()}"
         self.open = 0               # connections being served; the server ends when the last one closes
+        self.shm_files = set()      # MPI's shared-memory files the ranks mapped, removed when the world has ended
 
     def run(self):
         self.listener.settimeout(1.0)
@@ -58,11 +59,20 @@ class _Server:
             except socket.timeout:
                 with self.lock:
                     if self.open == 0 and (self.hello or time.monotonic() > self.give_up):
+                        self._remove_shm_files()
                         return
                 continue
             with self.lock:
                 self.open += 1
             threading.Thread(target=self._serve_conn, args=(conn,), daemon=True).start()
+
+    def _remove_shm_files(self):
+        # MPI_Finalize removes them; a rank that died, or a survivor that ended without finalizing, leaves them
+        for path in self.shm_files:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     def _release_barrier_if_complete(self):
         if self.barrier and len(self.barrier.keys() | self.dead) >= self.world_size:
@@ -97,9 +107,13 @@ class _Server:
             line = f.readline(_LINE_MAX)
             if not line:
                 break
-            if _parse(line.decode()).get("cmd") == "bye":
+            d = _parse(line.decode())
+            if d.get("cmd") == "bye":
                 said_bye = True
                 self._tell_others(rank, "exited")
+            elif d.get("cmd") == "shm" and _is_mpi_shm_file(d.get("path", "")):
+                with self.lock:
+                    self.shm_files.add(d["path"])
         if said_bye:
             return
         with self.lock:
@@ -258,6 +272,25 @@ def news(watch):
         if d.get("cmd") in ("dead", "exited"):
             found.append((int(d.get("rank", -1)), d["cmd"]))
     return found
+
+
+def _is_mpi_shm_file(path):
+    return os.path.dirname(path) == "/dev/shm" and os.path.basename(path).startswith("mpich_shm_")
+
+
+def report_shm_files(watch):
+    """Tells the server which MPI shared-memory files this process mapped (read from /proc/self/maps), so that it
+    removes them once the world has ended, also when no rank could finalize."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/dev/shm/mpich_shm_" in line}
+    except OSError:
+        return
+    message = "".join(f"cmd=shm path={p}\n" for p in sorted(paths) if _is_mpi_shm_file(p))
+    if message:
+        watch.setblocking(True)
+        watch.sendall(message.encode())
+        watch.setblocking(False)
 
 
 def say_bye(watch):

@@ -313,6 +313,8 @@ def _join_world(init_method, rank, world_size, timeout):
         for name in ("PMI_FD", "PMI_RANK", "PMI_SIZE"):  # processes this one starts are not part of this world
             os.environ.pop(name, None)
     _world.MPI = MPI
+    if _world.watch is not None:
+        _rendezvous.report_shm_files(_world.watch)
     comm = MPI.COMM_WORLD
     if comm.Get_size() != world_size or comm.Get_rank() != rank:
         raise DistBackendError(f"MPI started rank {comm.Get_rank()} of {comm.Get_size()}, expected rank {rank} of "
