@@ -256,8 +256,11 @@ def test_tcp_and_file_init_methods(tmp_path, method):
 
 # ---- the launchers ----------------------------------------------------------------------------------------------
 
-def test_launcher_sets_torchruns_environment(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node", "2",
+@pytest.mark.parametrize("launcher", [["-m", "flowlike.distributed.run"],
+                                      ["-m", "flowlike.compat", "-m", "torch.distributed.run"]],
+                         ids=["flowlike.distributed.run", "torch.distributed.run"])
+def test_launcher_sets_torchruns_environment(tmp_path, launcher):
+    proc = subprocess.run([sys.executable, *launcher, "--standalone", "--nproc-per-node", "2",
                            WORKER, "env", str(tmp_path)], capture_output=True, text=True, timeout=90,
                           env=worker_env())
     assert proc.returncode == 0, proc.stderr
