@@ -246,6 +246,22 @@ def ddp_features(out):
     np.savez(os.path.join(out, f"rank{r}.npz"), **res)
 
 
+def sync_batchnorm(out):
+    """A conv net with BatchNorm converted to SyncBatchNorm, on this rank's half of a batch; the test compares with
+    BatchNorm on the whole batch."""
+    r = dist.get_rank()
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3), torch.nn.ReLU())
+    net = torch.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    assert isinstance(net[1], torch.nn.SyncBatchNorm)
+    x = torch.from_numpy(rank_input(0, (6, 2, 5, 5))[3 * r:3 * r + 3].copy()).requires_grad_()
+    y = net(x)
+    (y * torch.arange(y.numel()).reshape(y.shape).float().div(100)).sum().backward()
+    np.savez(os.path.join(out, f"rank{r}.npz"), y=y.detach().numpy(), x_grad=x.grad.numpy(),
+             w_grad=net[1].weight.grad.numpy(), conv_grad=net[0].weight.grad.numpy(),
+             running_mean=net[1].running_mean.numpy(), running_var=net[1].running_var.numpy())
+
+
 def dies(out):
     """Rank 1 is killed, rank 0 waits for it in a collective."""
     r = dist.get_rank()

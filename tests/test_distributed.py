@@ -206,6 +206,27 @@ def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
             f"module.{m}.{p}" for m in ("body", "used", "unused") for p in ("weight", "bias"))
 
 
+def test_sync_batchnorm_equals_batchnorm_on_the_combined_batch(tmp_path):
+    check_ok(spawn("sync_batchnorm", 2, tmp_path))
+    res = [load(tmp_path, r) for r in range(2)]
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3), torch.nn.ReLU())
+    x = torch.from_numpy(workers.rank_input(0, (6, 2, 5, 5))).requires_grad_()
+    y = net(x)
+    # the loss of each rank's half, summed: SyncBatchNorm's input gradients count every rank's loss
+    weights = torch.cat([torch.arange(y.numel() // 2).reshape(3, *y.shape[1:]).float().div(100)] * 2)
+    (y * weights).sum().backward()
+    np.testing.assert_allclose(np.concatenate([res[0]["y"], res[1]["y"]]), y.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(np.concatenate([res[0]["x_grad"], res[1]["x_grad"]]), x.grad.numpy(), rtol=1e-4,
+                               atol=1e-6)
+    for name, param in (("w_grad", net[1].weight), ("conv_grad", net[0].weight)):
+        np.testing.assert_allclose(res[0][name] + res[1][name], param.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for r in range(2):
+        np.testing.assert_allclose(res[r]["running_mean"], net[1].running_mean.numpy(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(res[r]["running_var"], net[1].running_var.numpy(), rtol=1e-5, atol=1e-7)
+
+
 # ---- failures -------------------------------------------------------------------------------------------------
 
 def mpi_shm_files():
