@@ -243,6 +243,21 @@ def ddp_features(out):
     except RuntimeError as e:
         res["strict_error"] = np.array(str(e))
     res["state_dict_keys"] = np.array(sorted(strict.state_dict().keys()))
+
+    from flowlike.distributed.algorithms.ddp_comm_hooks import default_hooks
+    compressed = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 2))
+    compressed.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    compressed(x).sum().backward()
+    res["fp16_hook_grad"] = compressed.module.weight.grad.numpy().copy()
+
+    def scaled_locally(factor, bucket):  # a hook that does not communicate: the local gradients times factor
+        fut = torch.futures.Future()
+        fut.set_result(bucket.buffer().mul_(factor))
+        return fut
+    local = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 2))
+    local.register_comm_hook(10.0, scaled_locally)
+    local(x).sum().backward()
+    res["local_hook_grad"] = local.module.weight.grad.numpy().copy()
     np.savez(os.path.join(out, f"rank{r}.npz"), **res)
 
 

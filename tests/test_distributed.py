@@ -204,6 +204,10 @@ def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
         assert "Expected to have finished reduction in the prior iteration" in str(res[r]["strict_error"])
         assert list(res[r]["state_dict_keys"]) == sorted(
             f"module.{m}.{p}" for m in ("body", "used", "unused") for p in ("weight", "bias"))
+        # communication hooks: the float16 average, and a hook that keeps each rank's own gradient times 10
+        np.testing.assert_allclose(res[r]["fp16_hook_grad"], np.tile((xs[0].sum(0) + xs[1].sum(0)) / 2, (2, 1)),
+                                   rtol=2e-3, atol=1e-3)
+        np.testing.assert_allclose(res[r]["local_hook_grad"], np.tile(10 * xs[r].sum(0), (2, 1)), rtol=1e-5)
 
 
 def test_sync_batchnorm_equals_batchnorm_on_the_combined_batch(tmp_path):

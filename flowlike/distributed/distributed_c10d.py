@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _rendezvous
 
-__all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "GroupMember", "group", "P2POp", "DistError",
+__all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "GradBucket", "GroupMember", "group", "P2POp", "DistError",
            "DistBackendError", "DistNetworkError", "DistStoreError", "default_pg_timeout", "is_available",
            "is_initialized", "is_mpi_available", "is_gloo_available", "is_nccl_available", "is_ucc_available",
            "is_xccl_available", "is_torchelastic_launched", "init_process_group", "destroy_process_group",
@@ -603,10 +603,51 @@ class Work:
         self.wait()
         return self._outputs
 
+    def get_future(self):
+        """A torch.futures.Future completed with the operation's output tensors."""
+        from ..futures import _driven
+        return _driven(self.is_completed, self.wait, lambda: self._outputs)
+
     def source_rank(self):
         """For a recv from any source: the sender's rank."""
         self.wait()
         return self._result_value
+
+
+class GradBucket:
+    """One bucket of DistributedDataParallel's gradients, as a communication hook sees it: buffer() is the flat
+    tensor of the bucket's gradients, gradients() their views in it, parameters() the parameters."""
+
+    def __init__(self, index, buffer, parameters, is_last):
+        self._index, self._buffer, self._parameters, self._is_last = index, buffer, list(parameters), is_last
+
+    def index(self):
+        """The bucket's index (bucket 0 holds the last parameters, whose gradients come first)."""
+        return self._index
+
+    def buffer(self):
+        """The flat gradients."""
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        """Replaces the flat gradients."""
+        self._buffer = buffer
+
+    def gradients(self):
+        """Each parameter's gradient, as a view of buffer()."""
+        views, offset = [], 0
+        for p in self._parameters:
+            views.append(self._buffer[offset:offset + p.numel()].view(tuple(p.shape)))
+            offset += p.numel()
+        return views
+
+    def parameters(self):
+        """The bucket's parameters."""
+        return list(self._parameters)
+
+    def is_last(self):
+        """Whether this is the last bucket of the iteration to be reduced."""
+        return self._is_last
 
 
 def _run(requests, pg, opname, async_op, finish=None, outputs=None):

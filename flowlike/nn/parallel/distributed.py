@@ -28,8 +28,7 @@ class _Bucket:
     def __init__(self, params):
         self.params = params
         self.pending = len(params)
-        self.flat = None
-        self.work = None
+        self.future = None  # of the averaged flat gradients
 
 
 class DistributedDataParallel(Module):
@@ -90,6 +89,7 @@ class DistributedDataParallel(Module):
         self._next_bucket = 0
         self._marked = 0             # parameters marked ready in this iteration
         self._used = None            # ids of the parameters this iteration's forward reached (find_unused)
+        self._comm_hook = None       # (state, hook) of register_comm_hook
 
     # ---- construction ---------------------------------------------------------------------------------------
 
@@ -158,7 +158,7 @@ class DistributedDataParallel(Module):
         self._next_bucket = 0
         self._marked = 0
         for bucket in self._buckets:
-            bucket.pending, bucket.flat, bucket.work = len(bucket.params), None, None
+            bucket.pending, bucket.future = len(bucket.params), None
         if not self.find_unused_parameters:
             self._used = None
             return
@@ -191,15 +191,23 @@ class DistributedDataParallel(Module):
             # MPI moves non-blocking collectives forward only inside MPI calls: poke the ones in flight, so that
             # they progress while backward computes the next gradients
             for bucket in self._buckets[:self._next_bucket]:
-                if bucket.work is not None:
-                    bucket.work.is_completed()
+                if bucket.future is not None:
+                    bucket.future.done()
 
     def _launch(self, bucket):
         from ... import cat, zeros
         parts = [p.grad.detach().reshape(-1) if p.grad is not None else zeros(p.numel(), dtype=p.dtype)
                  for p in bucket.params]
-        bucket.flat = cat(parts) if len(parts) > 1 else parts[0].clone()
-        bucket.work = c10d._all_reduce_unchecked(bucket.flat, self.process_group)
+        flat = cat(parts) if len(parts) > 1 else parts[0].clone()
+        index = self._buckets.index(bucket)
+        grad_bucket = c10d.GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)
+        if self._comm_hook is None:
+            flat.div_(self.process_group.size())
+            bucket.future = c10d._all_reduce_unchecked(flat, self.process_group).get_future().then(
+                lambda fut: fut.value()[0])
+        else:
+            state, hook = self._comm_hook
+            bucket.future = hook(state, grad_bucket)
 
     def _finish(self):
         from ... import int32, no_grad, tensor
@@ -209,14 +217,12 @@ class DistributedDataParallel(Module):
             mask = tensor([1 if id(p) in self._used else 0 for p in self._params], dtype=int32)
             c10d._all_reduce_unchecked(mask, self.process_group).wait()
             used_everywhere = {id(p) for p, m in zip(self._params, mask.tolist()) if m}
-        n = self.process_group.size()
         with no_grad():
             for bucket in self._buckets:
-                bucket.work.wait()
-                bucket.flat.div_(n)
+                reduced = bucket.future.wait()
                 offset = 0
                 for p in bucket.params:
-                    chunk = bucket.flat[offset:offset + p.numel()].view(tuple(p.shape))
+                    chunk = reduced[offset:offset + p.numel()].view(tuple(p.shape))
                     offset += p.numel()
                     if used_everywhere is not None and id(p) not in used_everywhere:
                         continue
@@ -224,9 +230,19 @@ class DistributedDataParallel(Module):
                         p.grad = chunk.clone()
                     else:
                         p.grad.copy_(chunk)
-                bucket.flat = bucket.work = None
+                bucket.future = None
 
     # ---- user controls ------------------------------------------------------------------------------------
+
+    def register_comm_hook(self, state, hook):
+        """Replaces the averaging of each bucket: hook(state, bucket) gets a distributed.GradBucket (its flat
+        gradients in bucket.buffer()) and returns a torch.futures.Future of the tensor to write back into the
+        gradients, e.g. algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook. Call it once, before training."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        self._comm_hook = (state, hook)
 
     @contextlib.contextmanager
     def no_sync(self):
