@@ -6,7 +6,7 @@ import os
 import runpy
 import sys
 
-from .mock_torch import mock_torch
+from .mock_torch import _is_alias, _target_of, mock_torch
 
 _USAGE = ("usage: python -m flowlike.compat script.py [args...]\n"
           "       python -m flowlike.compat -m module [args...]\n"
@@ -25,7 +25,9 @@ def main(argv=None):
     with mock_torch():
         if argv[0] == "-m":
             sys.argv = argv[1:]
-            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+            # `-m torch.distributed.run` runs flowlike's module of that name (runpy needs the real module's code)
+            module = _target_of(argv[1]) if _is_alias(argv[1]) else argv[1]
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
         elif argv[0] == "-c":
             sys.argv = ["-c"] + argv[2:]
             exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})

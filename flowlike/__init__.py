@@ -44,7 +44,7 @@ from . import memory
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 
-__version__ = "2.13.0+flowlike.0.1.0"
+from .version import __version__  # noqa: E402
 result_type = _C.result_type
 
 

@@ -8,6 +8,7 @@
 namespace fl::python {
 namespace {
 
+using autograd::AccumulateGrad;
 using autograd::Node;
 using autograd::TensorList;
 
@@ -119,6 +120,12 @@ void bind(py::module_& m, TensorClass& cls) {
       })
       .def_property_readonly("_sequence_nr", [](const Node& n) { return n.sequence_nr; })
       .def("__repr__", [](const Node& n) { return "<" + n.name() + " object>"; });
+  py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(
+      m, "AccumulateGrad", "The node that accumulates a leaf's gradient into its .grad (a graph's sink).")
+      .def_property_readonly("variable", [](const AccumulateGrad& n) -> py::object {
+        Tensor t = n.variable.lock();
+        return t ? py::cast(t) : py::none();
+      }, "The leaf tensor this node accumulates into (None once it is freed).");
 
   cls.def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, [](const Tensor& t, bool r) {
         FL_CHECK(!r || is_floating(t->dtype), Error, "only Tensors of floating point and complex dtype can require gradients");

@@ -5,6 +5,8 @@ Training loops written for mixed precision on a GPU then run unchanged in full p
 import functools
 import warnings
 
+from ..amp.grad_scaler import GradScaler as _AmpGradScaler
+
 __all__ = ["autocast", "GradScaler"]
 
 
@@ -30,35 +32,10 @@ class autocast:
         return run_without_autocast
 
 
-class GradScaler:
-    """A disabled gradient scaler: scale() returns its input, step() calls optimizer.step(), update() does nothing."""
+class GradScaler(_AmpGradScaler):
+    """torch.cuda.amp.GradScaler: torch.amp.GradScaler("cuda", ...), which disables itself (with a warning) because
+    there is no CUDA device."""
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
-        if enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                          UserWarning, stacklevel=2)
-
-    def is_enabled(self):
-        return False
-
-    def scale(self, outputs):
-        return outputs
-
-    def unscale_(self, optimizer):
-        pass
-
-    def step(self, optimizer, *args, **kwargs):
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None):
-        pass
-
-    def get_scale(self):
-        return 1.0
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state_dict):
-        pass
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)

@@ -1,2 +1,2 @@
-"""flowlike.utils (`torch.utils`): data loading."""
-from . import data  # noqa: F401
+"""flowlike.utils (`torch.utils`): data loading, activation checkpointing."""
+from . import data, checkpoint  # noqa: F401

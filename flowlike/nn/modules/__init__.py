@@ -15,9 +15,10 @@ from .shape import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .sync_batchnorm import SyncBatchNorm
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "LazyLinear", "Flatten", "Unflatten", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-           "LSTMCell", "GRUCell"] + activation.__all__ + adaptive.__all__ + conv.__all__ + \
+           "LSTMCell", "GRUCell", "SyncBatchNorm"] + activation.__all__ + adaptive.__all__ + conv.__all__ + \
     dropout.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + shape.__all__ + sparse.__all__ + \
     transformer.__all__

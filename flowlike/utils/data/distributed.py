@@ -13,15 +13,18 @@ class DistributedSampler(Sampler):
     seed + epoch; see set_epoch) or of range(len(dataset)), padded by repetition to a multiple of num_replicas, or
     cut to one with drop_last.
 
-    flowlike has no torch.distributed: num_replicas and rank must be given (else the error torch raises when no
-    process group is initialized). The permutation comes from flowlike's generator, so shuffled orders differ from
-    torch's; the split between ranks is torch's.
+    num_replicas and rank default to the default process group's world size and rank (flowlike.distributed; the
+    error torch raises when none is initialized). The permutation comes from flowlike's generator, so shuffled
+    orders differ from torch's; the split between ranks is torch's.
     """
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None or rank is None:
-            raise ValueError("Default process group has not been initialized, please make sure to call "
-                             "init_process_group.")
+            from ... import distributed as dist
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset

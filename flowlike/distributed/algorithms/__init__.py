@@ -1,0 +1,1 @@
+"""flowlike.distributed.algorithms (torch.distributed.algorithms): DistributedDataParallel communication hooks."""

@@ -1,0 +1,1 @@
+"""flowlike.distributed.elastic (torch.distributed.elastic): the pieces of torchelastic that scripts use."""

@@ -1,0 +1,1 @@
+"""flowlike.distributed.elastic.multiprocessing: error reporting of launched workers."""
