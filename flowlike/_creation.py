@@ -180,6 +180,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0 and end != start:
@@ -211,9 +213,16 @@ def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
     return np.where(i < half, np.float64(start) + i * step, np.float64(end) - (steps - 1 - i) * step)
 
 
+def _check_steps(op, steps):
+    if isinstance(steps, (builtins.float, builtins.bool, str)) or steps is None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: argument 'steps' must be int, not "
+                        f"{type(steps).__name__}")
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
     check_device(device)
+    _check_steps("linspace", steps)
     dtype = dtype or D.get_default_dtype()
     vals = _linspace_values(_number(start), _number(end), steps,
                             np.dtype(np.float64) if dtype == D.float64 else np.dtype(np.float32))
@@ -225,6 +234,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps values base**x for x evenly spaced from start to end."""
     check_device(device)
+    _check_steps("logspace", steps)
     vals = np.power(base, _linspace_values(_number(start), _number(end), steps))
     return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad)
 

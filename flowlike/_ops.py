@@ -84,11 +84,19 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
+def _require_tensor(op, value, name, position):
+    """TypeError (as torch's argument parser) when an argument that must be a tensor is not one."""
+    if not isinstance(value, _C.Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
 def clamp_min(input, min):
+    _require_tensor("clamp_min", input, "input", 1)
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    _require_tensor("clamp_max", input, "input", 1)
     return clamp(input, max=max)
 
 
@@ -152,6 +160,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (with PyTorch's inf and nan rules)."""
+    _require_tensor("isclose", input, "input", 1)
+    _require_tensor("isclose", other, "other", 2)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     if input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     if input.dtype == _D.bool:
@@ -215,6 +229,8 @@ def rad2deg(input, *, out=None):
 
 def ldexp(input, other, *, out=None):
     """input * 2 ** other."""
+    _require_tensor("ldexp", input, "input", 1)
+    _require_tensor("ldexp", other, "other", 2)
     return _out(_C.mul(input, _C.pow(_wrap(2.0), _as_operand(other))), out)
 
 

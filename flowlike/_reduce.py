@@ -580,6 +580,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     one tensor of coordinates per dim. Returns a tuple of tensors, one per dim."""
     dims = builtins.list(builtins.range(input.dim())) if dim is None else _dims(dim)
     dims = [d + input.dim() if d < 0 else d for d in dims]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if isinstance(spacing, (tuple, builtins.list)):

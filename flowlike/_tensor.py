@@ -212,6 +212,16 @@ def _detach(self):
     return self._detach_alias()
 
 
+def _as_subclass(self, cls):
+    """A `cls` instance sharing self's memory and staying attached to its autograd graph (torch's as_subclass)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    out = Tensor.__new__(cls)
+    Tensor.__init__(out, self, "__as_subclass__")
+    return out
+
+
 def _is_nonzero(self):
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self.numel() > 1
@@ -235,7 +245,7 @@ _METHODS = {
     "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
     "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_full,
-    "requires_grad_": _requires_grad_, "detach": _detach,
+    "requires_grad_": _requires_grad_, "detach": _detach, "as_subclass": _as_subclass,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
     "get_device": lambda self: -1, "is_nonzero": _is_nonzero,

@@ -241,7 +241,12 @@ def _split_dim(name, min_dim, dim):
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
                                f"with {input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
-        if isinstance(indices_or_sections, builtins.int) and input.shape[d] % indices_or_sections:
+        if not isinstance(indices_or_sections, (builtins.int, builtins.list, builtins.tuple, Tensor)) or \
+                isinstance(indices_or_sections, builtins.bool):
+            raise TypeError(f"{name}() received an invalid combination of arguments: indices_or_sections must be an "
+                            f"int, a sequence of ints or a tensor, not {type(indices_or_sections).__name__}")
+        if isinstance(indices_or_sections, builtins.int) and (
+                indices_or_sections == 0 or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
                                f"{input.shape[d]} is not divisible by the split_size {indices_or_sections}!")
         return tensor_split(input, indices_or_sections, d)

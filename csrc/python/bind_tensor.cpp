@@ -3,6 +3,7 @@
 
 #include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
+#include "../ops/views.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -125,6 +126,11 @@ void bind(py::module_& m, TensorClass& cls) {
     if (args.size() == 1 && is_tensor(args[0])) {
       Tensor src = as_tensor(args[0]);
       return make_view(src, src->sizes, src->strides, src->offset);
+    }
+    if (args.size() == 2 && is_tensor(args[0]) && py::isinstance<py::str>(args[1]) &&
+        args[1].cast<std::string>() == "__as_subclass__") {  // Tensor.as_subclass: an alias in the autograd graph
+      Tensor src = as_tensor(args[0]);
+      return ops::view(src, src->sizes);
     }
     bool all_ints = true;
     for (py::handle a : args) all_ints = all_ints && PyLong_Check(a.ptr()) && !PyBool_Check(a.ptr());
@@ -267,6 +273,17 @@ void bind(py::module_& m, TensorClass& cls) {
         }
         return make_tensor(storage, {length}, {1}, 0, ScalarType::UInt8);
       }, py::arg("start") = 0, py::arg("length") = -1)
+      .def("is_inference", [](const Tensor& t) { return t->inference; })
+      .def("detach_", [](const Tensor& t) {
+        // as torch: a leaf that does not require grad; a view cannot leave its base's history in place
+        FL_CHECK(!t->is_view, Error, "Can't detach views in-place. Use detach() instead.");
+        if (t->autograd) {
+          t->autograd->grad_fn.reset();
+          t->autograd->output_nr = 0;
+        }
+        t->requires_grad = false;
+        return t;
+      })
       .def("_detach_alias", [](const Tensor& t) {
         // shares t's memory and version counter, but is not an autograd view of t (as torch's detach())
         Tensor a = make_view(t, t->sizes, t->strides, t->offset);

@@ -90,6 +90,11 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("unsqueeze", unsqueeze, py::arg("dim"));
   cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
   auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
+    if (is_tensor(start)) {
+      const Tensor st = as_tensor(start);
+      FL_CHECK(st->dim() == 0 && is_integral(st->dtype, false), Error,
+               "start must be an 0-dim integral Tensor.");
+    }
     int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : start.cast<int64_t>();
     return ops::narrow(t, d, s, len);
   };

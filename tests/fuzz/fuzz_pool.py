@@ -1,0 +1,104 @@
+"""A fuzz worker process with a watchdog: `WorkerPool.run(case)` sends a case to the worker and waits at most
+`timeout` seconds. A worker that dies (segfault, abort) or does not answer (hang) is reported as such and replaced
+by a fresh one, so the test that sent the case fails with its reproducer and the suite goes on."""
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class WorkerPool:
+    def __init__(self, timeout=20.0):
+        self.timeout = timeout
+        self.proc = None
+        self.stderr = None
+        self.cases_run = 0
+        self.crashes = 0
+        self.hangs = 0
+        self.restarts = 0
+        self.slowest = []  # (seconds, case)
+
+    def _start(self):
+        self.stderr = tempfile.TemporaryFile()
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
+        # not the repository root as the working directory: the source tree's flowlike/ would shadow the build
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fuzz_worker.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, cwd=HERE, env=env)
+
+    def _stop(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def _stderr_tail(self, n=1500):
+        try:
+            self.stderr.seek(0, 2)
+            size = self.stderr.tell()
+            self.stderr.seek(max(0, size - n))
+            return self.stderr.read().decode(errors="replace")
+        except Exception:  # noqa: BLE001
+            return ""
+
+    def close(self):
+        self._stop()
+
+    def _read_exact(self, n, deadline):
+        buf = b""
+        fd = self.proc.stdout.fileno()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, n - len(buf))
+            if not chunk:
+                return b""
+            buf += chunk
+        return buf
+
+    def run(self, case, timeout=None):
+        """('ok'|'raised'|'setup'|'escaped', detail) from the worker, or ('crash', why) / ('hang', why)."""
+        if self.proc is None or self.proc.poll() is not None:
+            if self.proc is not None:
+                self.restarts += 1
+            self._stop()
+            self._start()
+        self.cases_run += 1
+        payload = pickle.dumps(case)
+        deadline = time.monotonic() + (timeout or self.timeout) + (10 if self.cases_run == 1 else 0)
+        try:
+            self.proc.stdin.write(struct.pack("<I", len(payload)) + payload)
+            self.proc.stdin.flush()
+            head = self._read_exact(4, deadline)
+            body = self._read_exact(struct.unpack("<I", head)[0], deadline) if head else head
+        except (BrokenPipeError, OSError):
+            head = body = b""
+        if head is None or body is None:
+            self.hangs += 1
+            tail = self._stderr_tail()
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self._stop()
+            return "hang", f"no answer within {timeout or self.timeout:.0f} s\n{tail}"
+        if not head or not body:
+            self.proc.wait()
+            code = self.proc.returncode
+            self.crashes += 1
+            why = f"worker died: {'signal ' + signal.Signals(-code).name if code and code < 0 else 'exit code ' + str(code)}"
+            tail = self._stderr_tail()
+            self._stop()
+            return "crash", f"{why}\n{tail}"
+        took = time.monotonic() - (deadline - (timeout or self.timeout) - (10 if self.cases_run == 1 else 0))
+        if took > 0.5:
+            self.slowest = sorted(self.slowest + [(took, case)], key=lambda x: -x[0])[:10]
+        return pickle.loads(body)
