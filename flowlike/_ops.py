@@ -132,9 +132,14 @@ def round(input, *, decimals=0, out=None):
     """Rounds half to even, optionally to a number of decimals."""
     if decimals == 0:
         return _C.round(input, out=out)
-    scale = 10.0 ** decimals
-    result = _C.round(input * scale) / scale if decimals > 0 else _C.round(input / (10.0 ** -decimals)) * (
-        10.0 ** -decimals)
+    def power_of_ten(n):  # past float range: inf, so that the result is nan as torch's
+        try:
+            return 10.0 ** n
+        except OverflowError:
+            return _math.inf
+    scale = power_of_ten(decimals)
+    result = _C.round(input * scale) / scale if decimals > 0 else _C.round(input / power_of_ten(-decimals)) * (
+        power_of_ten(-decimals))
     result = result.to(input.dtype)
     return out.copy_(result) if out is not None else result
 
@@ -292,6 +297,7 @@ def sinc(input, *, out=None):
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
+    _require_tensor("rsub", input, "input", 1)
     return _C.sub(_as_operand(other), input, alpha=alpha)
 
 

@@ -578,6 +578,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates the derivative of input along each dim (or the given ones) by central differences in the interior
     and one-sided differences of order edge_order (1 or 2) at the edges. spacing: a number, one number per dim, or
     one tensor of coordinates per dim. Returns a tuple of tensors, one per dim."""
+    spacing = 1 if spacing is None else spacing
     dims = builtins.list(builtins.range(input.dim())) if dim is None else _dims(dim)
     dims = [d + input.dim() if d < 0 else d for d in dims]
     for i, d in enumerate(dims):

@@ -49,7 +49,8 @@ uint64_t required_tensor_mask(const char* schema, size_t arity) {
   std::vector<std::string> args = schema_args(schema);
   // trailing defaulted arguments the C++ signature leaves out (gather's sparse_grad)
   while (args.size() > arity && args.back().find('=') != std::string::npos) args.pop_back();
-  if (args.size() != arity) return 0;  // a schema that does not list the C++ arguments one to one: no check
+  // a schema listing fewer arguments than the C++ signature (median's ignore_nan flag): its leading ones
+  if (args.size() > arity) return 0;  // a schema that does not list the C++ arguments one to one: no check
   uint64_t mask = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];

@@ -147,11 +147,7 @@ void check_can_cast(ScalarType from, ScalarType to, const char* op) {
 
 void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
   if (out->sizes == sizes) {
-    // as torch's assert_no_internal_overlap: an expanded (stride 0) output would take several results per element
-    for (size_t d = 0; d < sizes.size(); ++d)
-      FL_CHECK(!(sizes[d] > 1 && out->strides[d] == 0), Error,
-               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-               "location. Please clone() the tensor before performing the operation.");
+    check_no_internal_overlap(out);
     return;
   }
   out->sizes = sizes;

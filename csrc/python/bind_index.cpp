@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../autograd/autograd.h"
+#include "../kernels/overlap.h"
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
@@ -232,6 +233,7 @@ Tensor value_arg(py::handle h, const char* op, const char* argname) {
 // out= of the functions: result resized into `out` (PyTorch's rule) and copied.
 Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
   if (!out) return result;
+  check_no_internal_overlap(out);  // (torch's index ops check before resizing)
   FL_CHECK(out->dtype == result->dtype, Error, op, "(): Expected out tensor to have dtype ", dtype_name(result->dtype),
            ", but got ", dtype_name(out->dtype), " instead");
   resize_out(out, result->sizes, op);

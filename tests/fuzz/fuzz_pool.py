@@ -67,16 +67,17 @@ class WorkerPool:
             buf += chunk
         return buf
 
-    def run(self, case, timeout=None):
+    def run(self, case, timeout=None, confirm=False):
         """('ok'|'raised'|'setup'|'escaped', detail) from the worker, or ('crash', why) / ('hang', why)."""
-        if self.proc is None or self.proc.poll() is not None:
-            if self.proc is not None:
-                self.restarts += 1
+        fresh = self.proc is None or self.proc.poll() is not None
+        if fresh:
             self._stop()
             self._start()
-        self.cases_run += 1
+        count = 0 if confirm else 1  # a re-run of a crashed case alone is not a new case, nor a new crash
+        self.cases_run += count
         payload = pickle.dumps(case)
-        deadline = time.monotonic() + (timeout or self.timeout) + (10 if self.cases_run == 1 else 0)
+        started = time.monotonic()
+        deadline = started + (timeout or self.timeout) + (15 if fresh else 0)  # (+ the worker's start)
         try:
             self.proc.stdin.write(struct.pack("<I", len(payload)) + payload)
             self.proc.stdin.flush()
@@ -85,7 +86,8 @@ class WorkerPool:
         except (BrokenPipeError, OSError):
             head = body = b""
         if head is None or body is None:
-            self.hangs += 1
+            self.hangs += count
+            self.restarts += 1
             tail = self._stderr_tail()
             os.kill(self.proc.pid, signal.SIGKILL)
             self._stop()
@@ -93,12 +95,13 @@ class WorkerPool:
         if not head or not body:
             self.proc.wait()
             code = self.proc.returncode
-            self.crashes += 1
+            self.crashes += count
+            self.restarts += 1
             why = f"worker died: {'signal ' + signal.Signals(-code).name if code and code < 0 else 'exit code ' + str(code)}"
             tail = self._stderr_tail()
             self._stop()
             return "crash", f"{why}\n{tail}"
-        took = time.monotonic() - (deadline - (timeout or self.timeout) - (10 if self.cases_run == 1 else 0))
+        took = time.monotonic() - started
         if took > 0.5:
             self.slowest = sorted(self.slowest + [(took, case)], key=lambda x: -x[0])[:10]
         return pickle.loads(body)

@@ -14,7 +14,7 @@ def main():
     proto_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     proto_in = sys.stdin.buffer
-    limit = int(os.environ.get("FLOWLIKE_FUZZ_MEM", str(6 << 30)))
+    limit = int(os.environ.get("FLOWLIKE_FUZZ_MEM", str(3 << 30)))
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # a huge allocation fails instead of swapping
     import flowlike as fl
     from fuzz_cases import run_case

@@ -35,6 +35,10 @@ KNOWN_EXCEPTION_TYPES = [
      "a Python-written op reads a tensor attribute of a non-tensor argument where torch's argument parser raises "
      "TypeError; same mistake, other class (fixed per function as found: isclose, ldexp, clamp_min/max, ...)"),
 ]
+KNOWN_EXCEPTION_TYPES.append(
+    ("AssertionError", r"^(Padding_idx must be within num_embeddings|query should be unbatched|expected \(int, float\)"
+                       r"|key should be unbatched|value should be unbatched)",
+     "torch raises AssertionError here too (Python asserts in torch.nn.functional and torch.sym_max/sym_min)"))
 KNOWN_SEEN = {}
 
 
@@ -64,7 +68,7 @@ def judge(pool, case):
     if status == "crash":
         # confirm in a fresh worker, so that the reproducer is this case alone
         pool.close()
-        again, _ = pool.run(case)
+        again, _ = pool.run(case, confirm=True)
         alone = "reproduces alone" if again == "crash" else "did NOT reproduce alone (state from earlier cases)"
         return f"CRASH ({alone}): {detail}"
     return f"{status.upper()}: {detail}"
