@@ -93,3 +93,37 @@ def _subclass_case(lib):
 
 def test_as_subclass():
     assert _subclass_case(fl) == _subclass_case(torch)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_double_backward_with_dropout(causal):
+    """Double backward of scaled_dot_product_attention with dropout_p > 0 against torch's math path with the same
+    dropout mask (flowlike's mask, read back by attending over the identity: (P * D) @ I = P * D)."""
+    L, S, E = 4, 5, 3
+    g = np.random.default_rng(0)
+    qn, kn, vn = (g.standard_normal((2, 2, n, E)) for n in (L, S, S))
+    p = 0.3
+    fq, fk, fv = (fl.tensor(a, dtype=fl.float64, requires_grad=True) for a in (qn, kn, vn))
+    fl.manual_seed(11)
+    out = fl.nn.functional.scaled_dot_product_attention(fq, fk, fv, dropout_p=p, is_causal=causal)
+    fl.manual_seed(11)
+    eye = fl.eye(S, dtype=fl.float64).expand(2, 2, S, S)
+    pd = fl.nn.functional.scaled_dot_product_attention(fq.detach(), fk.detach(), eye, dropout_p=p, is_causal=causal)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (qn, kn, vn))
+    scores = tq @ tk.transpose(-1, -2) / np.sqrt(E)
+    if causal:
+        scores = scores.masked_fill(~torch.ones(L, S, dtype=torch.bool).tril(), float("-inf"))
+    P = scores.softmax(-1)
+    D = torch.tensor(pd.detach().numpy()) / P.detach()
+    D = torch.nan_to_num(D, nan=0.0)
+    t_out = (P * D) @ tv
+    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = g.standard_normal(t_out.shape)
+    t_grads = torch.autograd.grad((t_out * torch.tensor(w)).sum(), [tq, tk, tv], create_graph=True)
+    f_grads = fl.autograd.grad((out * fl.tensor(w)).sum(), [fq, fk, fv], create_graph=True)
+    for a, b in zip(f_grads, t_grads):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-10)
+    sum((x * x).sum() for x in t_grads).backward()
+    sum((x * x).sum() for x in f_grads).backward()
+    for a, b in zip((fq, fk, fv), (tq, tk, tv)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-8, atol=1e-9)

@@ -24,6 +24,7 @@ def test_norm_backward_of_a_0dim_tensor(p, dim):
     lambda: fl.any(None), lambda: fl.amin(None, (), True), lambda: fl.argmin(None, None, True),
     lambda: fl.frobenius_norm(None, None, True), lambda: fl.index_select(None, 0, fl.tensor([0])),
     lambda: fl.index_select(fl.ones(3), 0, None), lambda: fl.gather(fl.ones(3), 0, None),
+    lambda: fl.median(None), lambda: fl.nanmedian(None, None, True), lambda: fl.ones(1, 0).masked_fill(None, -2),
 ])
 def test_none_for_a_required_tensor_is_a_type_error(call):
     # None reached the kernels as an empty tensor handle and was dereferenced

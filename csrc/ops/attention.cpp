@@ -415,6 +415,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, con
 }
 
 }  // namespace
+
+Tensor sdpa_dropout_factors(const Tensor& seed_offset, double dropout_p, const IntList& sizes, ScalarType dtype) {
+  Geo g;
+  g.p = dropout_p;
+  g.seed = static_cast<uint64_t>(seed_offset->data<int64_t>()[0]);
+  g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
+  Tensor d = empty(sizes, ScalarType::Float64);
+  double* p = d->data<double>();
+  // element (b, h, i, j) of the contiguous (B, Hq, L, S) matrix has the kernels' index ((b Hq + h) L + i) S + j
+  for (int64_t n = 0; n < d->numel; ++n) p[n] = keep_scale<double>(g, static_cast<uint64_t>(n));
+  return dtype == ScalarType::Float64 ? d : to_dtype(d, dtype);
+}
+
 }  // namespace fl
 
 FL_DEFINE_OP(scaled_dot_product_attention,

@@ -20,3 +20,10 @@ FL_DECLARE_OP(scaled_dot_product_attention, std::tuple<::fl::Tensor, ::fl::Tenso
 FL_DECLARE_OP(scaled_dot_product_attention_backward, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
+
+namespace fl {
+// The dropout factors the attention kernels apply (0 or 1 / (1 - dropout_p)) for the (seed, offset) of one call,
+// materialized as a contiguous tensor of `sizes` (the broadcast (..., Hq, L, S) of the attention matrix): the
+// differentiable backward (create_graph) replays exactly the forward's mask with it.
+Tensor sdpa_dropout_factors(const Tensor& seed_offset, double dropout_p, const IntList& sizes, ScalarType dtype);
+}  // namespace fl

@@ -275,6 +275,7 @@ py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
+  FL_CHECK(self && mask, TypeError, "masked_fill(): argument '", self ? "mask" : "input", "' must be Tensor, not NoneType");
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
   Tensor r = out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_fill"));
   return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
