@@ -253,7 +253,15 @@ TensorList index_list(py::handle indices) {
   return out;
 }
 
+// None reaches these helpers as an empty handle (see Note [required tensors] in core/dispatch.h); they read the
+// tensors before any op does, so they check first.
+void require_tensors(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> args) {
+  for (auto& [name, t] : args)
+    FL_CHECK(*t, TypeError, op, "(): argument '", name, "' must be Tensor, not NoneType");
+}
+
 void check_mask_dtype(const Tensor& mask) {
+  require_tensors("where", {{"condition", &mask}});
   if (mask->dtype == ScalarType::UInt8 &&
       PyErr_WarnEx(PyExc_UserWarning,
                    "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
@@ -275,7 +283,7 @@ py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
-  FL_CHECK(self && mask, TypeError, "masked_fill(): argument '", self ? "mask" : "input", "' must be Tensor, not NoneType");
+  require_tensors("masked_fill", {{"input", &self}, {"mask", &mask}});
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
   Tensor r = out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_fill"));
   return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
@@ -290,6 +298,7 @@ std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::strin
 
 // take_along_dim: indices and input broadcast against each other except along `dim`, then gather.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_h) {
+  require_tensors("take_along_dim", {{"input", &self}, {"indices", &indices}});
   FL_CHECK(indices->dtype == ScalarType::Int64, Error, "torch.take_along_dim(): dtype of indices should be Long but got ",
            c10_type_name(indices->dtype));
   if (dim_h.is_none()) {
@@ -427,6 +436,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::masked_scatter_(self, mask, source);
   }, py::arg("mask"), py::arg("source"));
   auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
+    require_tensors("masked_scatter", {{"input", &self}, {"mask", &mask}, {"source", &source}});
     IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
     return ops::masked_scatter_(out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
   };

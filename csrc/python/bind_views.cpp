@@ -111,6 +111,7 @@ void bind(py::module_& m, TensorClass& cls) {
         "A view of the diagonal of input over dim1 and dim2, appended as the last dim.");
   cls.def("diagonal", diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
   auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    FL_CHECK(t, TypeError, "as_strided(): argument 'input' (position 1) must be Tensor, not NoneType");
     return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
                            off.is_none() ? t->offset : off.cast<int64_t>());
   };
