@@ -282,9 +282,13 @@ def mvlgamma(input, p, *, out=None):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _float(input)
-    result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
-    for j in range(p):
-        result = result + _C.lgamma(x - j / 2.0)
+    if x.numel() == 0:
+        return _out(x * 1, out)
+    # all p terms at once (as torch: one lgamma over x - j / 2 for j < p, summed); a huge p fails to allocate
+    # instead of running a Python loop for ever
+    from ._creation import arange
+    halves = arange(p, dtype=x.dtype) * 0.5
+    result = _C.lgamma(x.unsqueeze(-1) - halves).sum(-1) + (p * (p - 1) / 4.0) * _math.log(_math.pi)
     return _out(result, out)
 
 

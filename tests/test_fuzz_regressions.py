@@ -46,3 +46,33 @@ def test_numbers_where_torch_takes_them():
     assert fl.add(2, 3).item() == 5
     assert fl.pow(2, fl.tensor([3.0])).item() == 8.0
     assert fl.remainder(7, fl.tensor([4])).item() == 3
+
+
+@pytest.mark.parametrize("step", [lambda y: y + 1, lambda y: y * 1.0001, lambda y: (y * 2).sin()])
+def test_a_deep_graph_is_freed_without_recursion(step):
+    # each node held the last reference to the next: freeing a chain this long overflowed the stack
+    x = fl.ones(3, requires_grad=True)
+    y = x
+    for _ in range(400_000):
+        y = step(y)
+    del y  # the whole graph goes here
+
+
+def test_a_deep_graph_backward_then_free():
+    x = fl.ones(2, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    del y
+
+
+def test_mvlgamma_of_a_huge_dimension_does_not_loop():
+    # p terms used to be a Python loop of p tensor ops (p = 2**31: hours, or a graph too deep to free)
+    assert fl.mvlgamma(fl.empty(4, 0, 7, 5, dtype=fl.float16), 2 ** 31 - 1).shape == (4, 0, 7, 5)
+    x = fl.tensor([2.5, 3.0, 10.0], dtype=fl.float64, requires_grad=True)
+    y = fl.mvlgamma(x, 3)
+    assert abs(y[0].item() - 1.8810) < 1e-3
+    y.sum().backward()
+    assert abs(x.grad[2].item() - 6.5901) < 1e-3
