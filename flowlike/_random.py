@@ -64,6 +64,9 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         if not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
+    for name, v in (("low", low), ("high", high)):  # ints and what has __index__ (numpy ints, int tensors)
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__") or isinstance(v, builtins.float):
+            raise TypeError(f"randint(): argument '{name}' must be int, not {type(v).__name__}")
     t = empty(*_shape((size,), "randint"), dtype=dtype or D.int64)
     return _finish(t.random_(builtins.int(low), builtins.int(high), generator=generator), requires_grad)
 

@@ -44,6 +44,9 @@ class device:
             type, index = type.type, type.index
         elif isinstance(type, builtins.int):
             type, index = "cuda", type
+        elif not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({builtins.type(type).__name__})"
+                            f", but expected one of: (torch.device device), (str type, int index = -1)")
         elif ":" in type:
             type, idx = type.split(":", 1)
             if not idx.isdigit():
@@ -212,6 +215,13 @@ def _detach(self):
     return self._detach_alias()
 
 
+def _contains(self, element):
+    """`element in tensor`: whether any element equals it (torch's rule; no iteration over rows)."""
+    if isinstance(element, (Tensor, builtins.int, builtins.float, builtins.bool)):
+        return builtins.bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {builtins.type(element)}.")
+
+
 def _as_subclass(self, cls):
     """A `cls` instance sharing self's memory and staying attached to its autograd graph (torch's as_subclass)."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
@@ -246,6 +256,7 @@ _METHODS = {
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
     "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_full,
     "requires_grad_": _requires_grad_, "detach": _detach, "as_subclass": _as_subclass,
+    "__contains__": _contains,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
     "get_device": lambda self: -1, "is_nonzero": _is_nonzero,

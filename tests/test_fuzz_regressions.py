@@ -27,6 +27,7 @@ def test_norm_backward_of_a_0dim_tensor(p, dim):
     lambda: fl.as_strided(None, (2,), (1,)), lambda: fl.Generator().set_state(None),
     lambda: fl.take_along_dim(fl.ones(3), None, 0), lambda: fl.where(None, 1.0, 2.0),
     lambda: fl.masked_scatter(fl.ones(2), None, fl.ones(2)),
+    lambda: fl.index_put(None, [3, -1], fl.ones(2)),
     lambda: fl.median(None), lambda: fl.nanmedian(None, None, True), lambda: fl.ones(1, 0).masked_fill(None, -2),
 ])
 def test_none_for_a_required_tensor_is_a_type_error(call):

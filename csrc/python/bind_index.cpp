@@ -412,6 +412,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_put_(self, index_list(indices), values, accumulate);
   }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
   auto index_put = [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
+    require_tensors("index_put", {{"input", &self}, {"values", &values}});
     return ops::index_put_(out_of_place_copy(self, self), index_list(indices), values, accumulate);
   };
   m.def("index_put", index_put, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,

@@ -24,10 +24,15 @@ class WorkerPool:
         self.hangs = 0
         self.restarts = 0
         self.slowest = []  # (seconds, case)
+        self.history = []  # the cases the current worker has run (what a crash that needs earlier state needs)
 
     def _start(self):
         self.stderr = tempfile.TemporaryFile()
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
+        if os.environ.get("FLOWLIKE_FUZZ_MALLOC_CHECK"):  # glibc's checking malloc: a corrupted heap aborts sooner
+            debug = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+            if os.path.exists(debug):
+                env.update(LD_PRELOAD=debug, GLIBC_TUNABLES="glibc.malloc.check=3")
         # not the repository root as the working directory: the source tree's flowlike/ would shadow the build
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fuzz_worker.py")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, cwd=HERE, env=env)
@@ -73,6 +78,8 @@ class WorkerPool:
         if fresh:
             self._stop()
             self._start()
+            self.history = []
+        self.history = self.history[-1999:] + [case]
         count = 0 if confirm else 1  # a re-run of a crashed case alone is not a new case, nor a new crash
         self.cases_run += count
         payload = pickle.dumps(case)
@@ -105,3 +112,40 @@ class WorkerPool:
         if took > 0.5:
             self.slowest = sorted(self.slowest + [(took, case)], key=lambda x: -x[0])[:10]
         return pickle.loads(body)
+
+    def replay(self, cases, timeout=None):
+        """Runs `cases` in order in a fresh worker; True when the worker crashes on one of them."""
+        self.close()
+        try:
+            for c in cases:
+                status, _ = self.run(c, timeout=timeout, confirm=True)
+                if status == "crash":
+                    return True
+            return False
+        finally:
+            self.close()
+
+    def culprits(self, history, budget=40):
+        """For a crash that needs earlier cases: a small subset of `history` (ending with the crashing case) that
+        still crashes a fresh worker, by delta debugging (at most `budget` replays); None if the whole history no
+        longer crashes."""
+        last, earlier = history[-1], history[:-1]
+        if not self.replay(earlier + [last]):
+            return None
+        n = 2
+        while len(earlier) >= 1 and budget > 0:
+            chunk = max(1, len(earlier) // n)
+            reduced = False
+            for i in range(0, len(earlier), chunk):
+                trial = earlier[:i] + earlier[i + chunk:]
+                budget -= 1
+                if self.replay(trial + [last]):
+                    earlier, n, reduced = trial, max(n - 1, 2), True
+                    break
+                if budget <= 0:
+                    break
+            if not reduced:
+                if chunk == 1:
+                    break
+                n = min(len(earlier), n * 2)
+        return earlier + [last]

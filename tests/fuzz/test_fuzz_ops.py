@@ -67,10 +67,17 @@ def judge(pool, case):
         return f"raised {name} (not a type torch raises for bad input): {msg}"
     if status == "crash":
         # confirm in a fresh worker, so that the reproducer is this case alone
+        history = list(pool.history)
         pool.close()
         again, _ = pool.run(case, confirm=True)
-        alone = "reproduces alone" if again == "crash" else "did NOT reproduce alone (state from earlier cases)"
-        return f"CRASH ({alone}): {detail}"
+        if again == "crash":
+            return f"CRASH (reproduces alone): {detail}"
+        # it needs what earlier cases left behind (a corrupted heap, say): find which
+        found = pool.culprits(history)
+        if found is None:
+            return f"CRASH (does not reproduce, not even after the worker's {len(history) - 1} earlier cases): {detail}"
+        steps = "\n".join(f"  run_case(fl, {c!r})" for c in found)
+        return f"CRASH (reproduces after these {len(found) - 1} earlier case(s), in order):\n{steps}\n{detail}"
     return f"{status.upper()}: {detail}"
 
 
