@@ -184,6 +184,14 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if dtype is None and out is not None:
+        dtype = out.dtype
+    if dtype is not None and not dtype.is_floating_point and any(
+            isinstance(v, (builtins.float, np.floating)) for v in (start, end, step)):
+        # an integral result: start, end and step are cast to it first (truncated), as torch's accumulate type
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     if (end - start) / step < 0 and end != start:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = builtins.max(0, math.ceil((end - start) / step))
@@ -196,7 +204,10 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         vals = builtins.int(start) + np.arange(n, dtype=np.int64) * builtins.int(step) if all(
             isinstance(v, (builtins.int, np.integer)) for v in (start, step)) else np.floor(
             start + np.arange(n, dtype=np.float64) * step)
-    return _finish(tensor(vals, dtype=dtype), requires_grad)
+    result = tensor(vals, dtype=dtype)
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return _finish(result, requires_grad)
 
 
 def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
