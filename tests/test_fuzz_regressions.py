@@ -77,3 +77,21 @@ def test_mvlgamma_of_a_huge_dimension_does_not_loop():
     assert abs(y[0].item() - 1.8810) < 1e-3
     y.sum().backward()
     assert abs(x.grad[2].item() - 6.5901) < 1e-3
+
+
+@pytest.mark.parametrize("call", [
+    lambda leaf: fl.ne(fl.randn(7, 1, 7), fl.randn(7, 1, 7), out=leaf.permute(2, 1, 0)),
+    lambda leaf: fl.cat([fl.ones(3), fl.ones(2)], out=leaf.reshape(-1)[:3]),
+])
+def test_out_that_is_a_view_of_a_leaf_requiring_grad_is_not_resized(call):
+    # the view was resized past its base; the as_strided backward then wrote the gradient outside the leaf's
+    # memory (heap corruption, found by the fuzzer as "double free or corruption")
+    leaf = fl.zeros(7, 1, 2, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        r = call(leaf)
+        (r.float() * 0.5).sum().backward()
+
+
+def test_scatter_of_none_is_a_type_error():
+    with pytest.raises(TypeError):
+        fl.scatter(None, -4, fl.tensor(1), 2.0, reduce="prod")

@@ -150,6 +150,11 @@ void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
     check_no_internal_overlap(out);
     return;
   }
+  // as torch's resize_: a tensor in the autograd graph (a leaf that requires grad, or a view of one) keeps its
+  // geometry, which its gradient's shape depends on
+  FL_CHECK(!(out->requires_grad || (out->autograd && out->autograd->grad_fn)), Error, op,
+           "(): cannot resize variables that require grad (out= of shape ", shape_str(out->sizes), ", result of shape ",
+           shape_str(sizes), ")");
   out->sizes = sizes;
   out->strides = contiguous_strides(sizes);
   out->refresh();

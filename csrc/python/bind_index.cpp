@@ -215,6 +215,8 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
 // The fresh copy an out-of-place form writes into: differentiable with respect to `self` (the
 // gradient summed back when self was broadcast to `copy_of`'s shape).
 Tensor out_of_place_copy(const Tensor& self, const Tensor& copy_of) {
+  // (None arrives as an empty handle: Note [required tensors] in core/dispatch.h)
+  FL_CHECK(self && copy_of, TypeError, "argument 'input' (position 1) must be Tensor, not NoneType");
   Tensor r = clone(copy_of);
   if (!self->requires_grad || !thread_state().grad_enabled) return r;
   return autograd::record_lambda("CloneBackward0", r, {autograd::gradient_edge(self)},
