@@ -274,7 +274,9 @@ def polygamma(n, input, *, out=None):
         return _C.digamma(input, out=out)
     x = _float(input)
     result = _C.special_zeta(_wrap(_b.float(n + 1)), x)
-    return _out(result * ((-1.0) ** (n + 1) * _math.factorial(n)), out)
+    # n! past 170 is beyond float64 (and math.factorial of a huge n runs for ever): inf, as torch's gamma
+    factorial = _b.float(_math.factorial(n)) if n <= 170 else _math.inf
+    return _out(result * ((-1.0 if n % 2 == 0 else 1.0) * factorial), out)
 
 
 def mvlgamma(input, p, *, out=None):

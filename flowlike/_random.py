@@ -5,7 +5,7 @@ import math
 from . import _C
 from . import _dtype as D
 from ._creation import empty, _shape, _finish
-from ._tensor import Tensor, check_device
+from ._tensor import Tensor, check_device, int_arg
 from ._views import broadcast_shapes
 
 Generator = _C.Generator
@@ -90,7 +90,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
              pin_memory=False):
     """A random permutation of 0..n-1."""
     check_device(device)
-    return _finish(_C._randperm(builtins.int(n), dtype or D.int64, generator), requires_grad)
+    return _finish(_C._randperm(int_arg(n, "randperm", "n"), dtype or D.int64, generator), requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,

@@ -12,7 +12,7 @@ import warnings
 
 from . import _C
 from . import _dtype as D
-from ._tensor import Tensor
+from ._tensor import Tensor, int_arg
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
 
@@ -45,9 +45,9 @@ def _dims(dim):
     if dim is None:
         return []
     if isinstance(dim, (builtins.int, Tensor)) and not isinstance(dim, builtins.bool):
-        return [builtins.int(dim)]
+        return [int_arg(dim, "reduction", "dim")]
     if isinstance(dim, (tuple, list)):
-        return [builtins.int(d) for d in dim]
+        return [int_arg(d, "reduction", "dim") for d in dim]
     raise TypeError(f"dim must be an int, a tuple of ints or None, but got {type(dim).__name__}")
 
 

@@ -1,5 +1,6 @@
 """The Tensor type's Python-side methods, Size and device."""
 import builtins
+import operator
 
 import numpy as np
 
@@ -174,6 +175,17 @@ def _scalar_conv(kind):
             raise ValueError("only one element tensors can be converted to Python scalars")
         return kind(self.item())
     return conv
+
+
+def int_arg(value, op, name):
+    """An int argument as torch's parser takes it: ints, numpy ints and one-element integer tensors (__index__);
+    TypeError for anything else (a float, inf, a float tensor) instead of a silent or overflowing int()."""
+    if isinstance(value, builtins.bool):
+        return builtins.int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {builtins.type(value).__name__}") from None
 
 
 def _index(self):

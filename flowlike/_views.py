@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _C
 from . import _dtype as D
-from ._tensor import Tensor, Size
+from ._tensor import Tensor, Size, int_arg
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
            "diagonal", "as_strided", "cat", "concat", "concatenate", "flip", "roll", "tril", "triu", "trace",
@@ -658,7 +658,7 @@ del _name
 
 def split_with_sizes(input, split_sizes, dim=0):
     """Splits input along dim into pieces of the given sizes (which must sum to the dim's size)."""
-    return split(input, [int(s) for s in split_sizes], dim)
+    return split(input, [int_arg(s, "split_with_sizes", "split_sizes") for s in split_sizes], dim)
 
 
 unsafe_split = split

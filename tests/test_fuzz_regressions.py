@@ -95,3 +95,16 @@ def test_out_that_is_a_view_of_a_leaf_requiring_grad_is_not_resized(call):
 def test_scatter_of_none_is_a_type_error():
     with pytest.raises(TypeError):
         fl.scatter(None, -4, fl.tensor(1), 2.0, reduce="prod")
+
+
+@pytest.mark.parametrize("call", [lambda: fl.ones(3).sum(float("inf")), lambda: fl.randperm(float("inf")),
+                                  lambda: fl.ones(4).split_with_sizes([float("inf")])])
+def test_a_float_where_torch_takes_an_int_is_a_type_error(call):
+    with pytest.raises(TypeError):  # was int(inf): OverflowError
+        call()
+
+
+def test_polygamma_of_a_huge_order_does_not_hang():
+    # math.factorial(2**63 - 1) ran for ever
+    assert fl.isinf(fl.polygamma(2 ** 63 - 1, fl.ones(2))).all()
+    assert fl.polygamma(100000, fl.ones(2)).tolist() == [float("-inf")] * 2
