@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _C
 from . import _dtype as D
-from ._tensor import Tensor, check_device
+from ._tensor import Tensor, check_device, int_arg
 
 from_numpy = _C.from_numpy
 
@@ -312,7 +312,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     """An uninitialized tensor of shape `size` whose dims lie in memory in the order physical_layout (outermost
     first): empty_permuted((2, 3, 4), (0, 2, 1)) has strides (12, 1, 3)."""
     size = _shape((size,), "empty_permuted")
-    order = [builtins.int(d) for d in physical_layout]
+    order = [int_arg(d, "empty_permuted", "physical_layout") for d in physical_layout]
     if sorted(order) != builtins.list(builtins.range(len(size))):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; or "
                            f"physical_layout is not a permutation: {order} for size {size}")

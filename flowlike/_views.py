@@ -40,7 +40,7 @@ def _ints(v):
     """An int, a sequence of ints or an integer tensor, as a list of ints."""
     if isinstance(v, Tensor):
         v = v.tolist()
-    return [v] if isinstance(v, builtins.int) else [builtins.int(a) for a in v]
+    return [v] if isinstance(v, builtins.int) else [int_arg(a, "split", "split_size_or_sections") for a in v]
 
 
 # ---- views --------------------------------------------------------------------------------------

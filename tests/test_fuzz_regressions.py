@@ -108,3 +108,18 @@ def test_polygamma_of_a_huge_order_does_not_hang():
     # math.factorial(2**63 - 1) ran for ever
     assert fl.isinf(fl.polygamma(2 ** 63 - 1, fl.ones(2))).all()
     assert fl.polygamma(100000, fl.ones(2)).tolist() == [float("-inf")] * 2
+
+
+def test_sort_of_an_empty_tensor_with_a_huge_dim_does_not_visit_its_rows():
+    # (0, 2**40): 2**40 empty rows were visited one by one (a hang)
+    x = fl.zeros(0, 1).expand(0, 2 ** 40)
+    assert fl.msort(x).shape == (0, 2 ** 40)
+    assert fl.sort(x, 1).values.shape == (0, 2 ** 40)
+
+
+def test_split_and_empty_permuted_take_ints():
+    with pytest.raises(TypeError):
+        fl.ones(4).split([float("-inf"), 2])
+    with pytest.raises(TypeError):
+        fl.empty_permuted((0, 2), (fl.tensor([0.5]), 1))
+    assert [t.shape[0] for t in fl.ones(4).split([fl.tensor(2), 2])] == [2, 2]
