@@ -63,7 +63,6 @@ KNOWN_FAILURES = {
                            "normalizes them)",
     "samples:linalg.lstsq": "lstsq's residuals/rank/singular values carry no autograd history",
     "samples:linalg.lstsq.grad_oriented": "lstsq's residuals carry no autograd history",
-    "samples:linalg.matrix_power": "matrix_power(x, 0) output carries no autograd history",
     "samples:linalg.vander": "a 0-dim x: torch treats it as one point, flowlike refuses it",
     "samples:linalg.pinv.singular": "gradient differs on singular inputs; cause not investigated yet",
     "samples:linalg.pinv.hermitian": "gradient differs for hermitian=True",
@@ -72,7 +71,6 @@ KNOWN_FAILURES = {
     "samples:special.hermite_polynomial_he": "float32 sample 4: values differ by up to 2 (large "
                                              "values); cause not investigated yet",
     "samples:cdouble": COMPLEX, "samples:cfloat": COMPLEX, "samples:chalf": COMPLEX,
-    "samples:fill": "fill's output carries no autograd history (its gradient is zero)",
 }
 
 # OpInfos whose name resolves in flowlike but that call what flowlike does not provide (not counted as runnable)
