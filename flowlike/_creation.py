@@ -174,6 +174,20 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _oom_as_runtime_error(fn):
+    """numpy's MemoryError (a huge arange or linspace) as torch's allocator raises it: a RuntimeError."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:
+            raise RuntimeError(f"{fn.__name__}(): not enough memory ({e})") from None
+    return wrapper
+
+
+@_oom_as_runtime_error
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Values from start to end (exclusive) by step, as torch.arange."""
     check_device(device)
@@ -230,6 +244,7 @@ def _check_steps(op, steps):
                         f"{type(steps).__name__}")
 
 
+@_oom_as_runtime_error
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
     check_device(device)
@@ -242,6 +257,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     return _finish(tensor(vals, dtype=dtype), requires_grad)
 
 
+@_oom_as_runtime_error
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps values base**x for x evenly spaced from start to end."""
     check_device(device)
