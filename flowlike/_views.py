@@ -205,6 +205,8 @@ def chunk(input, chunks, dim=0):
     n = input.shape[d]
     size = (n + chunks - 1) // chunks
     if size == 0 and n == 0:
+        if chunks > (1 << 31):  # `chunks` empty views: torch's allocation of them fails too
+            raise RuntimeError(f"chunk: not enough memory for {chunks} empty chunks")
         return split(input, [0] * chunks, d)
     return split(input, size, d)
 
@@ -245,6 +247,8 @@ def _split_dim(name, min_dim, dim):
                 isinstance(indices_or_sections, builtins.bool):
             raise TypeError(f"{name}() received an invalid combination of arguments: indices_or_sections must be an "
                             f"int, a sequence of ints or a tensor, not {type(indices_or_sections).__name__}")
+        if isinstance(indices_or_sections, builtins.int) and not -(1 << 63) <= indices_or_sections < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")  # (torch's argument parser)
         if isinstance(indices_or_sections, builtins.int) and (
                 indices_or_sections == 0 or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "

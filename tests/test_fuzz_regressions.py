@@ -1,5 +1,7 @@
-"""Crashes the fuzzer (tests/fuzz) found, each kept as a plain regression test: every one of these killed the
-process with a segmentation fault before its fix."""
+"""What the fuzzer (tests/fuzz) found, each kept as a plain regression test: crashes (segmentation faults, heap
+corruption), hangs, and exceptions of a class torch does not raise for the same mistake."""
+import os
+
 import pytest
 
 import flowlike as fl
@@ -123,3 +125,18 @@ def test_split_and_empty_permuted_take_ints():
     with pytest.raises(TypeError):
         fl.empty_permuted((0, 2), (fl.tensor([0.5]), 1))
     assert [t.shape[0] for t in fl.ones(4).split([fl.tensor(2), 2])] == [2, 2]
+
+
+def test_svd_of_a_non_finite_matrix_fails_instead_of_hanging():
+    # OpenBLAS's gesdd looped for ever on an inf: run in a child process so a regression fails instead of hanging
+    import subprocess
+    import sys
+    code = ("import flowlike as fl\n"
+            "x = fl.randn(7, 5, 5); x[2, 0, 0] = float('inf'); x[3, 1, 1] = float('nan')\n"
+            "for f in (fl.linalg.svd, fl.linalg.svdvals, fl.linalg.pinv, fl.linalg.matrix_rank):\n"
+            "    try:\n        f(x)\n        print('no error')\n"
+            "    except RuntimeError as e:\n        print(type(e).__name__, 'non-finite' in str(e))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[:4] == ["LinAlgError True"] * 4
