@@ -425,6 +425,8 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
 
 def _is_set_to(self, tensor):
     """Whether self and tensor share storage, storage offset, sizes and strides."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {builtins.type(tensor).__name__}")
     return (self._is_view_of(tensor) and self.storage_offset() == tensor.storage_offset() and
             self.size() == tensor.size() and self.stride() == tensor.stride())
 

@@ -835,6 +835,7 @@ def as_strided_(input, size, stride, storage_offset=None):
 def _resize(self, *sizes):
     """Deprecated Tensor.resize: self reshaped to sizes (with the same number of elements)."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    sizes = tuple(int_arg(s, "resize", "size") for s in sizes)
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     numel = math.prod(sizes)
     if numel != self.numel():

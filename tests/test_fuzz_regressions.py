@@ -140,3 +140,10 @@ def test_svd_of_a_non_finite_matrix_fails_instead_of_hanging():
                        cwd=os.path.dirname(os.path.abspath(__file__)))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split("\n")[:4] == ["LinAlgError True"] * 4
+
+
+def test_is_set_to_and_resize_check_their_arguments():
+    with pytest.raises(TypeError):  # was a null dereference
+        fl.ones(2, 3).is_set_to(None)
+    with pytest.raises(TypeError):  # was a tuple repeated 2**31 times (MemoryError)
+        fl.ones(()).resize((4, 6), 2 ** 31)
