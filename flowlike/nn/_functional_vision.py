@@ -130,7 +130,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 def pixel_shuffle(input, upscale_factor):
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
-    r = builtins.int(upscale_factor)
+    r = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor")
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.dim()} dimension(s)")
@@ -148,7 +148,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
-    r = builtins.int(downscale_factor)
+    r = int_arg(downscale_factor, "pixel_unshuffle", "downscale_factor")
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.dim()} dimension(s)")

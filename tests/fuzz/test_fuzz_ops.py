@@ -43,6 +43,10 @@ KNOWN_EXCEPTION_TYPES.append(
     ("AssertionError", r"^(Padding_idx must be within num_embeddings|query should be unbatched|expected \(int, float\)"
                        r"|key should be unbatched|value should be unbatched|For (un)?batched)",
      "torch raises AssertionError here too (Python asserts in torch.nn.functional and torch.sym_max/sym_min)"))
+KNOWN_EXCEPTION_TYPES.append(
+    ("OverflowError", r"^cannot convert float infinity to integer$",
+     "torch.sym_int(inf) raises OverflowError too (only accepted for fl.sym_int)"))
+KNOWN_TARGETS = {"OverflowError": re.compile(r"^fl\.sym_int$")}  # types accepted only for these targets
 KNOWN_SEEN = {}
 
 
@@ -65,7 +69,8 @@ def judge(pool, case):
         if any(n in ALLOWED for n in mro) or (name == "MemoryError" and _has_huge(case)):
             return None
         for known_name, pattern, _reason in KNOWN_EXCEPTION_TYPES:
-            if name == known_name and re.search(pattern, msg):
+            if name == known_name and re.search(pattern, msg) and (
+                    known_name not in KNOWN_TARGETS or KNOWN_TARGETS[known_name].match(case["target"])):
                 KNOWN_SEEN[known_name] = KNOWN_SEEN.get(known_name, 0) + 1
                 return None
         return f"raised {name} (not a type torch raises for bad input): {msg}"
