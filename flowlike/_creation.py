@@ -8,7 +8,7 @@ import numpy as np
 from . import _C
 from . import _dtype as D
 from ._out import write_out
-from ._tensor import Tensor, check_device
+from ._tensor import Tensor, check_device, int_arg
 
 from_numpy = _C.from_numpy
 
@@ -188,6 +188,20 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _oom_as_runtime_error(fn):
+    """numpy's MemoryError (a huge arange or linspace) as torch's allocator raises it: a RuntimeError."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:
+            raise RuntimeError(f"{fn.__name__}(): not enough memory ({e})") from None
+    return wrapper
+
+
+@_oom_as_runtime_error
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Values from start to end (exclusive) by step, as torch.arange."""
     dtype = _dtype_of(dtype, out)
@@ -195,8 +209,18 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if dtype is None and out is not None:
+        dtype = out.dtype
+    if dtype is not None and not dtype.is_floating_point and any(
+            isinstance(v, (builtins.float, np.floating)) for v in (start, end, step)):
+        # an integral result: start, end and step are cast to it first (truncated), as torch's accumulate type
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     if (end - start) / step < 0 and end != start:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = builtins.max(0, math.ceil((end - start) / step))
@@ -231,10 +255,18 @@ def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
     return np.where(i < half, np.float64(start) + i * step, np.float64(end) - (steps - 1 - i) * step)
 
 
+def _check_steps(op, steps):
+    if isinstance(steps, (builtins.float, builtins.bool, str)) or steps is None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: argument 'steps' must be int, not "
+                        f"{type(steps).__name__}")
+
+
+@_oom_as_runtime_error
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
+    _check_steps("linspace", steps)
     dtype = dtype or D.get_default_dtype()
     vals = _linspace_values(_number(start), _number(end), steps,
                             np.dtype(np.float64) if dtype == D.float64 else np.dtype(np.float32))
@@ -243,10 +275,12 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     return _finish(tensor(vals, dtype=dtype), requires_grad, out, "linspace")
 
 
+@_oom_as_runtime_error
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps values base**x for x evenly spaced from start to end."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
+    _check_steps("logspace", steps)
     vals = np.power(base, _linspace_values(_number(start), _number(end), steps))
     return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad, out, "logspace")
 
@@ -316,7 +350,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     """An uninitialized tensor of shape `size` whose dims lie in memory in the order physical_layout (outermost
     first): empty_permuted((2, 3, 4), (0, 2, 1)) has strides (12, 1, 3)."""
     size = _shape((size,), "empty_permuted")
-    order = [builtins.int(d) for d in physical_layout]
+    order = [int_arg(d, "empty_permuted", "physical_layout") for d in physical_layout]
     if sorted(order) != builtins.list(builtins.range(len(size))):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; or "
                            f"physical_layout is not a permutation: {order} for size {size}")

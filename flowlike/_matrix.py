@@ -17,8 +17,12 @@ def _tri_indices(np_fn, row, col, offset, dtype):
     from ._creation import tensor
     if row < 0 or col < 0:
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
-    r, c = np_fn(row, offset, col)
-    return tensor(np.stack([r, c]).reshape(2, -1), dtype=dtype or D.int64)
+    try:
+        r, c = np_fn(row, offset, col)
+        return tensor(np.stack([r, c]).reshape(2, -1), dtype=dtype or D.int64)
+    except MemoryError as e:  # as torch's allocator: a RuntimeError
+        raise RuntimeError(f"{np_fn.__name__}: not enough memory for the indices of a {row} x {col} matrix "
+                           f"({e})") from None
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

@@ -83,11 +83,19 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
+def _require_tensor(op, value, name, position):
+    """TypeError (as torch's argument parser) when an argument that must be a tensor is not one."""
+    if not isinstance(value, _C.Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
 def clamp_min(input, min):
+    _require_tensor("clamp_min", input, "input", 1)
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    _require_tensor("clamp_max", input, "input", 1)
     return clamp(input, max=max)
 
 
@@ -127,9 +135,14 @@ def round(input, *, decimals=0, out=None):
     """Rounds half to even, optionally to a number of decimals."""
     if decimals == 0:
         return _C.round(input, out=out)
-    scale = 10.0 ** decimals
-    result = _C.round(input * scale) / scale if decimals > 0 else _C.round(input / (10.0 ** -decimals)) * (
-        10.0 ** -decimals)
+    def power_of_ten(n):  # past float range: inf, so that the result is nan as torch's
+        try:
+            return 10.0 ** n
+        except OverflowError:
+            return _math.inf
+    scale = power_of_ten(decimals)
+    result = _C.round(input * scale) / scale if decimals > 0 else _C.round(input / power_of_ten(-decimals)) * (
+        power_of_ten(-decimals))
     result = result.to(input.dtype)
     return write_out(out, result, "round")
 
@@ -155,6 +168,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (with PyTorch's inf and nan rules)."""
+    _require_tensor("isclose", input, "input", 1)
+    _require_tensor("isclose", other, "other", 2)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     if input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     if input.dtype == _D.bool:
@@ -214,6 +233,8 @@ def rad2deg(input, *, out=None):
 
 def ldexp(input, other, *, out=None):
     """input * 2 ** other."""
+    _require_tensor("ldexp", input, "input", 1)
+    _require_tensor("ldexp", other, "other", 2)
     return write_out(out, _C.mul(input, _C.pow(_wrap(2.0), _as_operand(other))), "ldexp", exact_dtype=True)
 
 
@@ -249,7 +270,9 @@ def polygamma(n, input, *, out=None):
         return _C.digamma(input, out=out)
     x = _float(input)
     result = _C.special_zeta(_wrap(_b.float(n + 1)), x)
-    return write_out(out, result * ((-1.0) ** (n + 1) * _math.factorial(n)), "polygamma")
+    # n! past 170 is beyond float64 (and math.factorial of a huge n runs for ever): inf, as torch's gamma
+    factorial = _b.float(_math.factorial(n)) if n <= 170 else _math.inf
+    return write_out(out, result * ((-1.0 if n % 2 == 0 else 1.0) * factorial), "polygamma")
 
 
 def mvlgamma(input, p, *, out=None):
@@ -257,9 +280,13 @@ def mvlgamma(input, p, *, out=None):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _float(input)
-    result = (p * (p - 1) / 4.0) * _math.log(_math.pi)
-    for j in range(p):
-        result = result + _C.lgamma(x - j / 2.0)
+    if x.numel() == 0:
+        return write_out(out, x * 1, "mvlgamma")
+    # all p terms at once (as torch: one lgamma over x - j / 2 for j < p, summed); a huge p fails to allocate
+    # instead of running a Python loop for ever
+    from ._creation import arange
+    halves = arange(p, dtype=x.dtype) * 0.5
+    result = _C.lgamma(x.unsqueeze(-1) - halves).sum(-1) + (p * (p - 1) / 4.0) * _math.log(_math.pi)
     return write_out(out, result, "mvlgamma")
 
 
@@ -272,6 +299,7 @@ def sinc(input, *, out=None):
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
+    _require_tensor("rsub", input, "input", 1)
     return _C.sub(_as_operand(other), input, alpha=alpha)
 
 

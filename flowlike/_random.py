@@ -6,7 +6,7 @@ from . import _C
 from . import _dtype as D
 from ._creation import empty, _dtype_of, _shape, _finish
 from ._out import write_out
-from ._tensor import Tensor, check_device
+from ._tensor import Tensor, check_device, int_arg
 from ._views import broadcast_shapes
 
 Generator = _C.Generator
@@ -68,6 +68,9 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         if not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
+    for name, v in (("low", low), ("high", high)):  # ints and what has __index__ (numpy ints, int tensors)
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__") or isinstance(v, builtins.float):
+            raise TypeError(f"randint(): argument '{name}' must be int, not {type(v).__name__}")
     t = empty(*_shape((size,), "randint"), dtype=dtype or D.int64)
     return _finish(t.random_(builtins.int(low), builtins.int(high), generator=generator), requires_grad, out,
                    "randint")
@@ -93,7 +96,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     """A random permutation of 0..n-1."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._randperm(builtins.int(n), dtype or D.int64, generator), requires_grad, out, "randperm")
+    return _finish(_C._randperm(int_arg(n, "randperm", "n"), dtype or D.int64, generator), requires_grad, out, "randperm")
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,

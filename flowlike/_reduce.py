@@ -13,7 +13,7 @@ import warnings
 from . import _C
 from . import _dtype as D
 from ._out import inplace_method, write_out
-from ._tensor import Tensor
+from ._tensor import Tensor, int_arg
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
 
@@ -46,9 +46,9 @@ def _dims(dim):
     if dim is None:
         return []
     if isinstance(dim, (builtins.int, Tensor)) and not isinstance(dim, builtins.bool):
-        return [builtins.int(dim)]
+        return [int_arg(dim, "reduction", "dim")]
     if isinstance(dim, (tuple, list)):
-        return [builtins.int(d) for d in dim]
+        return [int_arg(d, "reduction", "dim") for d in dim]
     raise TypeError(f"dim must be an int, a tuple of ints or None, but got {type(dim).__name__}")
 
 
@@ -575,8 +575,12 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates the derivative of input along each dim (or the given ones) by central differences in the interior
     and one-sided differences of order edge_order (1 or 2) at the edges. spacing: a number, one number per dim, or
     one tensor of coordinates per dim. Returns a tuple of tensors, one per dim."""
+    spacing = 1 if spacing is None else spacing
     dims = builtins.list(builtins.range(input.dim())) if dim is None else _dims(dim)
     dims = [d + input.dim() if d < 0 else d for d in dims]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if isinstance(spacing, (tuple, builtins.list)):

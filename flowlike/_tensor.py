@@ -1,5 +1,6 @@
 """The Tensor type's Python-side methods, Size and device."""
 import builtins
+import operator
 
 import numpy as np
 
@@ -44,6 +45,9 @@ class device:
             type, index = type.type, type.index
         elif isinstance(type, builtins.int):
             type, index = "cuda", type
+        elif not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({builtins.type(type).__name__})"
+                            f", but expected one of: (torch.device device), (str type, int index = -1)")
         elif ":" in type:
             type, idx = type.split(":", 1)
             if not idx.isdigit():
@@ -173,6 +177,17 @@ def _scalar_conv(kind):
     return conv
 
 
+def int_arg(value, op, name):
+    """An int argument as torch's parser takes it: ints, numpy ints and one-element integer tensors (__index__);
+    TypeError for anything else (a float, inf, a float tensor) instead of a silent or overflowing int()."""
+    if isinstance(value, builtins.bool):
+        return builtins.int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {builtins.type(value).__name__}") from None
+
+
 def _index(self):
     if self.numel() != 1 or self.dtype.is_floating_point:
         raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -212,6 +227,23 @@ def _detach(self):
     return self._detach_alias()
 
 
+def _contains(self, element):
+    """`element in tensor`: whether any element equals it (torch's rule; no iteration over rows)."""
+    if isinstance(element, (Tensor, builtins.int, builtins.float, builtins.bool)):
+        return builtins.bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {builtins.type(element)}.")
+
+
+def _as_subclass(self, cls):
+    """A `cls` instance sharing self's memory and staying attached to its autograd graph (torch's as_subclass)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    out = Tensor.__new__(cls)
+    Tensor.__init__(out, self, "__as_subclass__")
+    return out
+
+
 def _is_nonzero(self):
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self.numel() > 1
@@ -235,7 +267,8 @@ _METHODS = {
     "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
     "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_full,
-    "requires_grad_": _requires_grad_, "detach": _detach,
+    "requires_grad_": _requires_grad_, "detach": _detach, "as_subclass": _as_subclass,
+    "__contains__": _contains,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
     "get_device": lambda self: -1, "is_nonzero": _is_nonzero,
@@ -392,6 +425,8 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
 
 def _is_set_to(self, tensor):
     """Whether self and tensor share storage, storage offset, sizes and strides."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {builtins.type(tensor).__name__}")
     return (self._is_view_of(tensor) and self.storage_offset() == tensor.storage_offset() and
             self.size() == tensor.size() and self.stride() == tensor.stride())
 

@@ -11,7 +11,7 @@ import warnings
 
 from . import _C
 from ._out import write_out
-from ._tensor import Tensor, Size
+from ._tensor import Tensor, Size, int_arg
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
            "diagonal", "as_strided", "cat", "concat", "concatenate", "flip", "roll", "tril", "triu", "trace",
@@ -37,7 +37,7 @@ def _ints(v):
     """An int, a sequence of ints or an integer tensor, as a list of ints."""
     if isinstance(v, Tensor):
         v = v.tolist()
-    return [v] if isinstance(v, builtins.int) else [builtins.int(a) for a in v]
+    return [v] if isinstance(v, builtins.int) else [int_arg(a, "split", "split_size_or_sections") for a in v]
 
 
 # ---- views --------------------------------------------------------------------------------------
@@ -202,6 +202,8 @@ def chunk(input, chunks, dim=0):
     n = input.shape[d]
     size = (n + chunks - 1) // chunks
     if size == 0 and n == 0:
+        if chunks > (1 << 31):  # `chunks` empty views: torch's allocation of them fails too
+            raise RuntimeError(f"chunk: not enough memory for {chunks} empty chunks")
         return split(input, [0] * chunks, d)
     return split(input, size, d)
 
@@ -238,7 +240,14 @@ def _split_dim(name, min_dim, dim):
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
                                f"with {input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
-        if isinstance(indices_or_sections, builtins.int) and input.shape[d] % indices_or_sections:
+        if not isinstance(indices_or_sections, (builtins.int, builtins.list, builtins.tuple, Tensor)) or \
+                isinstance(indices_or_sections, builtins.bool):
+            raise TypeError(f"{name}() received an invalid combination of arguments: indices_or_sections must be an "
+                            f"int, a sequence of ints or a tensor, not {type(indices_or_sections).__name__}")
+        if isinstance(indices_or_sections, builtins.int) and not -(1 << 63) <= indices_or_sections < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")  # (torch's argument parser)
+        if isinstance(indices_or_sections, builtins.int) and (
+                indices_or_sections == 0 or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
                                f"{input.shape[d]} is not divisible by the split_size {indices_or_sections}!")
         return tensor_split(input, indices_or_sections, d)
@@ -340,7 +349,7 @@ del _name
 
 def split_with_sizes(input, split_sizes, dim=0):
     """Splits input along dim into pieces of the given sizes (which must sum to the dim's size)."""
-    return split(input, [int(s) for s in split_sizes], dim)
+    return split(input, [int_arg(s, "split_with_sizes", "split_sizes") for s in split_sizes], dim)
 
 
 unsafe_split = split
@@ -458,6 +467,7 @@ def as_strided_(input, size, stride, storage_offset=None):
 def _resize(self, *sizes):
     """Deprecated Tensor.resize: self reshaped to sizes (with the same number of elements)."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    sizes = tuple(int_arg(s, "resize", "size") for s in sizes)
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     numel = math.prod(sizes)
     if numel != self.numel():

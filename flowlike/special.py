@@ -124,7 +124,8 @@ def _polynomial(name, first, step, doc):
             degree = n.to(_C.int64) if n.dtype.is_floating_point else n.long()  # truncation toward zero
             top = int(degree.max().item()) if degree.numel() else 0
         else:
-            degree, top = None, int(n)
+            # (a non-finite n converts to int64's minimum, as torch's cast: a negative degree, P_n = 0)
+            degree, top = None, int(n) if _math.isfinite(n) else -1
         if top > _MAX_DEGREE:  # the recurrence runs once per degree: refuse rather than run for hours
             raise RuntimeError(f"{name}(): flowlike evaluates degrees up to {_MAX_DEGREE} by recurrence, got n = {top}")
         if degree is not None:  # broadcast x and degree

@@ -71,6 +71,64 @@ def _has(mod, name):
         return False
 
 
+def opinfo_table(show_failures):
+    """torch's OpInfo database (test_torch_opinfo_parity.py): entries passing, error inputs raising torch's class,
+    and the table of entries that do not pass yet, with the reason."""
+    import warnings
+
+    import torch_opinfo as T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_methods_invocations import op_db
+        counts = dict(entries=len(op_db), runnable=0, passing=0, failing=0, known=0, missing=0)
+        err = dict(checked=0, matching=0, unsupported=0)
+        samples = dict(checked=0, unsupported=0)
+        failing = []
+        for op in op_db:
+            oid = T.op_id(op)
+            if T.flowlike_callable(fl, torch, op) is None or oid in T.NOT_PROVIDED:
+                counts["missing"] += 1
+                continue
+            counts["runnable"] += 1
+            ec, eu, ef = T.check_errors(fl, torch, op)
+            sc, su, sf = T.check_samples(fl, torch, op)
+            err["checked"] += ec
+            err["unsupported"] += eu
+            err["matching"] += ec - len({f.split(":")[0] for f in ef})
+            samples["checked"] += sc
+            samples["unsupported"] += su
+            if ef or sf:
+                counts["failing"] += 1
+                known = any(k in T.KNOWN_FAILURES for k in (oid, "errors:" + oid, "samples:" + oid))
+                counts["known"] += known
+                failing.append((oid, known, ef + sf))
+            else:
+                counts["passing"] += 1
+    print(f"\ntorch OpInfo database (torch {torch.__version__}): {counts['entries']} entries, {counts['runnable']} with a "
+          f"flowlike counterpart, {counts['missing']} without")
+    print(f"  entries passing: {counts['passing']} / {counts['runnable']}   failing: {counts['failing']} "
+          f"({counts['known']} of them in the KNOWN_FAILURES table)")
+    print(f"  error inputs raising torch's class: {err['matching']} / {err['checked']} "
+          f"({err['unsupported']} not expressible in flowlike: complex, sparse, meta)")
+    print(f"  samples compared: {samples['checked']} ({samples['unsupported']} not expressible in flowlike)")
+    print(f"\nKNOWN_FAILURES ({len(T.KNOWN_FAILURES)} entries):")
+    for key, reason in sorted(T.KNOWN_FAILURES.items()):
+        print(f"  {key:<48} {reason}")
+    print(f"NOT_PROVIDED ({len(T.NOT_PROVIDED)} entries):")
+    for key, reason in sorted(T.NOT_PROVIDED.items()):
+        print(f"  {key:<48} {reason}")
+    unexplained = [f for f in failing if not f[1]]
+    if unexplained:
+        print(f"\nfailing and not in the table ({len(unexplained)}):")
+        for oid, _, problems in unexplained:
+            print(f"  {oid}: {problems[0]}")
+    if show_failures:
+        for oid, _, problems in failing:
+            print(f"\n{oid}:\n    " + "\n    ".join(problems[:10]))
+    return counts, err
+
+
 if __name__ == "__main__":
     database_table("--failures" in sys.argv)
     api_table()
+    opinfo_table("--failures" in sys.argv)

@@ -368,15 +368,18 @@ API_COVERAGE = [
     OpInfo("gradient", "stats", lambda m, x, c: m.gradient(x, spacing=(c.abs().cumsum(0) + 0.1,), dim=2, edge_order=2),
            _pair(X3, (5,)), variant="coordinates2"),
     # indexing
-    # (no gradients: flowlike's scatter_reduce, which index_reduce is written with, is not differentiable yet)
+    # (gradients through scatter_reduce, which index_reduce is written with; amin/amax ties share as torch)
     OpInfo("index_reduce", "index", lambda m, x, y: m.index_reduce(x, 0, m.tensor([0, 2, 0]), y, "prod"),
-           _pair((3, 4), (3, 4)), grad=False,
+           _pair((3, 4), (3, 4)),
            errors=(lambda m: m.index_reduce(m.ones(3), 0, m.tensor([0]), m.ones(1), "sum"),)),
     OpInfo("Tensor.index_reduce", "index", lambda m, x, y: x.index_reduce(1, m.tensor([1, 1, 0]), y, "amax",
                                                                           include_self=False),
-           _pair((2, 4), (2, 3)), grad=False),
+           _pair((2, 4), (2, 3))),
     OpInfo("index_reduce", "index", lambda m, x, y: m.index_reduce(x, 0, m.tensor([2, 2, 0]), y, "mean"),
-           _pair((3, 4), (3, 4)), dtypes=("float32", "float64", "int64"), grad=False, variant="mean"),
+           _pair((3, 4), (3, 4)), dtypes=("float32", "float64", "int64"), variant="mean"),
+    OpInfo("index_reduce", "index", lambda m, x, y: m.index_reduce(x, 0, m.tensor([2, 2, 0]), y, "amin",
+                                                                   include_self=False),
+           _pair((3, 4), (3, 4)), variant="amin"),
     OpInfo("put", "index", lambda m, x, y: m.put(x, m.tensor([0, 5, -1]), y), _pair((3, 4), (3,)),
            errors=(lambda m: m.put(m.ones(2), m.tensor([2]), m.ones(1)),)),
     OpInfo("Tensor.put_", "index", lambda m, x, y: (x * 1).put_(m.tensor([[1, 1], [6, 0]]), y, accumulate=True),

@@ -44,7 +44,7 @@ struct Node : std::enable_shared_from_this<Node> {
   // Anomaly mode: where the forward op that made this node was called from.
   std::string forward_trace;
   Node();
-  virtual ~Node() = default;
+  virtual ~Node();
   // grads[i] is the gradient of forward output i (undefined when nothing flowed into it);
   // returns one gradient per next edge (undefined where there is none).
   virtual TensorList apply(TensorList&& grads) = 0;
@@ -52,6 +52,25 @@ struct Node : std::enable_shared_from_this<Node> {
   // Drops saved tensors once backward no longer needs them (retain_graph=False).
   virtual void release_saved() {}
 };
+
+// Note [Deep graphs] A chain of a million nodes (y = y + 1 in a loop) would destroy itself recursively, each node
+// dropping the last reference to the next, and overflow the stack. As torch's deleteNode: the nodes a dying node
+// owns alone are queued and destroyed one at a time by the outermost destructor.
+inline Node::~Node() {
+  thread_local std::vector<std::shared_ptr<Node>>* queue = nullptr;
+  std::vector<std::shared_ptr<Node>> local;
+  const bool outermost = queue == nullptr;
+  if (outermost) queue = &local;
+  for (Edge& e : next_edges)
+    if (e.fn && e.fn.use_count() == 1) queue->push_back(std::move(e.fn));
+  if (!outermost) return;
+  while (!local.empty()) {
+    std::shared_ptr<Node> n = std::move(local.back());
+    local.pop_back();
+    n.reset();  // its destructor queues its own edges here instead of recursing
+  }
+  queue = nullptr;
+}
 
 // Note [Saved tensor hooks]
 // autograd.graph.saved_tensors_hooks(pack, unpack): while a pack hook is active, a SavedVariable

@@ -101,7 +101,8 @@ std::string camel(const char* op) {
 // scale + mask), dv = P^T g, dS = P * (g v^T - rowsum(P * g v^T)), dq = dS k * scale, dk = dS^T q * scale.
 // Key and value heads are repeated for grouped-query attention and their gradients summed back.
 TensorList attention_grads_composite(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
-                                     const Tensor& mask, bool is_causal, double scale, bool mask_grad) {
+                                     const Tensor& mask, bool is_causal, double scale, bool mask_grad,
+                                     const Tensor& seed_offset = nullptr, double dropout_p = 0) {
   using namespace formulas;
   const int64_t nd = q->dim(), L = q->sizes[nd - 2], S = k->sizes[nd - 2];
   const double s = std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(q->sizes[nd - 1])) : scale;
@@ -126,14 +127,16 @@ TensorList attention_grads_composite(const Tensor& g, const Tensor& q, const Ten
   if (mask) scores = mask->dtype == ScalarType::Bool ? where(mask, scores, ninf) : scores + mask;
   if (is_causal) {
     Tensor keep = empty({L, S}, ScalarType::Bool);
-    bool* p = keep->data<bool>();
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < S; ++j) p[i * S + j] = j <= i;
+    fill(keep, Scalar(true));
+    keep = ops::tril(keep, 0);  // j <= i
     scores = where(keep, scores, ninf);
   }
   Tensor P = ops::softmax(scores, -1, ScalarType::NumTypes);
-  Tensor dv = ops::matmul(ops::transpose(P, -1, -2), g);
+  // with dropout the output is (P * D) V, D the forward's dropout factors (0 or 1 / (1 - p)), replayed
+  Tensor D = dropout_p > 0 ? ops::sdpa_dropout_factors(seed_offset, dropout_p, P->sizes, P->dtype) : nullptr;
+  Tensor dv = ops::matmul(ops::transpose(D ? P * D : P, -1, -2), g);
   Tensor dP = ops::matmul(g, ops::transpose(vr, -1, -2));
+  if (D) dP = dP * D;
   Tensor dS = P * (dP - ops::sum(dP * P, {-1}, true, ScalarType::NumTypes));
   Tensor dq = ops::matmul(dS, kr) * s;
   Tensor dk = ops::matmul(ops::transpose(dS, -1, -2), q) * s;
@@ -232,9 +235,8 @@ FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
                true, [dropout_p, is_causal, scale, gqa, mask_grad](const Tensor& g, const TensorList& s) {
                  Tensor gq, gk, gv, gm;
                  if (thread_state().grad_enabled) {  // create_graph
-                   FL_CHECK(dropout_p == 0, NotImplementedError, "scaled_dot_product_attention: double backward with "
-                            "dropout_p > 0 is not supported by flowlike yet");
-                   TensorList r = attention_grads_composite(g, s[0], s[1], s[2], s[3], is_causal, scale, mask_grad);
+                   TensorList r = attention_grads_composite(g, s[0], s[1], s[2], s[3], is_causal, scale, mask_grad,
+                                                            s[5], dropout_p);
                    gq = r[0], gk = r[1], gv = r[2], gm = r[3];
                  } else {
                    std::tie(gq, gk, gv, gm) = ops::scaled_dot_product_attention_backward(

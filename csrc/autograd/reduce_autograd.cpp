@@ -18,7 +18,8 @@ using namespace fl::formulas;
 // The reduced result's gradient reshaped with the reduced dims kept as 1, then expanded to `in`.
 Tensor expand_reduced(const Tensor& g, const IntList& in, const IntList& dims, bool keepdim) {
   std::vector<bool> mask(in.size(), dims.empty());
-  for (int64_t d : dims) mask[wrap_dim(d, static_cast<int64_t>(in.size()))] = true;
+  // (a 0-dim input accepts dim 0 / -1, which names no dim of its empty shape)
+  for (int64_t d : dims) if (!in.empty()) mask[wrap_dim(d, static_cast<int64_t>(in.size()))] = true;
   IntList kept(in.size());
   for (size_t d = 0; d < in.size(); ++d) kept[d] = mask[d] ? 1 : in[d];
   Tensor k = keepdim ? g : ops::reshape(g, kept);
@@ -28,7 +29,7 @@ Tensor expand_reduced(const Tensor& g, const IntList& in, const IntList& dims, b
 int64_t reduced_count(const IntList& in, const IntList& dims) {
   int64_t n = 1;
   if (dims.empty()) { for (int64_t s : in) n *= s; return n; }
-  for (int64_t d : dims) n *= in[wrap_dim(d, static_cast<int64_t>(in.size()))];
+  for (int64_t d : dims) if (!in.empty()) n *= in[wrap_dim(d, static_cast<int64_t>(in.size()))];
   return n;
 }
 

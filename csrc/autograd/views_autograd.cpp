@@ -35,6 +35,17 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
     if (in_sizes[d] == 0) { extent = 0; break; }
     extent += (in_sizes[d] - 1) * in_strides[d];
   }
+  // the view must lie inside its base's memory: a gradient written outside it would corrupt the heap
+  int64_t lo = out_offset - in_offset, hi = lo;
+  bool empty_view = false;
+  for (size_t d = 0; d < out_sizes.size(); ++d) {
+    if (out_sizes[d] == 0) { empty_view = true; break; }
+    (out_strides[d] < 0 ? lo : hi) += (out_sizes[d] - 1) * out_strides[d];
+  }
+  FL_CHECK(empty_view || (lo >= 0 && hi < std::max<int64_t>(extent, 1)), Error,
+           "the backward of a view: the view (sizes ", shape_str(out_sizes), ", strides ", shape_str(out_strides),
+           ", offset ", out_offset, ") reaches outside the memory of the tensor it views (sizes ", shape_str(in_sizes),
+           ", strides ", shape_str(in_strides), ", offset ", in_offset, ")");
   Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
   Tensor region = ops::as_strided(buf, out_sizes, out_strides, out_offset - in_offset);

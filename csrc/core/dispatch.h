@@ -19,6 +19,7 @@
 // also has a boxed calling form (OpInfo::boxed, over core/ivalue.h's Stack) produced from its C++
 // signature: the tracer, the replay and kernels registered from Python use it.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -120,6 +121,17 @@ inline bool needs_grad(const std::vector<Tensor>& ts) {
 template <typename T> inline bool needs_grad(const T&) { return false; }
 [[noreturn]] void missing_kernel(const char* op, DispatchKey key);
 [[noreturn]] void bad_boxed_call(const char* op, size_t expected, size_t got);
+
+// Note [required tensors] The bindings let None through as an empty Tensor (that is how `Tensor?` arguments
+// arrive); for an argument the schema declares `Tensor` (not `Tensor?`) that is a TypeError, raised here at the
+// door of every op instead of a null dereference in its kernel. required_tensor_mask() parses the schema once
+// per op: bit i is set when argument i is a required Tensor (schema.cpp; 0 for a schema that does not list `arity` arguments).
+uint64_t required_tensor_mask(const char* schema, size_t arity);
+[[noreturn]] void throw_none_tensor(const char* op, const char* schema, size_t index);
+template <typename T> inline bool is_null_tensor(const T& v) {
+  if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) return !v;
+  else return false;
+}
 }  // namespace detail
 
 template <typename Sig> class Op;
@@ -147,6 +159,17 @@ class Op<R(Args...)> {
   void register_fallthrough(DispatchKey k) { fallthrough_[static_cast<int>(k)] = true; }
 
   R operator()(Args... args) const {
+    if constexpr (sizeof...(Args) > 0 && sizeof...(Args) <= 64) {
+      uint64_t mask = required_.load(std::memory_order_relaxed);
+      if (mask == kUnparsed) {
+        mask = detail::required_tensor_mask(schema_, sizeof...(Args));
+        required_.store(mask, std::memory_order_relaxed);
+      }
+      if (mask) {
+        size_t i = 0;
+        ((((mask >> i) & 1) && detail::is_null_tensor(args) ? detail::throw_none_tensor(name_, schema_, i) : void(), ++i), ...);
+      }
+    }
     DispatchKeySet ks{static_cast<uint8_t>(1u << static_cast<int>(DispatchKey::CPU))};
     const ThreadState& st = thread_state();
     if (st.grad_enabled && (detail::needs_grad(args) || ...)) ks = ks.with(DispatchKey::Autograd);
@@ -206,8 +229,10 @@ class Op<R(Args...)> {
 
   static constexpr const char* kArgTypes[sizeof...(Args) + 1] = {TypeTag<std::decay_t<Args>>::name..., ""};
 
+  static constexpr uint64_t kUnparsed = ~uint64_t(0);
   const char* name_;
   const char* schema_;
+  mutable std::atomic<uint64_t> required_{kUnparsed};  // Note [required tensors]
   Kernel kernels_[kNumDispatchKeys] = {};
   bool has_[kNumDispatchKeys] = {};
   bool fallthrough_[kNumDispatchKeys] = {};

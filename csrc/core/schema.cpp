@@ -132,6 +132,26 @@ const Schema& op_schema(const OpInfo& op) {
   return it->second;
 }
 
+namespace detail {
+// Note [required tensors] in dispatch.h. A defaulted Tensor counts as optional, as `Tensor?`.
+uint64_t required_tensor_mask(const char* schema, size_t arity) {
+  const Schema s = parse_schema(schema);
+  if (s.args.size() != arity || arity > 64) return 0;
+  uint64_t mask = 0;
+  for (size_t i = 0; i < arity; ++i) {
+    const SchemaArg& a = s.args[i];
+    if (a.base == "Tensor" && !a.optional && !a.list && !a.default_value) mask |= uint64_t(1) << i;
+  }
+  return mask;
+}
+
+void throw_none_tensor(const char* op, const char* schema, size_t index) {
+  const Schema s = parse_schema(schema);
+  const std::string name = index < s.args.size() ? s.args[index].name : "?";
+  throw TypeError(str_cat(op, "(): argument '", name, "' (position ", index + 1, ") must be Tensor, not NoneType"));
+}
+}  // namespace detail
+
 std::string schema_mismatch(const OpInfo& op) {
   const Schema& s = op_schema(op);
   auto letters = [](const std::string& n) {

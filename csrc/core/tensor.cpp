@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "allocator.h"
+#include "dispatch.h"
 
 namespace fl {
 
@@ -94,6 +95,7 @@ Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList 
   t->offset = offset;
   t->dtype = dtype;
   t->version = std::make_shared<VersionCounter>();
+  t->inference = thread_state().inference_mode;
   t->refresh();
   return t;
 }
@@ -107,6 +109,7 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   t->dtype = base->dtype;
   t->version = base->version;
   t->is_view = true;
+  t->inference = base->inference || thread_state().inference_mode;
   Tensor root = base->view_base.lock();
   t->view_base = root ? root : base;
   t->refresh();

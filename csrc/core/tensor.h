@@ -84,6 +84,8 @@ struct TensorImpl {
   // Made by make_view: aliases another tensor's memory (autograd refuses in-place writes into
   // views of tensors that require grad until it can rebase the base's history).
   bool is_view = false;
+  // Made while inference mode was on (or a view of such a tensor): Tensor.is_inference().
+  bool inference = false;
   // The tensor a view was made from, followed to the root (see Note [In-place writes into views]
   // in csrc/autograd/inplace_autograd.cpp). Weak: a view does not keep its base alive, and once the
   // base is gone nobody can observe its history.

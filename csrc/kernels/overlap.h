@@ -7,6 +7,14 @@
 
 namespace fl {
 
+// As torch's assert_no_internal_overlap: an expanded (stride 0) output would take several results per element.
+inline void check_no_internal_overlap(const Tensor& out) {
+  for (size_t d = 0; d < out->sizes.size(); ++d)
+    FL_CHECK(!(out->sizes[d] > 1 && out->strides[d] == 0), Error,
+             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+             "location. Please clone() the tensor before performing the operation.");
+}
+
 inline void check_no_partial_overlap(const Tensor& out, const Tensor& in) {
   if (!out || !in || out->storage != in->storage || !out->contiguous || !in->contiguous || out->numel == 0 ||
       in->numel == 0)

@@ -415,6 +415,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, con
 }
 
 }  // namespace
+
+Tensor sdpa_dropout_factors_cpu(const Tensor& seed_offset, double dropout_p, const IntList& sizes, ScalarType dtype) {
+  Geo g;
+  g.p = dropout_p;
+  g.seed = static_cast<uint64_t>(seed_offset->data<int64_t>()[0]);
+  g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
+  Tensor d = empty(sizes, ScalarType::Float64);
+  double* p = d->data<double>();
+  // element (b, h, i, j) of the contiguous (B, Hq, L, S) matrix has the kernels' index ((b Hq + h) L + i) S + j
+  for (int64_t n = 0; n < d->numel; ++n) p[n] = keep_scale<double>(g, static_cast<uint64_t>(n));
+  return dtype == ScalarType::Float64 ? d : to_dtype(d, dtype);
+}
+
 }  // namespace fl
 
 FL_DEFINE_OP(scaled_dot_product_attention,
@@ -427,5 +440,11 @@ FL_DEFINE_OP(scaled_dot_product_attention_backward,
              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
                  const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
                  const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
+FL_DEFINE_OP(sdpa_dropout_factors,
+             "sdpa_dropout_factors(Tensor seed_offset, float dropout_p, int[] sizes, ScalarType dtype) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, double, const ::fl::IntList&, ::fl::ScalarType))
+FL_REGISTER_KERNEL(sdpa_dropout_factors, CPU, [](fl::DispatchKeySet, const fl::Tensor& so, double p, const fl::IntList& s,
+                                                 fl::ScalarType dt) { return fl::sdpa_dropout_factors_cpu(so, p, s, dt); })
+FL_REGISTER_FALLTHROUGH(sdpa_dropout_factors, Autograd)
 FL_REGISTER_KERNEL(scaled_dot_product_attention, CPU, ::fl::sdpa_cpu)
 FL_REGISTER_KERNEL(scaled_dot_product_attention_backward, CPU, ::fl::sdpa_backward_cpu)

@@ -20,3 +20,7 @@ FL_DECLARE_OP(scaled_dot_product_attention, std::tuple<::fl::Tensor, ::fl::Tenso
 FL_DECLARE_OP(scaled_dot_product_attention_backward, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
     const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
+// (seed_offset, dropout_p, sizes, dtype): the dropout factors the attention kernels apply (0 or 1 / (1 - dropout_p))
+// for the (seed, offset) of one call, materialized as a contiguous tensor of `sizes` (the broadcast (..., Hq, L, S)
+// of the attention matrix): the differentiable backward (create_graph) replays exactly the forward's mask with it.
+FL_DECLARE_OP(sdpa_dropout_factors, ::fl::Tensor(const ::fl::Tensor&, double, const ::fl::IntList&, ::fl::ScalarType))

@@ -439,6 +439,10 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
     T *u = compute_uv ? U->data<T>() : nullptr, *vt = compute_uv ? Vh->data<T>() : nullptr;
     for_each_matrix(nb, std::max(m, n), [&](int64_t i) {
       T dummy[1];
+      // gesdd can loop for ever on an inf or nan (OpenBLAS): such a matrix fails up front (info > 0 names it)
+      const T* mat = a + i * m * n;
+      for (int64_t j = 0; j < m * n; ++j)
+        if (!std::isfinite(mat[j])) { inf[i] = 1; return; }
       inf[i] = FL_LAPACK(T, gesdd, jobz, m, n, a + i * m * n, ld(m), s + i * k, u ? u + i * m * uc : dummy, ld(m),
                          vt ? vt + i * vr * n : dummy, ld(vr));
     });

@@ -146,8 +146,17 @@ void check_can_cast(ScalarType from, ScalarType to, const char* op) {
            c10_type_name(to));
 }
 
-void resize_out(const Tensor& out, const IntList& sizes, const char*) {
-  if (out->sizes != sizes) ops::resize_(out, sizes);
+void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
+  if (out->sizes == sizes) {
+    check_no_internal_overlap(out);
+    return;
+  }
+  // as torch's resize_: a tensor in the autograd graph (a leaf that requires grad, or a view of one) keeps its
+  // geometry, which its gradient's shape depends on
+  FL_CHECK(!(out->requires_grad || (out->autograd && out->autograd->grad_fn)), Error, op,
+           "(): cannot resize variables that require grad (out= of shape ", shape_str(out->sizes), ", result of shape ",
+           shape_str(sizes), ")");
+  ops::resize_(out, sizes);
 }
 
 const char* binary_op_name(BinaryOp op) { return kBinaryInfo[static_cast<int>(op)].name; }

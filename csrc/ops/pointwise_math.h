@@ -125,7 +125,7 @@ template <typename T> inline T abs_impl(T x) {
 }
 template <typename T> inline T sign_impl(T x) {
   if constexpr (std::is_same_v<T, bool>) return x;
-  else if constexpr (is_fp_v<T>) { if (std::isnan(x)) return x; return static_cast<T>((T(0) < x) - (x < T(0))); }
+  else if constexpr (is_fp_v<T>) return static_cast<T>((T(0) < x) - (x < T(0)));  // nan (neither) gives 0, as torch
   else return static_cast<T>((T(0) < x) - (x < T(0)));
 }
 template <typename T> inline T sigmoid_impl(T x) { return T(1) / (T(1) + std::exp(-x)); }

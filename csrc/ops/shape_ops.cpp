@@ -101,6 +101,7 @@ Tensor roll_cpu(const Tensor& t, const IntList& shifts, const IntList& dims) {
     return make_view(flat, t->sizes, contiguous_strides(t->sizes), 0);
   }
   FL_CHECK(shifts.size() == dims.size(), Error, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  FL_CHECK(t->dim() > 0, IndexError, "Dimension specified as ", dims[0], " but tensor has no dimensions");
   Tensor cur = t;
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrap_dim(dims[i], t->dim());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../autograd/autograd.h"
+#include "../kernels/overlap.h"
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
@@ -210,6 +211,8 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
 // The fresh copy an out-of-place form writes into: differentiable with respect to `self` (the
 // gradient summed back when self was broadcast to `copy_of`'s shape).
 Tensor out_of_place_copy(const Tensor& self, const Tensor& copy_of) {
+  // (None arrives as an empty handle: Note [required tensors] in core/dispatch.h)
+  FL_CHECK(self && copy_of, TypeError, "argument 'input' (position 1) must be Tensor, not NoneType");
   Tensor r = clone(copy_of);
   if (!self->requires_grad || !thread_state().grad_enabled) return r;
   return autograd::record_lambda("CloneBackward0", r, {autograd::gradient_edge(self)},
@@ -228,6 +231,7 @@ Tensor value_arg(py::handle h, const char* op, const char* argname) {
 // out= of the functions: result resized into `out` (PyTorch's rule) and copied.
 Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
   if (!out) return result;
+  check_no_internal_overlap(out);  // (torch's index ops check before resizing)
   FL_CHECK(out->dtype == result->dtype, Error, op, "(): Expected out tensor to have dtype ", dtype_name(result->dtype),
            ", but got ", dtype_name(out->dtype), " instead");
   resize_out(out, result->sizes, op);
@@ -247,7 +251,15 @@ TensorList index_list(py::handle indices) {
   return out;
 }
 
+// None reaches these helpers as an empty handle (see Note [required tensors] in core/dispatch.h); they read the
+// tensors before any op does, so they check first.
+void require_tensors(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> args) {
+  for (auto& [name, t] : args)
+    FL_CHECK(*t, TypeError, op, "(): argument '", name, "' must be Tensor, not NoneType");
+}
+
 void check_mask_dtype(const Tensor& mask) {
+  require_tensors("where", {{"condition", &mask}});
   if (mask->dtype == ScalarType::UInt8 &&
       PyErr_WarnEx(PyExc_UserWarning,
                    "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
@@ -269,6 +281,7 @@ py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
+  require_tensors("masked_fill", {{"input", &self}, {"mask", &mask}});
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
   Tensor r = out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_fill"));
   return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
@@ -283,6 +296,7 @@ std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::strin
 
 // take_along_dim: indices and input broadcast against each other except along `dim`, then gather.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_h) {
+  require_tensors("take_along_dim", {{"input", &self}, {"indices", &indices}});
   FL_CHECK(indices->dtype == ScalarType::Int64, Error, "torch.take_along_dim(): dtype of indices should be Long but got ",
            c10_type_name(indices->dtype));
   if (dim_h.is_none()) {
@@ -396,6 +410,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::index_put_(self, index_list(indices), values, accumulate);
   }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
   auto index_put = [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
+    require_tensors("index_put", {{"input", &self}, {"values", &values}});
     return ops::index_put_(out_of_place_copy(self, self), index_list(indices), values, accumulate);
   };
   m.def("index_put", index_put, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
@@ -420,6 +435,7 @@ void bind(py::module_& m, TensorClass& cls) {
     return ops::masked_scatter_(self, mask, source);
   }, py::arg("mask"), py::arg("source"));
   auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
+    require_tensors("masked_scatter", {{"input", &self}, {"mask", &mask}, {"source", &source}});
     IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
     return ops::masked_scatter_(out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
   };

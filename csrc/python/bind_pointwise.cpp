@@ -14,7 +14,24 @@ bool tensor_only(BinaryOp op) {
     case BinaryOp::maximum: case BinaryOp::minimum: case BinaryOp::fmax: case BinaryOp::fmin: case BinaryOp::atan2:
     case BinaryOp::hypot: case BinaryOp::logaddexp: case BinaryOp::logaddexp2: case BinaryOp::nextafter:
     case BinaryOp::heaviside: case BinaryOp::logical_and: case BinaryOp::logical_or: case BinaryOp::logical_xor:
+    case BinaryOp::gcd: case BinaryOp::lcm: case BinaryOp::igamma: case BinaryOp::igammac:
       return true;
+    default:
+      return false;
+  }
+}
+
+// Ops whose PyTorch signatures accept a number as `input` (torch.pow(2, t), torch.add(2, 3)); the others raise
+// TypeError for it.
+bool number_input_ok(BinaryOp op, bool other_is_tensor) {
+  switch (op) {
+    case BinaryOp::add: case BinaryOp::sub: case BinaryOp::mul: case BinaryOp::div: case BinaryOp::div_trunc:
+    case BinaryOp::div_floor:
+      return true;
+    case BinaryOp::remainder: case BinaryOp::pow: case BinaryOp::xlogy: case BinaryOp::bitwise_and:
+    case BinaryOp::bitwise_or: case BinaryOp::bitwise_xor: case BinaryOp::bitwise_left_shift:
+    case BinaryOp::bitwise_right_shift: case BinaryOp::special_zeta:
+      return other_is_tensor;
     default:
       return false;
   }
@@ -25,6 +42,10 @@ Tensor call_binary(BinaryOp op, py::handle a, py::handle b, Scalar alpha, const 
   if (tensor_only(op) && (!is_tensor(a) || !is_tensor(b))) {
     throw py::type_error(str_cat(name, "(): argument '", is_tensor(a) ? "other" : "input", "' must be Tensor, not ",
                                  std::string(py::str(py::type::of(is_tensor(a) ? b : a).attr("__name__")))));
+  }
+  if (!is_tensor(a) && !number_input_ok(op, is_tensor(b))) {
+    throw py::type_error(str_cat(name, "(): argument 'input' (position 1) must be Tensor, not ",
+                                 std::string(py::str(py::type::of(a).attr("__name__")))));
   }
   return binary_op(op, tensor_or_number(a, name, "input"), tensor_or_number(b, name, "other"), alpha, out);
 }
@@ -65,6 +86,9 @@ void bind_binary(py::module_& m, TensorClass& cls, BinaryOp op) {
 void bind_operator(TensorClass& cls, const char* dunder, BinaryOp op, bool reflected) {
   // Operators return NotImplemented for operands that are neither tensors nor numbers.
   cls.def(dunder, [op, reflected](py::handle self, py::handle other) -> py::object {
+    if (!is_tensor(self))  // Tensor.__radd__(2, t): the descriptor called on a non-tensor, as Python's own types
+      throw py::type_error(str_cat("descriptor for 'Tensor' objects doesn't apply to a '",
+                                   std::string(py::str(py::type::of(self).attr("__name__"))), "' object"));
     Tensor o;
     if (!try_tensor_or_number(other, &o)) return not_implemented();
     const Tensor s = as_tensor(self);

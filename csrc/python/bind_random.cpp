@@ -36,6 +36,7 @@ void bind(py::module_& m, TensorClass& cls) {
         return t;
       })
       .def("set_state", [](py::object self, const Tensor& state) {
+        FL_CHECK(state, TypeError, "set_state(): argument 'new_state' (position 1) must be Tensor, not NoneType");
         FL_CHECK(state->dtype == ScalarType::UInt8 && state->numel == 16 && state->contiguous, Error,
                  "RNG state must be a contiguous uint8 tensor of 16 bytes (seed, offset), got ", state->numel, " elements");
         Generator& g = *py::cast<Generator*>(self);

@@ -4,6 +4,7 @@
 #include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
 #include "../ops/tensor_ops.h"
+#include "../ops/views.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -130,6 +131,11 @@ void bind(py::module_& m, TensorClass& cls) {
       Tensor src = as_tensor(args[0]);
       return make_view(src, src->sizes, src->strides, src->offset);
     }
+    if (args.size() == 2 && is_tensor(args[0]) && py::isinstance<py::str>(args[1]) &&
+        args[1].cast<std::string>() == "__as_subclass__") {  // Tensor.as_subclass: an alias in the autograd graph
+      Tensor src = as_tensor(args[0]);
+      return ops::view(src, src->sizes);
+    }
     bool all_ints = true;
     for (py::handle a : args) all_ints = all_ints && PyLong_Check(a.ptr()) && !PyBool_Check(a.ptr());
     if (all_ints) return empty(int_list(args, "Tensor", "size"), default_dtype());
@@ -222,6 +228,17 @@ void bind(py::module_& m, TensorClass& cls) {
         }
         return make_tensor(storage, {length}, {1}, 0, ScalarType::UInt8);
       }, py::arg("start") = 0, py::arg("length") = -1)
+      .def("is_inference", [](const Tensor& t) { return t->inference; })
+      .def("detach_", [](const Tensor& t) {
+        // as torch: a leaf that does not require grad; a view cannot leave its base's history in place
+        FL_CHECK(!t->is_view, Error, "Can't detach views in-place. Use detach() instead.");
+        if (t->autograd) {
+          t->autograd->grad_fn.reset();
+          t->autograd->output_nr = 0;
+        }
+        t->requires_grad = false;
+        return t;
+      })
       .def("_detach_alias", [](const Tensor& t) { return ops::detach(t); })
       .def("_set_data", [](const Tensor& self, const Tensor& src) {
         // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,

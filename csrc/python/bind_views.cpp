@@ -90,6 +90,11 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("unsqueeze", unsqueeze, py::arg("dim"));
   cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
   auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
+    if (is_tensor(start)) {
+      const Tensor st = as_tensor(start);
+      FL_CHECK(st->dim() == 0 && is_integral(st->dtype, false), Error,
+               "start must be an 0-dim integral Tensor.");
+    }
     int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : start.cast<int64_t>();
     return ops::narrow(t, d, s, len);
   };
@@ -106,6 +111,7 @@ void bind(py::module_& m, TensorClass& cls) {
         "A view of the diagonal of input over dim1 and dim2, appended as the last dim.");
   cls.def("diagonal", diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
   auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    FL_CHECK(t, TypeError, "as_strided(): argument 'input' (position 1) must be Tensor, not NoneType");
     return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
                            off.is_none() ? t->offset : off.cast<int64_t>());
   };

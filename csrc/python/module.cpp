@@ -150,6 +150,10 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const fl::NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const std::bad_alloc& e) {  // as torch's allocator: out of memory is a RuntimeError
+      PyErr_SetString(PyExc_RuntimeError, (std::string("not enough memory: ") + e.what()).c_str());
+    } catch (const std::length_error& e) {  // a std::vector asked for more than it can hold
+      PyErr_SetString(PyExc_RuntimeError, (std::string("not enough memory: ") + e.what()).c_str());
     }
   });
 

@@ -241,6 +241,8 @@ def glu(input, dim=-1):
 def prelu(input, weight):
     """input where positive, weight * input elsewhere; weight has 1 or C (= input.size(1)) elements."""
     channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -256,6 +258,8 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with slope drawn from U(lower, upper) per element in training, (lower + upper) / 2 otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     noise = _fl.empty_like(input).uniform_(lower, upper)

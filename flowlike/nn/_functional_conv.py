@@ -199,6 +199,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def _output_size(input, output_size, nd, name):
     """The adaptive pools' output_size: an int or a sequence of nd entries, None keeping the input's size."""
+    if nd >= 2 and isinstance(output_size, (tuple, list)) and input.dim() <= len(output_size):
+        # torch's python-level check of a sequence output_size of the 2-d and 3-d adaptive pools
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != nd:
             raise RuntimeError(f"{name}: output_size must be {nd}")

@@ -45,6 +45,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of weight at the indices in input: (*input.shape, embedding_dim)."""
     if sparse:
         raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported by flowlike")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.shape[0])
     if max_norm is not None:
         input = input.contiguous()

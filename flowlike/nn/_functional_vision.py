@@ -9,6 +9,7 @@ import math
 import warnings
 
 from .. import _C
+from .._tensor import int_arg
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "grid_sample", "affine_grid", "dropout",
@@ -32,7 +33,7 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant" and value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    pads = [builtins.int(p) for p in pad]
+    pads = [int_arg(p, "pad", "pad") for p in pad]
     return _C._pad(input, pads, _PAD_MODES[mode], builtins.float(value) if value is not None else 0.0)
 
 
@@ -129,7 +130,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 def pixel_shuffle(input, upscale_factor):
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
-    r = builtins.int(upscale_factor)
+    r = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor")
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.dim()} dimension(s)")
@@ -147,7 +148,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
-    r = builtins.int(downscale_factor)
+    r = int_arg(downscale_factor, "pixel_unshuffle", "downscale_factor")
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.dim()} dimension(s)")

@@ -13,6 +13,8 @@ def norm_except_dim(v, pow=2, dim=0):
     dim=-1 means the norm of the whole tensor (a 0-dim result), as in torch."""
     if dim == -1:
         return linalg.vector_norm(v, pow)
+    if v.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     v.size(dim)  # IndexError for a dim out of range, as torch's transpose(0, dim) raises
     dim %= v.dim()
     others = [d for d in range(v.dim()) if d != dim]

@@ -1,0 +1,129 @@
+"""The known gaps of issue 15 (item 5) against torch: sign(nan), Tensor.detach_, Tensor.is_inference,
+Tensor.as_subclass."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flowlike as fl  # noqa: E402
+
+SPECIAL = [float("nan"), float("-nan"), -0.0, 0.0, 2.5, -3.0, float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["sign", "sgn"])
+def test_sign_nan(op, dtype):
+    t = getattr(torch, op)(torch.tensor(SPECIAL, dtype=getattr(torch, dtype))).float().numpy()
+    f = getattr(fl, op)(fl.tensor(SPECIAL, dtype=getattr(fl, dtype))).float().numpy()
+    np.testing.assert_array_equal(f, t)
+    x_t = torch.tensor(SPECIAL, requires_grad=True)
+    x_f = fl.tensor(SPECIAL, requires_grad=True)
+    getattr(torch, op)(x_t).sum().backward()
+    getattr(fl, op)(x_f).sum().backward()
+    want = torch.zeros(x_t.shape) if x_t.grad._is_zerotensor() else x_t.grad  # (sgn's gradient is torch's ZeroTensor)
+    np.testing.assert_array_equal(x_f.grad.numpy(), want.numpy())
+
+
+def _detach_case(lib):
+    a = lib.ones(2, requires_grad=True) * 2
+    r = a.detach_()
+    out = [r is a, a.requires_grad, a.grad_fn is None, a.is_leaf]
+    leaf = lib.ones(3, requires_grad=True)
+    leaf.detach_()
+    out += [leaf.requires_grad, leaf.is_leaf]
+    for make in (lambda: lib.ones(3)[1:], lambda: lib.ones(3, requires_grad=True)[1:]):
+        try:
+            make().detach_()
+            out.append(None)
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+    # the detached tensor shares memory with what it was: writing it writes the original's memory
+    b = lib.zeros(3)
+    c = b * 1
+    c.detach_().add_(1)
+    out.append(c.tolist())
+    return out
+
+
+def test_detach_():
+    assert _detach_case(fl) == _detach_case(torch)
+
+
+def _inference_case(lib):
+    out = [lib.ones(2).is_inference()]
+    with lib.inference_mode():
+        t = lib.ones(2)
+        u = t * 2
+        out += [t.is_inference(), u.is_inference()]
+    out += [t.is_inference(), t[1:].is_inference(), (t * 1).is_inference()]
+    with lib.no_grad():
+        out.append(lib.ones(2).is_inference())
+    with lib.inference_mode(False):
+        out.append(lib.ones(2).is_inference())
+    return out
+
+
+def test_is_inference():
+    assert _inference_case(fl) == _inference_case(torch)
+
+
+def _subclass_case(lib):
+    class Sub(lib.Tensor):
+        def double_it(self):
+            return self * 2
+
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 3
+    s = y.as_subclass(Sub)
+    out = [type(s).__name__, isinstance(s, lib.Tensor), s.requires_grad, s.shape == y.shape]
+    s.double_it().sum().backward()  # the subclass instance stays in y's graph
+    out.append(x.grad.tolist())
+    base = lib.zeros(2)
+    v = base.as_subclass(Sub)
+    v.add_(5)  # shares memory
+    out.append(base.tolist())
+    for bad in (int, object, 3):
+        try:
+            base.as_subclass(bad)
+            out.append(None)
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+    return out
+
+
+def test_as_subclass():
+    assert _subclass_case(fl) == _subclass_case(torch)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_double_backward_with_dropout(causal):
+    """Double backward of scaled_dot_product_attention with dropout_p > 0 against torch's math path with the same
+    dropout mask (flowlike's mask, read back by attending over the identity: (P * D) @ I = P * D)."""
+    L, S, E = 4, 5, 3
+    g = np.random.default_rng(0)
+    qn, kn, vn = (g.standard_normal((2, 2, n, E)) for n in (L, S, S))
+    p = 0.3
+    fq, fk, fv = (fl.tensor(a, dtype=fl.float64, requires_grad=True) for a in (qn, kn, vn))
+    fl.manual_seed(11)
+    out = fl.nn.functional.scaled_dot_product_attention(fq, fk, fv, dropout_p=p, is_causal=causal)
+    fl.manual_seed(11)
+    eye = fl.eye(S, dtype=fl.float64).expand(2, 2, S, S)
+    pd = fl.nn.functional.scaled_dot_product_attention(fq.detach(), fk.detach(), eye, dropout_p=p, is_causal=causal)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (qn, kn, vn))
+    scores = tq @ tk.transpose(-1, -2) / np.sqrt(E)
+    if causal:
+        scores = scores.masked_fill(~torch.ones(L, S, dtype=torch.bool).tril(), float("-inf"))
+    P = scores.softmax(-1)
+    D = torch.tensor(pd.detach().numpy()) / P.detach()
+    D = torch.nan_to_num(D, nan=0.0)
+    t_out = (P * D) @ tv
+    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = g.standard_normal(t_out.shape)
+    t_grads = torch.autograd.grad((t_out * torch.tensor(w)).sum(), [tq, tk, tv], create_graph=True)
+    f_grads = fl.autograd.grad((out * fl.tensor(w)).sum(), [fq, fk, fv], create_graph=True)
+    for a, b in zip(f_grads, t_grads):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-10)
+    sum((x * x).sum() for x in t_grads).backward()
+    sum((x * x).sum() for x in f_grads).backward()
+    for a, b in zip((fq, fk, fv), (tq, tk, tv)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-8, atol=1e-9)
