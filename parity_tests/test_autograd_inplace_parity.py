@@ -39,6 +39,15 @@ BODIES = {
     "masked_fill": lambda lib, a, b: a.masked_fill(a > 0.3, 0.5) * b,
     "masked_scatter": lambda lib, a, b: a.masked_scatter(a < 0, (b * 2).repeat(4)),
     "index_put": lambda lib, a, b: a.index_put((lib.tensor([0, 2]),), b * 7),
+    "tril_": lambda lib, a, b: (a * 2).tril_() * b,
+    "triu_diagonal": lambda lib, a, b: (a * b).triu_(-1) ** 2,
+    "tril_of_view": lambda lib, a, b: (lambda y: (y[1:].tril_(1), y)[1])(a + 1),
+    # a view taken while its base needed no grad sees the base's later differentiable write
+    "view_of_plain_base": lambda lib, a, b: (lambda base: (lambda v: (base.copy_(a * 2), v * b)[1])(base[1]))(
+        lib.zeros(4, 3, dtype=lib.float64)),
+    "view_of_plain_base_setitem": lambda lib, a, b: (lambda base: (lambda v: (base.__setitem__(slice(0, 2), a[:2]),
+                                                                                v.sum(0) * b)[1])(base[:, 1:]))(
+        lib.ones(4, 3, dtype=lib.float64)),
     "clone": lambda lib, a, b: a.clone() * b,
     "contiguous": lambda lib, a, b: a.t().contiguous() * 2,
     "to_float32": lambda lib, a, b: a.float() * 2,
@@ -51,13 +60,14 @@ def test_values_and_grads_match(name):
     check_both(BODIES[name], A, B, dtype="float64", grad=True, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("case", ["leaf_mul_", "leaf_view_add_", "leaf_setitem", "leaf_copy_", "leaf_fill_"])
+@pytest.mark.parametrize("case", ["leaf_mul_", "leaf_view_add_", "leaf_setitem", "leaf_copy_", "leaf_fill_",
+                                  "leaf_tril_", "leaf_triu_"])
 def test_leaf_errors_match(case):
     def run(lib):
         a = leaf(lib, A)
         return {"leaf_mul_": lambda: a.mul_(2), "leaf_view_add_": lambda: a[0].add_(1),
                 "leaf_setitem": lambda: a.__setitem__(0, 1.0), "leaf_copy_": lambda: a.copy_(a * 2),
-                "leaf_fill_": lambda: a.fill_(0)}[case]
+                "leaf_fill_": lambda: a.fill_(0), "leaf_tril_": lambda: a.tril_(), "leaf_triu_": lambda: a.triu_(1)}[case]
     want, _ = assert_raises_same(lambda lib: run(lib)())
     assert type(want) is RuntimeError
 

@@ -8,9 +8,14 @@ torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
 from flowlike.graph.capture import replay_mismatches  # noqa: E402
-from opdb import DATABASE, _outputs, _to_flowlike  # noqa: E402
+from helpers import to_flowlike  # noqa: E402
+from opdb import DATABASE  # noqa: E402
 
 CASES = [op for op in DATABASE if op.resolve(fl) is not None]
+
+
+def _outputs(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
 
 
 def _run(op, inputs, grad):
@@ -30,7 +35,7 @@ def test_op_replays_bit_for_bit(op):
     grad = op.grad and dtype in ("float32", "float64")
     problems = []
     for label, samples in op.samples(torch, dtype):
-        inputs = [_to_flowlike(fl, t).requires_grad_(grad and t.dtype.is_floating_point) if isinstance(t, torch.Tensor)
+        inputs = [to_flowlike(t).requires_grad_(grad and t.dtype.is_floating_point) if isinstance(t, torch.Tensor)
                   else t for t in samples]
         try:
             op.call(fl, *[t.detach() if isinstance(t, fl.Tensor) else t for t in inputs])

@@ -107,6 +107,17 @@ def test_program_records_forward_backward_and_update():
     assert [t is w for t in program.inputs].count(True) == 1
 
 
+@pytest.mark.parametrize("fn, name", [(lambda x: fl.nn.functional.gelu(x), "gelu"),
+                                      (lambda x: fl.nn.functional.gelu(x, approximate="tanh"), "gelu_tanh"),
+                                      (lambda x: fl.nn.functional.leaky_relu(x, 0.2), "leaky_relu"),
+                                      (lambda x: fl.nn.functional.silu(x), "silu")])
+def test_activations_are_named_ops_in_programs(fn, name):
+    x = fl.randn(5, requires_grad=True)
+    _, program, _ = record(lambda: fn(x).sum().backward())
+    assert name in program.ops and name + "_backward" in program.ops
+    assert not any(op.startswith("activation") for op in program.ops)
+
+
 def test_hole_is_reported():
     # a tensor built during the capture outside the dispatcher (here: wrapping numpy memory without lift_fresh)
     import numpy as np

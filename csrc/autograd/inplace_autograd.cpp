@@ -14,7 +14,9 @@
 // Other views of base, made before the write, still have a grad_fn over base's old history. As in
 // PyTorch, each tensor records its version counter's value when its grad_fn is set (attr_version);
 // a view whose counter has moved since gets, on its next use (current_grad_fn), a fresh
-// AsStridedBackward0 over base's current history, so its gradient goes through the write.
+// AsStridedBackward0 over base's current history, so its gradient goes through the write. A view
+// made while its base needed no grad does the same once a differentiable write gave the base a
+// history (view_gained_grad, asked by the dispatcher and by Tensor.requires_grad).
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/random.h"
@@ -88,8 +90,17 @@ void rebase_view_history(const Tensor& self) {
   view_of_history(self, base);
 }
 
+bool view_gained_grad(const Tensor& t) {
+  if (t->requires_grad || t->version->version.load(std::memory_order_relaxed) == t->view_version) return false;
+  Tensor base = live_base(t);
+  if (!base || !base->requires_grad || !base->autograd || !base->autograd->grad_fn) return false;
+  view_of_history(t, base);
+  return true;
+}
+
 const std::shared_ptr<Node>& current_grad_fn(const Tensor& t) {
   static const std::shared_ptr<Node> none;
+  if (t->is_view) view_gained_grad(t);
   if (!t->autograd) return none;
   AutogradMeta& meta = *t->autograd;
   if (meta.grad_fn && t->is_view && meta.attr_version != t->version->version.load()) {
@@ -280,7 +291,7 @@ FL_REGISTER_KERNEL(scatter_reduce_, Autograd, ([](DispatchKeySet ks, const Tenso
   check_inplace(self, src);
   Edge self_old = gradient_edge(self);
   const bool needs_before = reduce == "prod" || reduce == "amax" || reduce == "amin";
-  Tensor before = needs_before ? clone(self) : nullptr;  // keeps self's history
+  Tensor before = needs_before ? copy_before_write(self) : nullptr;  // keeps self's history
   redispatch_no_grad(ops::scatter_reduce_, ks, self, dim, index, src, reduce, include_self);
   record_saved("ScatterReduceBackward0", self, {self_old, gradient_edge(src)}, {before, src}, true,
                [dim, index, reduce, include_self](const Tensor& g, const TensorList& s) {

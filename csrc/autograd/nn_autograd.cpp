@@ -192,9 +192,11 @@ FL_REGISTER_KERNEL(native_batch_norm, Autograd, ([](DispatchKeySet ks, const Ten
   return std::make_tuple(y, mean, invstd);
 }))
 
-FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t kind, double a, double b,
-                                            double c, const Tensor& out) {
-  const char* name = activation_name(static_cast<Activation>(kind));
+namespace {
+
+template <Activation K>
+Tensor activation_autograd(DispatchKeySet ks, const Tensor& x, double a, double b, double c, const Tensor& out) {
+  const char* name = activation_name(K);
   const bool in_place = out != nullptr;
   if (in_place) {
     FL_CHECK(out == x, Error, name, "(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
@@ -202,27 +204,36 @@ FL_REGISTER_KERNEL(activation, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   }
   Edge edge = gradient_edge(x);
   Tensor before = in_place ? copy_before_write(x) : x;  // keeps x's history
-  Tensor r = redispatch_no_grad(ops::activation, ks, x, kind, a, b, c, out);
-  record_saved(camel(name).c_str(), r, {edge}, {before}, false, [kind, a, b, c](const Tensor& g, const TensorList& s) {
-    return TensorList{ops::activation_backward(g, s[0], kind, a, b, c, 1)};
+  Tensor r = redispatch_no_grad(activation_op(K), ks, x, a, b, c, out);
+  record_saved(camel(name).c_str(), r, {edge}, {before}, false, [a, b, c](const Tensor& g, const TensorList& s) {
+    return TensorList{activation_backward_op(K)(g, s[0], a, b, c, 1)};
   });
   if (in_place) rebase_view_history(r);
   return r;
-})
+}
 
 // g * f'(x) is linear in g and has derivative g * f''(x) in x: the activations' double backward.
 // (The order-2 op has no autograd kernel: third derivatives are not supported.)
-FL_REGISTER_KERNEL(activation_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& x, int64_t kind,
-                                                     double a, double b, double c, int64_t order) {
-  Tensor r = redispatch_no_grad(ops::activation_backward, ks, g, x, kind, a, b, c, order);
+template <Activation K>
+Tensor activation_backward_autograd(DispatchKeySet ks, const Tensor& g, const Tensor& x, double a, double b, double c,
+                                    int64_t order) {
+  Tensor r = redispatch_no_grad(activation_backward_op(K), ks, g, x, a, b, c, order);
   if (order != 1) return r;
-  return record_saved("ActivationBackwardBackward0", r, {gradient_edge(g), gradient_edge(x)}, {g, x}, false,
-                      [kind, a, b, c](const Tensor& gg, const TensorList& s) {
+  return record_saved((camel(activation_name(K)) + "BackwardBackward0").c_str(), r, {gradient_edge(g), gradient_edge(x)},
+                      {g, x}, false, [a, b, c](const Tensor& gg, const TensorList& s) {
                         using namespace formulas;
-                        return TensorList{ops::activation_backward(gg, s[1], kind, a, b, c, 1),
-                                          ops::activation_backward(gg * s[0], s[1], kind, a, b, c, 2)};
+                        return TensorList{activation_backward_op(K)(gg, s[1], a, b, c, 1),
+                                          activation_backward_op(K)(gg * s[0], s[1], a, b, c, 2)};
                       });
-})
+}
+
+}  // namespace
+
+#define FL_X(name, ...)                                                                                \
+  FL_REGISTER_KERNEL(name, Autograd, ::fl::autograd::activation_autograd<::fl::Activation::name>) \
+  FL_REGISTER_KERNEL(name##_backward, Autograd, ::fl::autograd::activation_backward_autograd<::fl::Activation::name>)
+FL_ACTIVATIONS(FL_X)
+#undef FL_X
 
 FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
                    ([](DispatchKeySet ks, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,

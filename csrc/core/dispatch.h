@@ -112,8 +112,16 @@ struct TraceAsCaller {
   ~TraceAsCaller() { thread_state().tracer = saved; }
 };
 
+namespace autograd {
+// A view that does not require grad, of a base written in place with history since the view was made:
+// the view takes that history (Note [Views of a base written in place]) and true is returned.
+bool view_gained_grad(const Tensor& view);
+}  // namespace autograd
+
 namespace detail {
-inline bool needs_grad(const Tensor& t) { return t && t->requires_grad; }
+inline bool needs_grad(const Tensor& t) {
+  return t && (t->requires_grad || (t->is_view && autograd::view_gained_grad(t)));
+}
 inline bool needs_grad(const std::vector<Tensor>& ts) {
   for (auto& t : ts) if (t && t->requires_grad) return true;
   return false;

@@ -108,6 +108,7 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   t->offset = offset;
   t->dtype = base->dtype;
   t->version = base->version;
+  t->view_version = base->version->version.load(std::memory_order_relaxed);
   t->is_view = true;
   t->inference = base->inference || thread_state().inference_mode;
   Tensor root = base->view_base.lock();

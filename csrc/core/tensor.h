@@ -91,6 +91,8 @@ struct TensorImpl {
   // base is gone nobody can observe its history.
   std::weak_ptr<TensorImpl> view_base;
   std::shared_ptr<VersionCounter> version;
+  // A view: the version counter's value when it was made (Note [Views of a base written in place]).
+  uint32_t view_version = 0;
   std::unique_ptr<AutogradMeta> autograd;
   uint64_t serial = next_tensor_serial();
 

@@ -115,11 +115,6 @@ void parallel_chunks(int64_t n, F f) {
 }
 bool dense(const Tensor& t) { return t->contiguous; }
 
-Activation kind_of(int64_t k) {
-  FL_CHECK(k >= 0 && k < static_cast<int64_t>(Activation::NumActivations), ValueError, "activation: unknown kind ", k);
-  return static_cast<Activation>(k);
-}
-
 void check_floating(const char* name, ScalarType t) {
   FL_CHECK(is_floating(t), NotImplementedError, "\"", name, "_cpu\" not implemented for '", c10_type_name(t), "'");
 }
@@ -127,9 +122,9 @@ void check_floating(const char* name, ScalarType t) {
 // The dtype the kernel runs in: float32 for the 16-bit floats.
 ScalarType compute_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
 
-Tensor activation_cpu(DispatchKeySet, const Tensor& x, int64_t kind, double a, double b, double c, const Tensor& out) {
-  const Activation k = kind_of(kind);
-  check_floating(kNames[kind], x->dtype);
+Tensor activation_cpu(Activation k, const Tensor& x, double a, double b, double c, const Tensor& out) {
+  const char* name = kNames[static_cast<int>(k)];
+  check_floating(name, x->dtype);
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor xin = x->dtype == ct ? x : to_dtype(x, ct);
   Tensor result = out && out->dtype == ct ? out : empty_like(x, ct);
@@ -140,7 +135,7 @@ Tensor activation_cpu(DispatchKeySet, const Tensor& x, int64_t kind, double a, d
       forward_dense_f32(k, o + lo, in + lo, hi - lo, float(a), float(b), float(c));
     });
   } else {
-    ElementwiseIter it({result.get(), xin.get()}, kNames[kind]);
+    ElementwiseIter it({result.get(), xin.get()}, name);
     if (ct == ScalarType::Float32) forward_loop<float>(k, it, float(a), float(b), float(c));
     else forward_loop<double>(k, it, a, b, c);
   }
@@ -152,12 +147,12 @@ Tensor activation_cpu(DispatchKeySet, const Tensor& x, int64_t kind, double a, d
   return result->dtype == x->dtype ? result : to_dtype(result, x->dtype);
 }
 
-Tensor activation_backward_cpu(DispatchKeySet, const Tensor& g, const Tensor& x, int64_t kind, double a, double b, double c,
+Tensor activation_backward_cpu(Activation k, const Tensor& g, const Tensor& x, double a, double b, double c,
                                int64_t order) {
-  const Activation k = kind_of(kind);
-  FL_CHECK(order == 1 || order == 2, ValueError, "activation_backward: order must be 1 or 2, got ", order);
-  check_floating(kNames[kind], x->dtype);
-  FL_CHECK(g->sizes == x->sizes, Error, kNames[kind], "_backward: grad_output of shape ", shape_str(g->sizes),
+  const char* name = kNames[static_cast<int>(k)];
+  FL_CHECK(order == 1 || order == 2, ValueError, name, "_backward: order must be 1 or 2, got ", order);
+  check_floating(name, x->dtype);
+  FL_CHECK(g->sizes == x->sizes, Error, name, "_backward: grad_output of shape ", shape_str(g->sizes),
            " does not match input of shape ", shape_str(x->sizes));
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor gin = g->dtype == ct ? g : to_dtype(g, ct), xin = x->dtype == ct ? x : to_dtype(x, ct);
@@ -170,23 +165,62 @@ Tensor activation_backward_cpu(DispatchKeySet, const Tensor& g, const Tensor& x,
       backward_dense_f32(k, o + lo, gp + lo, xp + lo, hi - lo, float(a), float(b), float(c));
     });
   } else {
-    ElementwiseIter it({result.get(), gin.get(), xin.get()}, kNames[kind]);
+    ElementwiseIter it({result.get(), gin.get(), xin.get()}, name);
     if (ct == ScalarType::Float32) backward_loop<float>(k, it, float(a), float(b), float(c), order == 2);
     else backward_loop<double>(k, it, a, b, c, order == 2);
   }
   return result->dtype == x->dtype ? result : to_dtype(result, x->dtype);
 }
 
+template <Activation K>
+Tensor forward_kernel(DispatchKeySet, const Tensor& x, double a, double b, double c, const Tensor& out) {
+  return activation_cpu(K, x, a, b, c, out);
+}
+template <Activation K>
+Tensor backward_kernel(DispatchKeySet, const Tensor& g, const Tensor& x, double a, double b, double c, int64_t order) {
+  return activation_backward_cpu(K, g, x, a, b, c, order);
+}
+
 }  // namespace
 
 const char* activation_name(Activation k) { return kNames[static_cast<int>(k)]; }
 
+Activation activation_kind(int64_t index) {
+  FL_CHECK(index >= 0 && index < static_cast<int64_t>(Activation::NumActivations), ValueError,
+           "activation: unknown kind ", index);
+  return static_cast<Activation>(index);
+}
+
 }  // namespace fl
 
-FL_DEFINE_OP(activation, "activation(Tensor self, int kind, float a, float b, float c, Tensor(a!)? out) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, int64_t, double, double, double, const ::fl::Tensor&))
-FL_DEFINE_OP(activation_backward,
-             "activation_backward(Tensor grad_output, Tensor self, int kind, float a, float b, float c, int order) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, double, double, double, int64_t))
-FL_REGISTER_KERNEL(activation, CPU, ::fl::activation_cpu)
-FL_REGISTER_KERNEL(activation_backward, CPU, ::fl::activation_backward_cpu)
+#define FL_X(name, ...)                                                                                             \
+  FL_DEFINE_OP(name, #name "(Tensor self, float a, float b, float c, Tensor(a!)? out) -> Tensor", ::fl::ActivationSig) \
+  FL_DEFINE_OP(name##_backward,                                                                                     \
+               #name "_backward(Tensor grad_output, Tensor self, float a, float b, float c, int order) -> Tensor",   \
+               ::fl::ActivationBackwardSig)                                                                         \
+  FL_REGISTER_KERNEL(name, CPU, ::fl::forward_kernel<::fl::Activation::name>)                                      \
+  FL_REGISTER_KERNEL(name##_backward, CPU, ::fl::backward_kernel<::fl::Activation::name>)
+FL_ACTIVATIONS(FL_X)
+#undef FL_X
+
+namespace fl {
+
+const ActivationOp& activation_op(Activation k) {
+  static const ActivationOp* const table[] = {
+#define FL_X(name, ...) &ops::name,
+      FL_ACTIVATIONS(FL_X)
+#undef FL_X
+  };
+  return *table[static_cast<int>(k)];
+}
+
+const ActivationBackwardOp& activation_backward_op(Activation k) {
+  static const ActivationBackwardOp* const table[] = {
+#define FL_X(name, ...) &ops::name##_backward,
+      FL_ACTIVATIONS(FL_X)
+#undef FL_X
+  };
+  return *table[static_cast<int>(k)];
+}
+
+}  // namespace fl

@@ -1,5 +1,6 @@
 // Activation functions with parameters (torch.nn.functional), each declared once in the list
-// below: the op `activation` runs the forward expression, `activation_backward` the gradient.
+// below, which makes two ops per row, named as the row (a recorded program reads `gelu(x, ...)`):
+// `name` runs the forward expression, `name_backward` the gradient.
 // Columns: name, forward over `x` and the parameters `a`, `b`, `c` (opmath values), then g * f'(x)
 // and g * f''(x) over the incoming gradient `g`, `x` and the parameters (the second derivative
 // makes the backward differentiable once more: double backward). relu6, selu and celu are parameterizations
@@ -49,11 +50,26 @@ enum class Activation : int8_t {
   NumActivations
 };
 const char* activation_name(Activation k);
+// The kind with this index (ValueError when there is none: a bad index from Python).
+Activation activation_kind(int64_t index);
+
+using ActivationSig = Tensor(const Tensor&, double, double, double, const Tensor&);
+using ActivationBackwardSig = Tensor(const Tensor&, const Tensor&, double, double, double, int64_t);
+using ActivationOp = Op<ActivationSig>;
+using ActivationBackwardOp = Op<ActivationBackwardSig>;
 
 }  // namespace fl
 
-// (input, kind, a, b, c, out): out is null (new tensor) or input itself (the in-place form).
-FL_DECLARE_OP(activation, ::fl::Tensor(const ::fl::Tensor&, int64_t, double, double, double, const ::fl::Tensor&))
-// (grad_output, input, kind, a, b, c, order) -> grad_output * f'(input) (order 1) or * f''(input) (order 2)
-FL_DECLARE_OP(activation_backward,
-              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, double, double, double, int64_t))
+// name(input, a, b, c, out): out is null (new tensor) or input itself (the in-place form).
+// name_backward(grad_output, input, a, b, c, order) -> grad_output * f'(input) (order 1) or * f''(input) (order 2).
+#define FL_X(name, ...)                   \
+  FL_DECLARE_OP(name, ::fl::ActivationSig) \
+  FL_DECLARE_OP(name##_backward, ::fl::ActivationBackwardSig)
+FL_ACTIVATIONS(FL_X)
+#undef FL_X
+
+namespace fl {
+// The ops of an activation kind.
+const ActivationOp& activation_op(Activation k);
+const ActivationBackwardOp& activation_backward_op(Activation k);
+}  // namespace fl

@@ -127,7 +127,9 @@ void bind(py::module_& m, TensorClass& cls) {
         return t ? py::cast(t) : py::none();
       }, "The leaf tensor this node accumulates into (None once it is freed).");
 
-  cls.def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; }, [](const Tensor& t, bool r) {
+  cls.def_property("requires_grad", [](const Tensor& t) {
+        return t->requires_grad || (t->is_view && autograd::view_gained_grad(t));
+      }, [](const Tensor& t, bool r) {
         FL_CHECK(!r || is_floating(t->dtype), Error, "only Tensors of floating point and complex dtype can require gradients");
         FL_CHECK(r || !t->autograd || !t->autograd->grad_fn, Error,
                  "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
@@ -138,7 +140,7 @@ void bind(py::module_& m, TensorClass& cls) {
         const auto& fn = autograd::current_grad_fn(t);
         return fn ? py::cast(fn) : py::none();
       })
-      .def_property_readonly("is_leaf", [](const Tensor& t) { return !t->autograd || !t->autograd->grad_fn; })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return !autograd::current_grad_fn(t); })
       .def_property_readonly("output_nr", [](const Tensor& t) { return t->autograd ? t->autograd->output_nr : 0u; })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t->autograd && t->autograd->retains_grad; })
       .def("retain_grad", [](const Tensor& t) {

@@ -31,7 +31,7 @@ void bind(py::module_& m, TensorClass&) {
   for (int k = 0; k < static_cast<int>(Activation::NumActivations); ++k) kinds[activation_name(static_cast<Activation>(k))] = k;
   m.attr("_activation_kinds") = kinds;
   m.def("_activation", [](const Tensor& x, int64_t kind, double a, double b, double c, bool inplace) {
-    return ops::activation(x, kind, a, b, c, inplace ? x : nullptr);
+    return activation_op(activation_kind(kind))(x, a, b, c, inplace ? x : nullptr);
   });
   m.def("_scaled_dot_product_attention", [](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                             double dropout_p, bool is_causal, py::handle scale, bool gqa, py::handle gen) {

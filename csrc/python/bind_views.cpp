@@ -2,6 +2,7 @@
 // as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
 #include "../autograd/autograd.h"
 #include "../ops/pointwise.h"
+#include "../ops/tensor_ops.h"
 #include "../ops/views.h"
 #include "python_util.h"
 
@@ -147,11 +148,9 @@ void bind(py::module_& m, TensorClass& cls) {
           py::arg("input"), py::arg("diagonal") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
           lower ? "The lower triangle of the last two dims (the rest zeroed)." : "The upper triangle of the last two dims (the rest zeroed).");
     cls.def(name, fn, py::arg("diagonal") = 0);
-    cls.def((std::string(name) + "_").c_str(), [fn](const Tensor& t, int64_t k) {
-      copy_into(t, fn(t, k));
-      t->bump_version();
-      return t;
-    }, py::arg("diagonal") = 0);
+    // the triangle written back with copy_: differentiable, and refused on a leaf that requires grad, as torch's
+    cls.def((std::string(name) + "_").c_str(), [fn](const Tensor& t, int64_t k) { return ops::copy_(t, fn(t, k)); },
+            py::arg("diagonal") = 0);
   }
   m.def("trace", [](const Tensor& t) { return ops::trace(t); }, py::arg("input"), "The sum of the main diagonal of a matrix.");
   cls.def("trace", [](const Tensor& t) { return ops::trace(t); });

@@ -6,6 +6,7 @@ import importlib.util
 import inspect
 import os
 import re
+import sys
 
 from hypothesis import strategies as st
 
@@ -19,7 +20,10 @@ _OPDB = None
 def opdb():
     global _OPDB
     if _OPDB is None:
-        spec = importlib.util.spec_from_file_location("fuzz_opdb", os.path.join(ROOT, "parity_tests", "opdb.py"))
+        parity = os.path.join(ROOT, "parity_tests")
+        if parity not in sys.path:  # opdb imports the parity harness (parity_tests/helpers.py)
+            sys.path.insert(0, parity)
+        spec = importlib.util.spec_from_file_location("fuzz_opdb", os.path.join(parity, "opdb.py"))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         entries = {}
