@@ -124,9 +124,6 @@ Edge gradient_edge(const Tensor& t);
 void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
 // Sums `grad` down to `sizes` (undoing broadcasting); returns grad itself when shapes match.
 Tensor sum_to(const Tensor& grad, const IntList& sizes);
-// target[i] += src[i] over target's shape (src broadcasts), on one thread so that targets whose
-// elements overlap (stride 0) accumulate correctly.
-void accumulate_into(const Tensor& target, const Tensor& src);
 
 // Gradient of a view `out` of `in`, for any view geometry (in must not overlap itself).
 Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,

@@ -170,20 +170,6 @@ void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32
   meta.attr_version = result->version->version.load();
 }
 
-void accumulate_into(const Tensor& target, const Tensor& src) {
-  Tensor s = to_dtype(src, target->dtype);
-  ElementwiseIter it({target.get(), s.get()}, "accumulate_grad");
-  FL_DISPATCH_ALL(target->dtype, "accumulate_grad", {
-    it.for_each([](char** p, const int64_t* st, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        auto* o = reinterpret_cast<scalar_t*>(p[0] + i * st[0]);
-        *o = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(*o) +
-                                   static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[1] + i * st[1])));
-      }
-    }, int64_t(1) << 62);
-  });
-}
-
 Tensor sum_to(const Tensor& grad, const IntList& sizes) {
   if (!grad || grad->sizes == sizes) return grad;
   // Through the dispatcher: the reduction engine is parallel and vectorized, and under create_graph

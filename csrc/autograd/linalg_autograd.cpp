@@ -74,7 +74,7 @@ Tensor row(const Tensor& v) { return ops::unsqueeze(v, -2); }  // v[..., j] -> [
 Tensor eye(int64_t r, int64_t c, ScalarType dt) {
   Tensor e = empty({r, c}, ScalarType::Float64);
   fill(e, Scalar(int64_t(0)));
-  for (int64_t i = 0; i < std::min(r, c); ++i) e->data<double>()[i * c + i] = 1.0;
+  fill(ops::diagonal(e, 0, 0, 1), Scalar(int64_t(1)));
   return to_dtype(e, dt);
 }
 Tensor eye(int64_t n, ScalarType dt) { return eye(n, n, dt); }

@@ -246,43 +246,18 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
   perm.push_back(d);
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
   const int64_t n = xs_sizes[d], rows = x->numel / n;
-  Tensor qd = contiguous(to_dtype(q, ScalarType::Float64));
-  const int64_t nq = qd->numel;
+  const int64_t nq = q->numel;
   // idx: for each row, the positions (in the row) of the 2 * nq elements read, weighted 1 - w and w;
-  // dq: d rank / d q (0 where the rank is fixed or not interpolated)
-  Tensor idx = empty({rows, 2 * nq}, ScalarType::Int64), w = empty({rows, nq}, ScalarType::Float64),
-         dq = empty({rows, nq}, ScalarType::Float64);
+  // dq: d rank / d q. The backward reads them: in a capture their calls are the program's own.
+  Tensor idx, w, dq;
   {
+    TraceAsCaller traced;
     GradModeGuard off(false);
     Tensor xr = ops::reshape(ops::permute(ops::reshape(x, xs_sizes), perm), {rows, n});
-    Tensor order = contiguous(std::get<1>(ops::sort(xr, 1, false, true)));
-    Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(xr, ScalarType::Float64)), 1, order));
-    const int64_t* o = order->data<int64_t>();
-    const double *sv = sorted->data<double>(), *qs = qd->data<double>();
-    int64_t* ip = idx->data<int64_t>();
-    double *wp = w->data<double>(), *dp = dq->data<double>();
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t valid = 0;
-      while (valid < n && !std::isnan(sv[row * n + valid])) ++valid;
-      for (int64_t i = 0; i < nq; ++i) {
-        double count = static_cast<double>(ignore_nan ? valid : n), rank = qs[i] * (count - 1);
-        bool fixed = ignore_nan ? rank < 0 : valid < n;
-        if (fixed) rank = ignore_nan ? 0.0 : static_cast<double>(n - 1);
-        double lo = std::floor(rank), hi = std::ceil(rank), wh = 0;
-        if (interp == "higher") lo = hi;
-        else if (interp == "nearest") lo = std::nearbyint(rank);
-        else if (interp == "midpoint") wh = 0.5;
-        else if (interp == "linear") wh = rank - lo;
-        int64_t k = row * 2 * nq + 2 * i;
-        ip[k] = o[row * n + static_cast<int64_t>(lo)];
-        ip[k + 1] = o[row * n + static_cast<int64_t>(hi)];
-        wp[row * nq + i] = wh;
-        dp[row * nq + i] = interp == "linear" && !fixed ? count - 1 : 0.0;
-      }
-    }
+    std::tie(idx, w, dq) = ops::quantile_weights(xr, ops::reshape(q, {nq}), ignore_nan, interp);
+    w = to_dtype(w, x->dtype);
+    dq = to_dtype(dq, x->dtype);
   }
-  w = to_dtype(w, x->dtype);
-  dq = to_dtype(dq, x->dtype);
   // q has a gradient only through linear interpolation's weight (the other modes round the rank, as in PyTorch)
   const bool x_grad = requires_grad(x), q_grad = requires_grad(q) && interp == "linear";
   return record_saved("QuantileBackward0", r, {gradient_edge(x), gradient_edge(q)}, q_grad ? TensorList{x, q} : TensorList{},

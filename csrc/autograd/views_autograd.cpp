@@ -7,9 +7,11 @@
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 #include "../ops/reduce.h"
+#include "../ops/tensor_ops.h"
 #include "../ops/views.h"
 
 #include "autograd.h"
+#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -55,9 +57,9 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
     // position in buf where windows share elements) and read back through a view op, so this backward
     // is itself differentiable.
     if (overlapping) {
-      Tensor pos = empty({static_cast<int64_t>(buf->numel)}, ScalarType::Int64);
-      int64_t* p = pos->data<int64_t>();
-      for (int64_t i = 0; i < pos->numel; ++i) p[i] = i;
+      Tensor ones = empty({buf->numel}, ScalarType::Int64);  // positions 0, 1, ... made by ops, for a capture
+      fill(ones, Scalar(int64_t(1)));
+      Tensor pos = formulas::bin(BinaryOp::sub, ops::cumsum(ones, 0, ScalarType::Int64), wrap_scalar(Scalar(int64_t(1))));
       Tensor at = contiguous(ops::as_strided(pos, out_sizes, out_strides, out_offset - in_offset));
       buf = ops::scatter_add_(buf, 0, ops::as_strided(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
     } else {
@@ -67,7 +69,7 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
     Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
   }
-  if (overlapping) accumulate_into(region, g);  // windows that share elements add up
+  if (overlapping) ops::_accumulate_into(region, g);  // windows that share elements add up
   else copy_into(region, g);  // parallel
   return contiguous(ops::as_strided(buf, in_sizes, in_strides, 0));
 }

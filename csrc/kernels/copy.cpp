@@ -136,4 +136,19 @@ ElementwiseIter::ElementwiseIter(std::initializer_list<const TensorImpl*> ops, c
   }
 }
 
+void accumulate_kernel(const Tensor& dst, const Tensor& src) {
+  Tensor s = src->dtype == dst->dtype ? src : empty_like(src, dst->dtype);
+  if (s != src) copy_kernel(s, src);
+  ElementwiseIter it({dst.get(), s.get()}, "accumulate");
+  FL_DISPATCH_ALL(dst->dtype, "accumulate", {
+    it.for_each([](char** p, const int64_t* st, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        auto* o = reinterpret_cast<scalar_t*>(p[0] + i * st[0]);
+        *o = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(*o) +
+                                   static_cast<opmath_t<scalar_t>>(*reinterpret_cast<const scalar_t*>(p[1] + i * st[1])));
+      }
+    }, int64_t(1) << 62);  // one thread: shared elements add up in order
+  });
+}
+
 }  // namespace fl

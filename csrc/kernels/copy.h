@@ -6,4 +6,7 @@ namespace fl {
 // Copies src into dst (broadcasting src, converting dtype). Does not bump versions.
 void copy_kernel(const Tensor& dst, const Tensor& src);
 void fill_kernel(const Tensor& t, Scalar value);
+// dst += src element by element, in order: dst may be a view whose elements share memory (each one then
+// receives the sum of everything written to it).
+void accumulate_kernel(const Tensor& dst, const Tensor& src);
 }  // namespace fl

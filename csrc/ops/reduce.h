@@ -153,6 +153,12 @@ FL_DECLARE_OP(mode, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool))       
 // (self, q (1-D float64), dim, keepdim, interpolation, ignore_nan); result has q's dim first.
 FL_DECLARE_OP(quantile, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, std::optional<int64_t>, bool,
                                      const std::string&, bool))
+// quantile's backward weights, over rows (rows, n) of the input, q (1-D), ignore_nan, interpolation -> (idx (rows,
+// 2 nq): the positions in each row of the two elements each result reads, w (rows, nq) float64: the weight of the
+// second (1 - w for the first), dq (rows, nq) float64: d rank / d q, 0 where the rank is fixed or rounded).
+FL_DECLARE_OP(quantile_weights, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&,
+                                                                                     const ::fl::Tensor&, bool,
+                                                                                     const std::string&))
 // (self, consecutive) -> (values, inverse (self's shape), counts), values sorted unless consecutive.
 FL_DECLARE_OP(unique_flat, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, bool))
 // (self, dim, consecutive) -> the same over whole slices along dim (inverse and counts are 1-D).

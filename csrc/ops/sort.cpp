@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "index.h"
 #include "pointwise.h"
 #include "pointwise_math.h"
 #include "reduce.h"
@@ -231,6 +232,46 @@ Tensor quantile_cpu(const Tensor& self, const Tensor& q, std::optional<int64_t> 
 }
 
 }  // namespace
+
+// The rank rules are PyTorch's: a row with NaN picks its last (NaN) element for quantile, and nanquantile ranks
+// among the non-NaN values (the first element when there is none).
+std::tuple<Tensor, Tensor, Tensor> quantile_weights_cpu(const Tensor& x, const Tensor& q, bool ignore_nan,
+                                                        const std::string& interp) {
+  FL_CHECK(x->dim() == 2 && q->dim() <= 1, Error, "quantile_weights: expected rows (rows, n) and a 1-D q, got ",
+           shape_str(x->sizes), " and ", shape_str(q->sizes));
+  const int64_t rows = x->sizes[0], n = x->sizes[1];
+  Tensor qd = contiguous(to_dtype(q, ScalarType::Float64));
+  const int64_t nq = qd->numel;
+  Tensor idx = empty({rows, 2 * nq}, ScalarType::Int64), w = empty({rows, nq}, ScalarType::Float64),
+         dq = empty({rows, nq}, ScalarType::Float64);
+  Tensor order = contiguous(std::get<1>(ops::sort(x, 1, false, true)));
+  Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(x, ScalarType::Float64)), 1, order));
+  const int64_t* o = order->data<int64_t>();
+  const double *sv = sorted->data<double>(), *qs = qd->data<double>();
+  int64_t* ip = idx->data<int64_t>();
+  double *wp = w->data<double>(), *dp = dq->data<double>();
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t valid = 0;
+    while (valid < n && !std::isnan(sv[row * n + valid])) ++valid;
+    for (int64_t i = 0; i < nq; ++i) {
+      double count = static_cast<double>(ignore_nan ? valid : n), rank = qs[i] * (count - 1);
+      bool fixed = ignore_nan ? rank < 0 : valid < n;
+      if (fixed) rank = ignore_nan ? 0.0 : static_cast<double>(n - 1);
+      double lo = std::floor(rank), hi = std::ceil(rank), wh = 0;
+      if (interp == "higher") lo = hi;
+      else if (interp == "nearest") lo = std::nearbyint(rank);
+      else if (interp == "midpoint") wh = 0.5;
+      else if (interp == "linear") wh = rank - lo;
+      int64_t k = row * 2 * nq + 2 * i;
+      ip[k] = o[row * n + static_cast<int64_t>(lo)];
+      ip[k + 1] = o[row * n + static_cast<int64_t>(hi)];
+      wp[row * nq + i] = wh;
+      dp[row * nq + i] = interp == "linear" && !fixed ? count - 1 : 0.0;
+    }
+  }
+  return {idx, w, dq};
+}
+
 }  // namespace fl
 
 using fl::Tensor;
@@ -258,3 +299,8 @@ FL_DEFINE_OP(quantile, "quantile(Tensor self, Tensor q, int? dim=None, bool keep
              Tensor(const Tensor&, const Tensor&, std::optional<int64_t>, bool, const std::string&, bool))
 FL_REGISTER_KERNEL(quantile, CPU, [](fl::DispatchKeySet, const Tensor& t, const Tensor& q, std::optional<int64_t> d, bool kd,
                                      const std::string& interp, bool nan) { return fl::quantile_cpu(t, q, d, kd, interp, nan); })
+FL_DEFINE_OP(quantile_weights, "quantile_weights(Tensor rows, Tensor q, bool ignore_nan, str interpolation) -> (Tensor idx, Tensor w, Tensor dq)",
+             std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, bool, const std::string&))
+FL_REGISTER_KERNEL(quantile_weights, CPU, [](fl::DispatchKeySet, const Tensor& x, const Tensor& q, bool nan,
+                                             const std::string& interp) { return fl::quantile_weights_cpu(x, q, nan, interp); })
+FL_REGISTER_FALLTHROUGH(quantile_weights, Autograd)

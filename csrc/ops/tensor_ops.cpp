@@ -188,6 +188,11 @@ FL_REGISTER_KERNEL(_to_copy, CPU, fl::to_copy_cpu)
 FL_DEFINE_OP(_copy_into, "_copy_into(Tensor(a!) self, Tensor src) -> ()", void(const Tensor&, const Tensor&))
 FL_REGISTER_KERNEL(_copy_into, CPU, [](DispatchKeySet, const Tensor& dst, const Tensor& src) { fl::copy_kernel(dst, src); })
 FL_REGISTER_FALLTHROUGH(_copy_into, Autograd)
+FL_DEFINE_OP(_accumulate_into, "_accumulate_into(Tensor(a!) self, Tensor src) -> ()", void(const Tensor&, const Tensor&))
+FL_REGISTER_KERNEL(_accumulate_into, CPU, [](DispatchKeySet, const Tensor& dst, const Tensor& src) {
+  fl::accumulate_kernel(dst, src);
+})
+FL_REGISTER_FALLTHROUGH(_accumulate_into, Autograd)
 FL_DEFINE_OP(copy_, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", Tensor(const Tensor&, const Tensor&))
 FL_REGISTER_KERNEL(copy_, CPU, [](DispatchKeySet, const Tensor& self, const Tensor& src) {
   fl::copy_kernel(self, src);

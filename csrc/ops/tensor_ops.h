@@ -24,6 +24,8 @@ FL_DECLARE_OP(clone, ::fl::Tensor(const ::fl::Tensor&))
 FL_DECLARE_OP(contiguous, ::fl::Tensor(const ::fl::Tensor&))
 FL_DECLARE_OP(_to_copy, ::fl::Tensor(const ::fl::Tensor&, ::fl::ScalarType, bool))
 FL_DECLARE_OP(_copy_into, void(const ::fl::Tensor&, const ::fl::Tensor&))
+// self += src in order (self may be a view whose elements share memory); no autograd.
+FL_DECLARE_OP(_accumulate_into, void(const ::fl::Tensor&, const ::fl::Tensor&))
 FL_DECLARE_OP(copy_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
 // -- fills --
 FL_DECLARE_OP(_fill, void(const ::fl::Tensor&, ::fl::Scalar))
