@@ -129,8 +129,6 @@ def test_factories_fill_out_as_torch(name, kind, dtype):
     check_both(body)
 
 
-# the C++ ops resize out= without torch's warning: the bindings' out= write-back is the lead's part of issue 11
-@pytest.mark.xfail(strict=True, reason="C++ out= resizes a non-empty out without torch's warning")
 @pytest.mark.parametrize("call", [lambda m, x, o: m.add(x, 1, out=o), lambda m, x, o: m.cat([x, x], out=o)])
 def test_cpp_ops_warn_when_resizing_out(call):
     def body(lib, x):

@@ -141,6 +141,8 @@ void check_inplace(const Tensor& self, const Tensor& src);
 // `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
 // flows back converted to src's dtype. Returns result (src itself when no copy was made).
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result);
+// The node name torch gives an op's backward: "leaky_relu" -> "LeakyReluBackward0" (suffix "Backward0").
+std::string backward_node_name(const char* op, const char* suffix = "Backward0");
 // The value `x` has before an autograd kernel overwrites it in place, kept for the backward formula:
 // a differentiable clone, recorded in a graph capture as a call of the program (TraceAsCaller in
 // core/dispatch.h), since the backward ops read it.

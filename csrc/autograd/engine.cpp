@@ -1,5 +1,6 @@
 // The backward engine, saved variables, gradient accumulation and sum_to.
 #include <atomic>
+#include <cctype>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -168,6 +169,17 @@ void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32
   meta.grad_fn = node;
   meta.output_nr = output_nr;
   meta.attr_version = result->version->version.load();
+}
+
+std::string backward_node_name(const char* op, const char* suffix) {
+  std::string n;
+  bool up = true;
+  for (const char* p = op; *p; ++p) {
+    if (*p == '_') { up = true; continue; }
+    n += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(*p))) : *p;
+    up = false;
+  }
+  return n + suffix;
 }
 
 Tensor sum_to(const Tensor& grad, const IntList& sizes) {

@@ -27,11 +27,7 @@ FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan)
 #undef FL_FORMULA_UNARY
 
 inline Tensor floor_div(const Tensor& a, const Tensor& b) { return bin(BinaryOp::div_floor, a, b); }
-inline Tensor zeros_like(const Tensor& g) {
-  Tensor z = empty(g->sizes, g->dtype);
-  fill(z, Scalar(int64_t(0)));
-  return z;
-}
+inline Tensor zeros_like(const Tensor& g) { return zeros(g->sizes, g->dtype); }
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where(cond, a, b); }
 
 // max/min: the gradient goes to the winner, split in half on ties (as PyTorch).

@@ -5,15 +5,6 @@
 #include "autograd.h"
 
 namespace fl::autograd {
-namespace {
-
-Tensor zeros(const IntList& sizes, ScalarType dt) {
-  Tensor z = empty(sizes, dt);
-  fill(z, Scalar(int64_t(0)));
-  return z;
-}
-
-}  // namespace
 
 FL_REGISTER_KERNEL(index, Autograd, [](DispatchKeySet ks, const Tensor& self, const TensorList& indices) {
   Tensor r = redispatch_no_grad(ops::index, ks, self, indices);

@@ -20,12 +20,6 @@ Tensor softplus_neg(const Tensor& x) {
   return bin(BinaryOp::maximum, -x, num(0.0)) + log1p(exp(-un(UnaryOp::abs, x)));
 }
 
-Tensor zeros_as(const Tensor& t) {
-  Tensor z = empty(t->sizes, t->dtype);
-  fill(z, Scalar(0.0));
-  return z;
-}
-
 // The gradient of nll_loss (ce = false) or cross_entropy (ce = true) over class indices, written with
 // dispatcher ops so that it is differentiable in `self` and in `g` (see Note [Class-dim geometry]):
 //   G = coef * ((1 - ls) * w_t * (softmax - onehot) + ls / C * (softmax * sum(w) - w))   (cross_entropy)
@@ -38,7 +32,7 @@ Tensor class_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target
   Tensor tu = ops::unsqueeze(to_dtype(target, ScalarType::Int64), cd);
   Tensor valid = bin(BinaryOp::ne, tu, wrap_scalar(Scalar(ignore_index)));
   Tensor tc = ops::where(valid, tu, wrap_scalar(Scalar(int64_t(0))));
-  Tensor onehot = zeros_as(self);
+  Tensor onehot = zeros(self->sizes, self->dtype);
   ops::scatter_(onehot, cd, tc, num(1.0), "");
   const auto red = static_cast<LossReduction>(reduction);
   Tensor coef = red == LossReduction::None ? ops::unsqueeze(g, cd) : (red == LossReduction::Mean ? g / total_weight : g);

@@ -86,17 +86,6 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_formula(const Tensor& g, const Ten
   return {dx, w ? ops::sum(g * xhat, dims, false, none) : nullptr, has_b ? ops::sum(g, dims, false, none) : nullptr};
 }
 
-std::string camel(const char* op) {
-  std::string n;
-  bool up = true;
-  for (const char* p = op; *p; ++p) {
-    if (*p == '_') { up = true; continue; }
-    n += up ? static_cast<char>(std::toupper(*p)) : *p;
-    up = false;
-  }
-  return n + "Backward0";
-}
-
 // The gradients of attention written with dispatcher ops (differentiable again): P = softmax(q k^T *
 // scale + mask), dv = P^T g, dS = P * (g v^T - rowsum(P * g v^T)), dq = dS k * scale, dk = dS^T q * scale.
 // Key and value heads are repeated for grouped-query attention and their gradients summed back.
@@ -205,7 +194,7 @@ Tensor activation_autograd(DispatchKeySet ks, const Tensor& x, double a, double 
   Edge edge = gradient_edge(x);
   Tensor before = in_place ? copy_before_write(x) : x;  // keeps x's history
   Tensor r = redispatch_no_grad(activation_op(K), ks, x, a, b, c, out);
-  record_saved(camel(name).c_str(), r, {edge}, {before}, false, [a, b, c](const Tensor& g, const TensorList& s) {
+  record_saved(backward_node_name(name).c_str(), r, {edge}, {before}, false, [a, b, c](const Tensor& g, const TensorList& s) {
     return TensorList{activation_backward_op(K)(g, s[0], a, b, c, 1)};
   });
   if (in_place) rebase_view_history(r);
@@ -219,7 +208,7 @@ Tensor activation_backward_autograd(DispatchKeySet ks, const Tensor& g, const Te
                                     int64_t order) {
   Tensor r = redispatch_no_grad(activation_backward_op(K), ks, g, x, a, b, c, order);
   if (order != 1) return r;
-  return record_saved((camel(activation_name(K)) + "BackwardBackward0").c_str(), r, {gradient_edge(g), gradient_edge(x)},
+  return record_saved((backward_node_name(activation_name(K), "BackwardBackward0")).c_str(), r, {gradient_edge(g), gradient_edge(x)},
                       {g, x}, false, [a, b, c](const Tensor& gg, const TensorList& s) {
                         using namespace formulas;
                         return TensorList{activation_backward_op(K)(gg, s[1], a, b, c, 1),

@@ -9,14 +9,6 @@ namespace {
 
 using namespace fl::formulas;
 
-std::string backward_name(const char* op) {
-  std::string n = op;
-  n[0] = static_cast<char>(std::toupper(n[0]));
-  for (size_t i = 0; i < n.size(); ++i)
-    if (n[i] == '_' && i + 1 < n.size()) { n.erase(i, 1); n[i] = static_cast<char>(std::toupper(n[i])); }
-  return n + "Backward0";
-}
-
 // Whether a formula's text mentions the one-letter variable `v`: only what a formula uses is saved
 // (less memory, and no false "modified by an inplace operation" errors).
 constexpr bool mentions(const char* f, char v) {
@@ -61,7 +53,7 @@ struct BinaryBackward : Node {
   Scalar alpha;
   IntList a_sizes, b_sizes;
   ScalarType a_dtype, b_dtype;
-  std::string name() const override { return backward_name(binary_op_name(op)); }
+  std::string name() const override { return backward_node_name(binary_op_name(op)); }
   void release_saved() override { a.reset(); b.reset(); r.reset(); }
   TensorList apply(TensorList&& grads) override {
     Tensor g = grads.empty() ? nullptr : grads[0];
@@ -92,7 +84,7 @@ struct UnaryBackward : Node {
   UnaryOp op;
   SavedVariable x, r;
   ScalarType x_dtype;
-  std::string name() const override { return backward_name(unary_op_name(op)); }
+  std::string name() const override { return backward_node_name(unary_op_name(op)); }
   void release_saved() override { x.reset(); r.reset(); }
   TensorList apply(TensorList&& grads) override {
     Tensor g = grads.empty() ? nullptr : grads[0];

@@ -135,6 +135,8 @@ Tensor clone(const Tensor& t);
 void copy_into(const Tensor& dst, const Tensor& src);
 Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);
 void fill(const Tensor& t, Scalar value);
+// A new tensor of zeros (empty, then filled: both ops).
+Tensor zeros(const IntList& sizes, ScalarType dtype);
 Scalar item(const Tensor& t);
 
 // ---- type promotion -----------------------------------------------------------------------

@@ -110,11 +110,6 @@ Tensor fortran_copy(const Tensor& t) {
   }
   return out;
 }
-Tensor zeros(const IntList& sizes, ScalarType dt) {
-  Tensor z = empty(sizes, dt);
-  fill(z, Scalar(int64_t(0)));
-  return z;
-}
 
 // torch's dtype errors. Some of its kernels reject the 16-bit floats (and some also integers) with a
 // NotImplementedError naming the kernel: `low_kernel` / `int_kernel` name it where torch does.

@@ -1,4 +1,5 @@
 // CPU kernels of the binary pointwise ops (the list is in pointwise.h).
+#include "../core/warning.h"
 #include "../kernels/loops.h"
 #include "../kernels/overlap.h"
 #include "pointwise.h"
@@ -156,6 +157,11 @@ void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
   FL_CHECK(!(out->requires_grad || (out->autograd && out->autograd->grad_fn)), Error, op,
            "(): cannot resize variables that require grad (out= of shape ", shape_str(out->sizes), ", result of shape ",
            shape_str(sizes), ")");
+  if (out->numel > 0)
+    warn(str_cat("An output with one or more elements was resized since it had shape ", shape_str(out->sizes),
+                 ", which does not match the required output shape ", shape_str(sizes), ". This behavior is deprecated, "
+                 "and in a future PyTorch release outputs will not be resized unless they have zero elements. You can "
+                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."));
   ops::resize_(out, sizes);
 }
 

@@ -154,6 +154,11 @@ Tensor clone(const Tensor& t) { return ops::clone(t); }
 Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) { return ops::_to_copy(t, dtype, copy); }
 void copy_into(const Tensor& dst, const Tensor& src) { ops::_copy_into(dst, src); }
 void fill(const Tensor& t, Scalar value) { ops::_fill(t, value); }
+Tensor zeros(const IntList& sizes, ScalarType dtype) {
+  Tensor z = empty(sizes, dtype);
+  fill(z, Scalar(int64_t(0)));
+  return z;
+}
 
 }  // namespace fl
 

@@ -17,6 +17,19 @@ enum class UpsampleMode : int8_t { Nearest = 0, NearestExact = 1, Linear = 2, Cu
 enum class GridInterp : int8_t { Bilinear = 0, Nearest = 1, Bicubic = 2 };
 enum class GridPadding : int8_t { Zeros = 0, Border = 1, Reflection = 2 };
 
+// PyTorch's cubic convolution weights (A = -0.75) for the four taps around t in [0, 1) (bicubic
+// interpolate and grid_sample).
+template <typename T>
+void cubic_coefficients(T* c, T t) {
+  const T A = T(-0.75);
+  auto conv1 = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+  auto conv2 = [&](T x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
+  c[0] = conv2(t + 1);
+  c[1] = conv1(t);
+  c[2] = conv1(1 - t);
+  c[3] = conv2((1 - t) + 1);
+}
+
 }  // namespace fl
 
 // pad(input, pad, mode, value): `pad` as F.pad (last dim first, (left, right) pairs).

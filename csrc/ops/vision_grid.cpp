@@ -86,17 +86,6 @@ T source_index(T c, int64_t size, GridPadding pad, bool align, T* grad = nullptr
 }
 
 template <typename T>
-void cubic_coefficients(T* c, T t) {
-  const T A = T(-0.75);
-  auto conv1 = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
-  auto conv2 = [&](T x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
-  c[0] = conv2(t + 1);
-  c[1] = conv1(t);
-  c[2] = conv1(1 - t);
-  c[3] = conv2((1 - t) + 1);
-}
-
-template <typename T>
 void cubic_coefficients_grad(T* c, T t) {
   const T A = T(-0.75);
   T x = -1 - t;

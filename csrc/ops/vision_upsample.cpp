@@ -39,18 +39,6 @@ T compute_scale(int64_t in, int64_t out, bool align_corners, double scale) {
   return scale > 0 ? static_cast<T>(1.0 / scale) : static_cast<T>(in) / static_cast<T>(out);
 }
 
-// PyTorch's cubic convolution weights (A = -0.75) for the four taps around t in [0, 1).
-template <typename T>
-void cubic_coefficients(T* c, T t) {
-  const T A = T(-0.75);
-  auto conv1 = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
-  auto conv2 = [&](T x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
-  c[0] = conv2(t + 1);
-  c[1] = conv1(t);
-  c[2] = conv1(1 - t);
-  c[3] = conv2((1 - t) + 1);
-}
-
 template <typename T>
 Taps<T> make_taps(int64_t in, int64_t out, UpsampleMode mode, bool align_corners, double scale) {
   Taps<T> tp;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "../core/allocator.h"
+#include "../core/warning.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -138,6 +139,10 @@ using namespace fl::python;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "flowlike's C++ core: tensors, the dispatcher and CPU kernels";
+  fl::set_warning_handler([](const std::string& message) {  // a UserWarning at the Python caller's line
+    py::gil_scoped_acquire gil;
+    if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw py::error_already_set();
+  });
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
