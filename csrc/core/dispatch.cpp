@@ -2,10 +2,7 @@
 
 namespace fl {
 
-ThreadState& thread_state() {
-  thread_local ThreadState st;
-  return st;
-}
+thread_local ThreadState detail::tls_thread_state;
 
 std::vector<OpInfo>& op_registry() {
   static std::vector<OpInfo>* r = new std::vector<OpInfo>();

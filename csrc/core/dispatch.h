@@ -85,7 +85,12 @@ struct ThreadState {
   Tracer* tracer = nullptr;  // set by graph capture
   Tracer* paused_tracer = nullptr;  // the tracer while a TracerPause holds it off
 };
-ThreadState& thread_state();
+namespace detail {
+// Read by every op call. initial-exec: a thread-pointer-relative load, where the default model for a
+// Python extension module would call __tls_get_addr each time (the module's TLS block is tiny).
+extern thread_local ThreadState tls_thread_state __attribute__((tls_model("initial-exec")));
+}  // namespace detail
+inline ThreadState& thread_state() { return detail::tls_thread_state; }
 
 // RAII switch of grad mode for this thread.
 struct GradModeGuard {
@@ -167,7 +172,7 @@ class Op<R(Args...)> {
   void register_fallthrough(DispatchKey k) { fallthrough_[static_cast<int>(k)] = true; }
 
   R operator()(Args... args) const {
-    if constexpr (sizeof...(Args) > 0 && sizeof...(Args) <= 64) {
+    if constexpr ((std::is_same_v<std::decay_t<Args>, Tensor> || ...) && sizeof...(Args) <= 64) {
       uint64_t mask = required_.load(std::memory_order_relaxed);
       if (mask == kUnparsed) {
         mask = detail::required_tensor_mask(schema_, sizeof...(Args));

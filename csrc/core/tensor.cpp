@@ -82,10 +82,8 @@ int64_t numel_of(const IntList& sizes, const char* op) {
   return n;
 }
 
-uint64_t next_tensor_serial() {
-  static std::atomic<uint64_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed);
-}
+std::atomic<uint64_t> detail::capture_epoch{0};
+uint64_t begin_capture_epoch() { return detail::capture_epoch.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 Tensor make_tensor(std::shared_ptr<StorageImpl> storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype) {
   auto t = std::make_shared<TensorImpl>();

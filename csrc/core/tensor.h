@@ -46,9 +46,13 @@ struct VersionCounter { std::atomic<uint32_t> version{0}; };
 
 struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
-// Creation order of tensors: a graph capture tells the tensors that existed before it began (its
-// inputs) from the ones made during it, each of which must come out of a recorded op.
-uint64_t next_tensor_serial();
+// Capture epochs: each graph capture begins a new epoch (begin_capture_epoch), and a tensor notes
+// the epoch it was made in, so a capture tells the tensors that existed before it began (its
+// inputs) from the ones made during it, each of which must come out of a recorded op. (A plain
+// load per tensor, where a creation counter would be an atomic add.)
+namespace detail { extern std::atomic<uint64_t> capture_epoch; }
+inline uint64_t current_capture_epoch() { return detail::capture_epoch.load(std::memory_order_relaxed); }
+uint64_t begin_capture_epoch();
 namespace autograd { struct Node; }
 
 // Per-tensor autograd state (csrc/autograd): a non-leaf has grad_fn, the node that produced it
@@ -94,7 +98,7 @@ struct TensorImpl {
   // A view: the version counter's value when it was made (Note [Views of a base written in place]).
   uint32_t view_version = 0;
   std::unique_ptr<AutogradMeta> autograd;
-  uint64_t serial = next_tensor_serial();
+  uint64_t epoch = current_capture_epoch();
 
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
   size_t itemsize() const { return element_size(dtype); }

@@ -7,7 +7,7 @@ namespace {
 auto geometry(const Tensor& t) { return std::make_tuple(t->storage.get(), t->offset, t->sizes, t->strides, t->dtype); }
 }  // namespace
 
-RecordingTracer::RecordingTracer() : start_serial_(next_tensor_serial()) {}
+RecordingTracer::RecordingTracer() : start_epoch_(begin_capture_epoch()) {}
 
 void RecordingTracer::remember(const Tensor& t, int64_t id) {
   program_.seen.push_back(t);
@@ -29,7 +29,7 @@ int64_t RecordingTracer::input_id(const Tensor& t, const char* op, size_t arg, b
     TracerPause pause;
     GradModeGuard no_grad(false);
     program_.constants.emplace_back(id, ops::clone(t));
-  } else if (t->serial < start_serial_) {
+  } else if (t->epoch < start_epoch_) {
     TracerPause pause;
     GradModeGuard no_grad(false);
     program_.input_ids.push_back(id);

@@ -4,7 +4,7 @@
 // A recorded call refers to tensors by value id. A tensor met for the first time is
 //   - the same value as a known tensor with the same storage and geometry (an alias made outside
 //     any op, such as the autograd engine's saved-output alias: same memory, same value);
-//   - a program input when it existed before the capture began (its serial is older: parameters,
+//   - a program input when it existed before the capture began (an older epoch: parameters,
 //     optimizer state, data);
 //   - a constant when it enters through lift_fresh (host data);
 //   - otherwise a *hole*: a tensor made during the capture without passing the dispatcher. A
@@ -65,7 +65,7 @@ class RecordingTracer : public Tracer {
   int64_t result_id(const Tensor& t);
   void remember(const Tensor& t, int64_t id);
 
-  uint64_t start_serial_;
+  uint64_t start_epoch_;
   std::vector<std::vector<std::vector<int64_t>>> pending_ids_;  // per call being made (they nest): argument ids
   Program program_;
 };
