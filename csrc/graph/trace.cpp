@@ -7,7 +7,14 @@ namespace {
 auto geometry(const Tensor& t) { return std::make_tuple(t->storage.get(), t->offset, t->sizes, t->strides, t->dtype); }
 }  // namespace
 
-RecordingTracer::RecordingTracer() : start_epoch_(begin_capture_epoch()) {}
+RecordingTracer::RecordingTracer(bool forbid) : forbid_host_reads(forbid), start_epoch_(begin_capture_epoch()) {}
+
+void check_host_read(const char* what) {
+  auto* r = dynamic_cast<RecordingTracer*>(thread_state().tracer);
+  FL_CHECK(!(r && r->forbid_host_reads), Error, "Tensor.", what, "() reads a tensor's value on the host while nn.Graph "
+           "captures build(): the value would be fixed in the program. Keep the computation in tensor ops (torch.where "
+           "instead of an if on a tensor), or read the value from the graph's outputs.");
+}
 
 void RecordingTracer::remember(const Tensor& t, int64_t id) {
   program_.seen.push_back(t);

@@ -54,7 +54,10 @@ struct Program {
 
 class RecordingTracer : public Tracer {
  public:
-  RecordingTracer();
+  // forbid_host_reads: item(), tolist() and numpy() raise during the capture (nn.Graph: a value read
+  // on the host would be baked into the program).
+  explicit RecordingTracer(bool forbid_host_reads = false);
+  const bool forbid_host_reads;
   void enter(const OpInfo& op, const Stack& args) override;
   void record(const OpInfo& op, Stack&& args, const Stack& results) override;
   void abandon(const OpInfo& op) override;
@@ -69,5 +72,9 @@ class RecordingTracer : public Tracer {
   std::vector<std::vector<std::vector<int64_t>>> pending_ids_;  // per call being made (they nest): argument ids
   Program program_;
 };
+
+// Called by the bindings that read tensor values on the host (`what`: "item", "tolist", "numpy"):
+// raises when the thread's capture forbids it.
+void check_host_read(const char* what);
 
 }  // namespace fl::graph

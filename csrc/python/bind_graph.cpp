@@ -32,12 +32,22 @@ void bind(py::module_& m, TensorClass&) {
         return out;
       }, py::arg("inputs") = std::vector<Tensor>(),
          "Runs the program through the boxed calls with `inputs` in place of the capture's inputs (by default "
-         "copies of `input_values`); returns every value by id.");
-  m.def("_trace_begin", []() {
+         "copies of `input_values`); returns every value by id.")
+      .def("run", [](graph::RecordingTracer& r, const std::vector<Tensor>& inputs, const std::vector<int64_t>& ids) {
+        std::vector<Tensor> values = r.program().replay(inputs);
+        std::vector<Tensor> out;
+        out.reserve(ids.size());
+        for (int64_t id : ids) {
+          FL_CHECK(id >= 0 && id < static_cast<int64_t>(values.size()), IndexError, "run: no value ", id);
+          out.push_back(values[id]);
+        }
+        return out;
+      }, py::arg("inputs"), py::arg("ids"), "Replays with `inputs` and returns the values with the given ids.");
+  m.def("_trace_begin", [](bool forbid_host_reads) {
     FL_CHECK(!thread_state().tracer, Error, "a graph capture is already active on this thread");
-    g_recording = std::make_unique<graph::RecordingTracer>();
+    g_recording = std::make_unique<graph::RecordingTracer>(forbid_host_reads);
     thread_state().tracer = g_recording.get();
-  });
+  }, py::arg("forbid_host_reads") = false);
   m.def("_trace_end", []() {
     FL_CHECK(g_recording && thread_state().tracer == g_recording.get(), Error, "no graph capture is active on this thread");
     thread_state().tracer = nullptr;

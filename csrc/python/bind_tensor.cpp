@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "../autograd/autograd.h"
+#include "../graph/trace.h"
 #include "../ops/pointwise.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -180,14 +181,24 @@ void bind(py::module_& m, TensorClass& cls) {
       .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data); })
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
       .def("_is_view_of", [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
-      .def("item", [](const Tensor& t) { return scalar_to_python(item(t)); })
-      .def("tolist", [](const Tensor& t) { return tolist_rec(t, 0, t->data_ptr()); })
+      .def("item", [](const Tensor& t) {
+        graph::check_host_read("item");
+        return scalar_to_python(item(t));
+      })
+      .def("tolist", [](const Tensor& t) {
+        graph::check_host_read("tolist");
+        return tolist_rec(t, 0, t->data_ptr());
+      })
       .def("numpy", [](const Tensor& t, bool force) {
+        graph::check_host_read("numpy");
         FL_CHECK(force || !t->requires_grad, Error,
                  "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
         return to_numpy(t);
       }, py::arg("force") = false)
-      .def("_numpy_unchecked", &to_numpy)
+      .def("_numpy_unchecked", [](const Tensor& t) {
+        graph::check_host_read("numpy");
+        return to_numpy(t);
+      })
       .def("contiguous", [](const Tensor& t, py::object) { return ops::contiguous(t); },
            py::arg("memory_format") = py::none())
       .def("clone", [](const Tensor& t, py::object) { return ops::clone(t); }, py::arg("memory_format") = py::none())

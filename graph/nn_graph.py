@@ -1,0 +1,286 @@
+"""flowlike.nn.Graph: OneFlow's static-graph face over eager modules.
+
+A subclass assigns modules in __init__, registers optimizers with add_optimizer, and writes build() in eager
+style: an inference step that returns outputs, or a training step that calls loss.backward() (and the
+optimizer, through add_optimizer) and returns the loss. Calling the graph runs build.
+
+The first call with a new signature (tensor shapes, dtypes and requires_grad, the other argument values, the
+modules' train/eval flags, grad mode, which gradients and optimizer states exist, the hyperparameters) runs
+build eagerly while the dispatcher's tracer records every op it issues: forward, the backward ops of the
+autograd engine, the optimizer's fused updates (flowlike.graph.capture, Note [Tracer] in csrc/core/dispatch.h).
+Later calls with that signature replay the recorded program in C++, one boxed call per op, with no Python per op:
+the parameters, buffers, gradients and optimizer states are the program's inputs and are updated in place, so
+eager and graph steps can alternate and give the same numbers as all-eager steps. Random ops draw from the
+generator at run time, so a graph step draws what the eager step would. Tensors a step makes that outlive it
+(gradients created by backward, outputs) are handed back from the replay.
+
+A value read on the host during capture (.item(), bool(t), .tolist(), .numpy()) would be frozen into the
+program: it is an error naming the line of build (or of the model code) that read it.
+"""
+import logging
+import os
+import traceback
+from collections import OrderedDict
+
+from .. import _C, _tensor
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
+
+__all__ = ["Graph"]
+
+_log = logging.getLogger("flowlike.nn.Graph")
+# flowlike's own code (the package, and this graph package wherever it is installed from)
+_OWN_DIRS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, _tensor.__file__))
+
+
+def _flatten(value, tensors, path="input"):
+    """The structure of value with every tensor replaced by its index in `tensors` (appended in order)."""
+    if isinstance(value, _C.Tensor):
+        tensors.append(value)
+        return ("T", len(tensors) - 1)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_flatten(v, tensors, f"{path}[{i}]") for i, v in enumerate(value)))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _flatten(v, tensors, f"{path}[{k!r}]")) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("V", value)
+    raise TypeError(f"nn.Graph: {path} is a {type(value).__name__}; a graph takes tensors, Python numbers, bools, "
+                    "strings, None and lists, tuples and dicts of them")
+
+
+def _unflatten(spec, tensors):
+    kind, body = spec
+    if kind == "T":
+        return tensors[body]
+    if kind == "V":
+        return body
+    if kind == "dict":
+        return {k: _unflatten(v, tensors) for k, v in body}
+    items = [_unflatten(v, tensors) for v in body]
+    return tuple(items) if kind == "tuple" else items
+
+
+def _user_frame(tb):
+    """'file:line' of the innermost frame of the traceback outside flowlike itself."""
+    for frame in reversed(traceback.extract_tb(tb)):
+        if not os.path.abspath(frame.filename).startswith(_OWN_DIRS):
+            return f"{frame.filename}:{frame.lineno}"
+    return "build"
+
+
+class _Slot:
+    """A place that holds a tensor across steps: a parameter, a buffer, a parameter's .grad, an optimizer state."""
+    __slots__ = ("get", "set", "name")
+
+    def __init__(self, get, set_, name):
+        self.get, self.set, self.name = get, set_, name
+
+
+class _Plan:
+    """One captured program and how to feed it: where each input comes from, which values to hand back."""
+
+    def __init__(self, program, slots, sources, out_spec, out_ids, writebacks):
+        self.program = program
+        self.slots = slots          # the places holding tensors across steps, listed at the capture
+        self.sources = sources      # per program input: ("arg", i) | ("slot", j) | ("fixed", tensor)
+        self.out_spec = out_spec    # the structure of build's result
+        self.out_ids = out_ids      # per output tensor: ("value", id) | ("input", k)
+        self.writebacks = writebacks  # (slot index, ("value", id) | None) after each run
+        self.wanted = sorted({w[1] for w in out_ids if w[0] == "value"} |
+                             {w[1][1] for w in writebacks if w[1] is not None and w[1][0] == "value"})
+
+
+class Graph:
+    """Base class of static graphs (OneFlow's nn.Graph): subclass it, assign modules in __init__, call
+    add_optimizer for a training graph, and implement build(*args, **kwargs). Calling the graph runs build:
+    captured at the first call per input signature, replayed by the C++ executor afterwards."""
+
+    max_cached_plans = 8
+
+    def __init__(self):
+        self._optimizers = []
+        self._plans = OrderedDict()
+        self._debug = 0
+        self._is_built = False
+        self._params = None  # the modules' parameters, listed at the last capture
+
+    # ---- the OneFlow surface ----------------------------------------------------------------------------------
+    def build(self, *args, **kwargs):
+        raise NotImplementedError("nn.Graph subclasses implement build(*args, **kwargs)")
+
+    def add_optimizer(self, optimizer, *, lr_sch=None):
+        """Registers an optimizer (and optionally its learning-rate scheduler) whose step runs inside build."""
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"add_optimizer: expected an optimizer, got {type(optimizer).__name__}")
+        self._optimizers.append((optimizer, lr_sch))
+
+    def debug(self, v_level=0):
+        """Logs each capture and the reason for it (the signature that changed) at v_level >= 0."""
+        self._debug = v_level
+        _log.setLevel(logging.DEBUG if v_level >= 0 else logging.WARNING)
+
+    def train(self, mode=True):
+        for m in self._modules():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    @property
+    def training(self):
+        mods = self._modules()
+        return mods[0].training if mods else True
+
+    @property
+    def is_built(self):
+        return self._is_built
+
+    def __repr__(self):
+        lines = [f"({name}): {m!r}".replace("\n", "\n  ") for name, m in self._named_modules()]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)" if lines else f"{type(self).__name__}()"
+
+    # ---- state the program reads and writes --------------------------------------------------------------------
+    def _named_modules(self):
+        return [(k, v) for k, v in vars(self).items() if isinstance(v, Module)]
+
+    def _modules(self):
+        return [m for _, m in self._named_modules()]
+
+    def _slots(self):
+        slots, seen = [], set()
+
+        def param_slots(owner, key, prefix):
+            p = owner[key]
+            if p is None or id(p) in seen:
+                return
+            seen.add(id(p))
+            slots.append(_Slot(lambda: owner[key], lambda t: owner.__setitem__(key, t), prefix))
+            slots.append(_Slot(lambda: p.grad, lambda t: setattr(p, "grad", t), prefix + ".grad"))
+
+        for name, root in self._named_modules():
+            for mname, mod in root.named_modules(prefix=name):
+                for key in list(mod._parameters):
+                    param_slots(mod._parameters, key, f"{mname}.{key}")
+                for key in list(mod._buffers):
+                    if mod._buffers[key] is not None:
+                        buffers = mod._buffers
+                        slots.append(_Slot(lambda b=buffers, k=key: b[k], lambda t, b=buffers, k=key: b.__setitem__(k, t),
+                                           f"{mname}.{key}"))
+        for i, (opt, _) in enumerate(self._optimizers):
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    if id(p) not in seen:
+                        seen.add(id(p))
+                        slots.append(_Slot(lambda p=p: p.grad, lambda t, p=p: setattr(p, "grad", t), "param.grad"))
+                    for key, value in opt.state.get(p, {}).items():
+                        if isinstance(value, _C.Tensor):
+                            state = opt.state[p]
+                            slots.append(_Slot(lambda s=state, k=key: s[k], lambda t, s=state, k=key: s.__setitem__(k, t),
+                                               f"optimizer{i}.state.{key}"))
+        return slots
+
+    def _signature(self, spec, tensors):
+        modules = self._modules()
+        if self._params is None:  # (refreshed at each capture)
+            self._params = [p for m in modules for p in m.parameters()]
+        hyper = tuple(tuple((k, v) for k, v in group.items() if k != "params"
+                            and isinstance(v, (int, float, bool, str, type(None), tuple)))
+                      for opt, _ in self._optimizers for group in opt.param_groups)
+        # which state dicts exist (a load_state_dict replaces them) and how full they are
+        states = tuple((tuple(map(id, opt.state.values())), sum(map(len, opt.state.values())))
+                       for opt, _ in self._optimizers)
+        return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors),
+                tuple(m.training for m in modules), _C.is_grad_enabled(),
+                tuple(p.grad is None for p in self._params), (hyper, states))
+
+    # ---- running ---------------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        key = self._signature(spec, tensors)
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return self._run(plan, tensors)
+        if self._plans and self._debug >= 0:
+            _log.debug("nn.Graph %s: capturing a new plan (%d cached): %s", type(self).__name__, len(self._plans),
+                       self._why(key))
+        plan, result = self._capture(args, kwargs, tensors)
+        if plan is not None:
+            self._plans[key] = plan
+            while len(self._plans) > self.max_cached_plans:
+                self._plans.popitem(last=False)
+        self._is_built = True
+        return result
+
+    def _why(self, key):
+        names = ("argument structure", "tensor shapes/dtypes/requires_grad", "train/eval flags", "grad mode",
+                 "which gradients exist", "optimizer hyperparameters or state")
+        last = next(reversed(self._plans))
+        return ", ".join(n for n, a, b in zip(names, key, last) if a != b) or "signature"
+
+    def _capture(self, args, kwargs, tensors):
+        self._params = None
+        slots = self._slots()
+        before = [s.get() for s in slots]
+        _C._trace_begin(forbid_host_reads=True)
+        try:
+            result = self.build(*args, **kwargs)
+        except RuntimeError as e:
+            _C._trace_end()
+            if "reads a tensor's value on the host" in str(e):
+                raise RuntimeError(f"nn.Graph {type(self).__name__}: at {_user_frame(e.__traceback__)}: {e}") from None
+            raise
+        except BaseException:
+            _C._trace_end()
+            raise
+        program = _C._trace_end()
+        if program.holes:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: build() used tensors made outside the dispatcher, "
+                               f"which a program cannot replay: {program.holes[0]}")
+        by_id = {id(t): i for i, t in enumerate(tensors)}
+        by_slot = {id(t): j for j, t in enumerate(before) if t is not None}
+        sources = []
+        for t in program.inputs:
+            if id(t) in by_id:
+                sources.append(("arg", by_id[id(t)]))
+            elif id(t) in by_slot:
+                sources.append(("slot", by_slot[id(t)]))
+            else:
+                sources.append(("fixed", t))
+        input_pos = {id(t): k for k, t in enumerate(program.inputs)}
+
+        def locate(t):
+            if id(t) in input_pos:
+                return ("input", input_pos[id(t)])
+            vid = program.value_of(t)
+            if vid < 0:
+                return ("fixed", t)
+            return ("value", vid)
+
+        out_tensors = []
+        out_spec = _flatten(result, out_tensors, "build's result")
+        out_ids = [locate(t) for t in out_tensors]
+        writebacks = []
+        for j, slot in enumerate(slots):
+            now = slot.get()
+            if now is before[j]:
+                continue  # unchanged object: updated in place, if at all
+            writebacks.append((j, None if now is None else locate(now)))
+        return _Plan(program, slots, sources, out_spec, out_ids, writebacks), result
+
+    def _run(self, plan, tensors):
+        slots = plan.slots  # their getters read the live modules and optimizer states
+        inputs = []
+        for kind, what in plan.sources:
+            inputs.append(tensors[what] if kind == "arg" else slots[what].get() if kind == "slot" else what)
+        got = dict(zip(plan.wanted, plan.program.run(inputs, plan.wanted)))
+
+        def resolve(where):
+            kind, what = where
+            return got[what] if kind == "value" else inputs[what] if kind == "input" else what
+
+        for j, where in plan.writebacks:
+            slots[j].set(None if where is None else resolve(where))
+        return _unflatten(plan.out_spec, [resolve(w) for w in plan.out_ids])

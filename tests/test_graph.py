@@ -1,0 +1,200 @@
+"""nn.Graph against eager: the same modules, optimizers and seeds give bit-for-bit the same losses, parameters,
+buffers and optimizer states whether steps run eagerly, as graphs, or alternating; a captured plan is replayed
+(no Python forward per step); signatures that change recapture; host reads during capture are errors naming
+the line."""
+import copy
+
+import pytest
+
+import flowlike as fl
+import flowlike.nn as nn
+
+
+class TrainStep(nn.Graph):
+    def __init__(self, model, opt, sched=None):
+        super().__init__()
+        self.model = model
+        self.opt = opt
+        self.add_optimizer(opt, lr_sch=sched)
+
+    def build(self, x, y):
+        loss = nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return loss
+
+
+def eager_step(model, opt, x, y):
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.Dropout(0.2), nn.Linear(16, 3))
+
+
+def cnn():
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 5 * 5, 3))
+
+
+MODELS = {
+    "mlp_adam": (mlp, lambda p: fl.optim.Adam(p, lr=1e-2), (6,)),
+    "mlp_adamw": (mlp, lambda p: fl.optim.AdamW(p, lr=1e-2, weight_decay=0.1), (6,)),
+    "cnn_bn_sgd_momentum": (cnn, lambda p: fl.optim.SGD(p, lr=0.1, momentum=0.9), (2, 5, 5)),
+}
+
+
+def build_pair(name):
+    make_model, make_opt, shape = MODELS[name]
+    runs = []
+    for _ in range(2):
+        fl.manual_seed(0)
+        model = make_model()
+        runs.append((model, make_opt(model.parameters())))
+    return runs, shape
+
+
+def batches(shape, n=5, batch=4):
+    g = fl.Generator().manual_seed(7)
+    return [(fl.randn(batch, *shape, generator=g), fl.randint(0, 3, (batch,), generator=g)) for _ in range(n)]
+
+
+def assert_same_state(a, b):
+    (ma, oa), (mb, ob) = a, b
+    for (name, x), y in zip(ma.state_dict().items(), mb.state_dict().values()):
+        assert fl.equal(x, y), name
+    for pa, pb in zip(ma.parameters(), mb.parameters()):
+        for key, value in oa.state[pa].items():
+            other = ob.state[pb][key]
+            assert fl.equal(value, other) if isinstance(value, fl.Tensor) else value == other, key
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_training_graph_matches_eager_bit_for_bit(name):
+    (eager, graphed), shape = build_pair(name)
+    step = TrainStep(*graphed)
+    calls = []
+    graphed[0].register_forward_hook(lambda *a: calls.append(1))
+    data = batches(shape)
+    fl.manual_seed(3)
+    want = [eager_step(*eager, x, y).item() for x, y in data]
+    fl.manual_seed(3)
+    got = [step(x, y).item() for x, y in data]
+    assert got == want
+    assert_same_state(eager, graphed)
+    # the first step (no optimizer state yet) and the second are captured; the rest are replays
+    assert len(calls) == 2 and len(step._plans) == 2
+
+
+def test_eager_and_graph_steps_alternate():
+    (eager, graphed), shape = build_pair("mlp_adam")
+    step = TrainStep(*graphed)
+    data = batches(shape, n=6)
+    fl.manual_seed(5)
+    want = [eager_step(*eager, x, y).item() for x, y in data]
+    fl.manual_seed(5)
+    got = [(step(x, y) if i % 3 else eager_step(*graphed, x, y)).item() for i, (x, y) in enumerate(data)]
+    assert got == want
+    assert_same_state(eager, graphed)
+
+
+def test_learning_rate_change_recaptures_and_matches():
+    (eager, graphed), shape = build_pair("mlp_adam")
+    scheds = [fl.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5) for _, opt in (eager, graphed)]
+    step = TrainStep(*graphed, sched=scheds[1])
+    fl.manual_seed(2)
+    want = []
+    for x, y in batches(shape):
+        want.append(eager_step(*eager, x, y).item())
+        scheds[0].step()
+    fl.manual_seed(2)
+    got = []
+    for x, y in batches(shape):
+        got.append(step(x, y).item())
+        scheds[1].step()
+    assert got == want
+    assert_same_state(eager, graphed)
+
+
+class Infer(nn.Graph):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def build(self, batch, scale, tag):
+        out = self.model(batch["x"]) * scale
+        return {"logits": out, "pair": (out.softmax(-1), tag), "none": None}
+
+
+def test_inference_graph_structure_shapes_and_eval():
+    fl.manual_seed(0)
+    model = cnn()
+    graph = Infer(model)
+    graph.eval()
+    assert not model.training and not graph.training
+    with fl.no_grad():
+        for batch in (3, 3, 5, 3):
+            x = fl.randn(batch, 2, 5, 5)
+            got = graph({"x": x}, 2.0, "t")
+            want = model(x) * 2.0
+            assert fl.equal(got["logits"], want) and fl.equal(got["pair"][0], want.softmax(-1))
+            assert got["pair"][1] == "t" and got["none"] is None
+    assert len(graph._plans) == 2  # batch sizes 3 and 5
+
+
+def test_plans_are_bounded_lru():
+    fl.manual_seed(0)
+    graph = Infer(mlp().eval())
+    graph.max_cached_plans = 2
+    with fl.no_grad():
+        for batch in (1, 2, 3, 1):
+            graph({"x": fl.randn(batch, 6)}, 1.0, "")
+    assert len(graph._plans) == 2
+
+
+class HostRead(nn.Graph):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def build(self, x):
+        y = self.lin(x)
+        if y.sum() > 0:  # a host read: the branch would be frozen into the program
+            y = y * 2
+        return y
+
+
+def test_host_read_during_capture_names_the_line():
+    with pytest.raises(RuntimeError, match=r"test_graph\.py:\d+.*reads a tensor's value on the host"):
+        HostRead()(fl.randn(2, 3))
+    # the thread is left without a capture: eager code runs normally afterwards
+    assert (fl.ones(2).sum() > 0).item()
+
+
+def test_unsupported_input_type_is_a_type_error():
+    graph = Infer(mlp())
+    with pytest.raises(TypeError, match="nn.Graph: input.*object"):
+        graph({"x": fl.randn(1, 6)}, object(), "")
+
+
+def test_optimizer_state_loaded_between_steps_is_used():
+    (eager, graphed), shape = build_pair("mlp_adam")
+    step = TrainStep(*graphed)
+    data = batches(shape, n=6)
+    fl.manual_seed(4)
+    want = [eager_step(*eager, x, y).item() for x, y in data[:3]]
+    fl.manual_seed(4)
+    got = [step(x, y).item() for x, y in data[:3]]
+    saved = eager[1].state_dict()
+    for _, opt in (eager, graphed):  # both continue from equal new state tensors (load_state_dict shares them)
+        opt.load_state_dict(copy.deepcopy(saved))
+    fl.manual_seed(6)
+    want += [eager_step(*eager, x, y).item() for x, y in data[3:]]
+    fl.manual_seed(6)
+    got += [step(x, y).item() for x, y in data[3:]]
+    assert got == want
+    assert_same_state(eager, graphed)
