@@ -103,6 +103,7 @@ class Graph:
         self._debug = 0
         self._is_built = False
         self._params = None  # the modules' parameters, listed at the last capture
+        self._lr_inputs = set()  # ids of the param groups whose lr every plan takes as an input
 
     # ---- the OneFlow surface ----------------------------------------------------------------------------------
     def build(self, *args, **kwargs):
@@ -184,7 +185,10 @@ class Graph:
         modules = self._modules()
         if self._params is None:  # (refreshed at each capture)
             self._params = [p for m in modules for p in m.parameters()]
-        hyper = tuple(tuple((k, v) for k, v in group.items() if k != "params"
+        # a learning rate the plans feed as an input (the fused steps' `lr`) is left out: a scheduler changes it
+        # without a recapture
+        hyper = tuple(tuple((k, v) for k, v in group.items() if k != "params" and not (k == "lr" and id(group) in
+                                                                                      self._lr_inputs)
                             and isinstance(v, (int, float, bool, str, type(None), tuple)))
                       for opt, _ in self._optimizers for group in opt.param_groups)
         # which state dicts exist (a load_state_dict replaces them) and how full they are
@@ -200,7 +204,7 @@ class Graph:
         spec = _flatten((args, kwargs), tensors)
         key = self._signature(spec, tensors)
         plan = self._plans.get(key)
-        if plan is not None:
+        if plan is not None and not self._lr_fixed_in(plan):
             self._plans.move_to_end(key)
             return self._run(plan, tensors)
         if self._plans and self._debug >= 0:
@@ -268,10 +272,40 @@ class Graph:
             if now is before[j]:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
-        return _Plan(program, slots, sources, out_spec, out_ids, writebacks), result
+        plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
+        plan.lr_args = self._lr_args(program)
+        covered = {id(group) for _, _, group in plan.lr_args}
+        # the learning rates this plan holds as constants: a change to one of them means a new plan
+        plan.fixed_lrs = [(group, group["lr"]) for opt, _ in self._optimizers for group in opt.param_groups
+                          if id(group) not in covered]
+        return plan, result
+
+    @staticmethod
+    def _lr_fixed_in(plan):
+        return any(group["lr"] != lr for group, lr in plan.fixed_lrs)
+
+    def _lr_args(self, program):
+        """(call, argument, group) for each recorded optimizer step's lr, when the fused steps cover every
+        parameter of the group (then no other op of the step read the lr); such groups' lr becomes an input."""
+        found = program.float_args("lr")
+        lr_args = []
+        for opt, _ in self._optimizers:
+            for group in opt.param_groups:
+                if not isinstance(group.get("lr"), float):
+                    continue
+                ids = {program.value_of(p) for p in group["params"] if p.requires_grad} - {-1}
+                calls = [(c, a) for c, a, value, call_ids in found if value == group["lr"] and set(call_ids) & ids]
+                covered = set().union(*[set(call_ids) for c, a, value, call_ids in found
+                                        if (c, a) in calls]) if calls else set()
+                if calls and ids <= covered:
+                    lr_args += [(c, a, group) for c, a in calls]
+                    self._lr_inputs.add(id(group))
+        return lr_args
 
     def _run(self, plan, tensors):
         slots = plan.slots  # their getters read the live modules and optimizer states
+        for call, arg, group in plan.lr_args:
+            plan.program.set_float_arg(call, arg, group["lr"])
         inputs = []
         for kind, what in plan.sources:
             inputs.append(tensors[what] if kind == "arg" else slots[what].get() if kind == "slot" else what)

@@ -1,4 +1,5 @@
 // Python bindings of graph capture: recording a program at the Tracer key and replaying it.
+#include "../core/schema.h"
 #include "../graph/trace.h"
 #include "python_util.h"
 
@@ -42,7 +43,25 @@ void bind(py::module_& m, TensorClass&) {
           out.push_back(values[id]);
         }
         return out;
-      }, py::arg("inputs"), py::arg("ids"), "Replays with `inputs` and returns the values with the given ids.");
+      }, py::arg("inputs"), py::arg("ids"), "Replays with `inputs` and returns the values with the given ids.")
+      .def("float_args", [](graph::RecordingTracer& r, const std::string& name) {
+        py::list found;  // (call index, argument index, value, the ids of the call's first argument's tensors)
+        const auto& calls = r.program().calls;
+        for (size_t c = 0; c < calls.size(); ++c) {
+          const Schema& s = op_schema(calls[c].op);
+          for (size_t a = 0; a < s.args.size() && a < calls[c].args.size(); ++a)
+            if (s.args[a].name == name && std::holds_alternative<double>(calls[c].args[a]))
+              found.append(py::make_tuple(c, a, std::get<double>(calls[c].args[a]), calls[c].arg_ids.at(0)));
+        }
+        return found;
+      }, py::arg("name"), "The float arguments of that name in the recorded calls (an optimizer step's lr).")
+      .def("set_float_arg", [](graph::RecordingTracer& r, size_t call, size_t arg, double value) {
+        auto& calls = r.program().calls;
+        FL_CHECK(call < calls.size() && arg < calls[call].args.size() &&
+                     std::holds_alternative<double>(calls[call].args[arg]),
+                 IndexError, "set_float_arg: call ", call, " has no float argument ", arg);
+        calls[call].args[arg] = value;
+      }, "Replaces a float argument of a recorded call for the next runs (a graph input such as the lr).");
   m.def("_trace_begin", [](bool forbid_host_reads) {
     FL_CHECK(!thread_state().tracer, Error, "a graph capture is already active on this thread");
     g_recording = std::make_unique<graph::RecordingTracer>(forbid_host_reads);
