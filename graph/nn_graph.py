@@ -139,6 +139,13 @@ class Graph:
 
     def __repr__(self):
         lines = [f"({name}): {m!r}".replace("\n", "\n  ") for name, m in self._named_modules()]
+        if self._plans:
+            plan = next(reversed(self._plans.values()))  # the plan run last
+            names = [f"input {what}" if kind == "arg" else plan.slots[what].name if kind == "slot" else "constant"
+                     for kind, what in plan.sources]
+            inputs = ", ".join(f"%{vid}={name}" for vid, name in zip(plan.program.input_ids, names))
+            lines.append(f"(program): {len(plan.program)} ops, inputs {inputs}")
+            lines += ["  " + line for line in plan.program.listing()]
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)" if lines else f"{type(self).__name__}()"
 
     # ---- state the program reads and writes --------------------------------------------------------------------
@@ -274,6 +281,7 @@ class Graph:
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
         plan.lr_args = self._lr_args(program)
+        program.release_capture_state()  # the tensors the capture met, the inputs' copies: not needed to run
         covered = {id(group) for _, _, group in plan.lr_args}
         # the learning rates this plan holds as constants: a change to one of them means a new plan
         plan.fixed_lrs = [(group, group["lr"]) for opt, _ in self._optimizers for group in opt.param_groups

@@ -17,6 +17,8 @@ void check_host_read(const char* what) {
 }
 
 void RecordingTracer::remember(const Tensor& t, int64_t id) {
+  if (id >= static_cast<int64_t>(program_.value_meta.size())) program_.value_meta.resize(id + 1);
+  program_.value_meta[id] = {t->sizes, t->dtype};
   program_.seen.push_back(t);
   program_.ids[t.get()] = id;
   program_.by_geometry[geometry(t)] = id;
@@ -94,18 +96,57 @@ int64_t Program::value_of(const Tensor& t) const {
 }
 
 std::vector<Tensor> Program::replay(std::vector<Tensor> replacements) const {
+  if (replacements.empty())
+    for (const Tensor& v : input_values) replacements.push_back(ops::clone(v));
+  std::vector<Tensor> values(num_values);
+  FL_CHECK(replacements.size() == input_ids.size(), Error, "replay: expected ", input_ids.size(), " inputs, got ",
+           replacements.size());
+  for (size_t i = 0; i < input_ids.size(); ++i) values[input_ids[i]] = replacements[i];
+  execute(values, nullptr);
+  return values;
+}
+
+std::vector<Tensor> Program::run(std::vector<Tensor> replacements, const std::vector<int64_t>& wanted) const {
+  FL_CHECK(replacements.size() == input_ids.size(), Error, "run: expected ", input_ids.size(), " inputs, got ",
+           replacements.size());
+  for (int64_t id : wanted) FL_CHECK(id >= 0 && id < num_values, IndexError, "run: no value ", id);
+  // liveness: the call after which each value is read no more (never for inputs and wanted values)
+  std::vector<int64_t> last(num_values, -1);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    for (const auto& ids : calls[c].arg_ids)
+      for (int64_t id : ids) if (id >= 0) last[id] = static_cast<int64_t>(c);
+    for (const auto& ids : calls[c].result_ids)
+      for (int64_t id : ids) last[id] = std::max(last[id], static_cast<int64_t>(c));
+  }
+  for (int64_t id : input_ids) last[id] = -1;
+  for (int64_t id : wanted) last[id] = -1;
+  std::vector<std::vector<int64_t>> last_use(calls.size());
+  for (int64_t id = 0; id < num_values; ++id) if (last[id] >= 0) last_use[last[id]].push_back(id);
+  std::vector<Tensor> values(num_values);
+  for (size_t i = 0; i < input_ids.size(); ++i) values[input_ids[i]] = std::move(replacements[i]);
+  execute(values, &last_use);
+  std::vector<Tensor> out;
+  out.reserve(wanted.size());
+  for (int64_t id : wanted) out.push_back(values[id]);
+  return out;
+}
+
+void Program::release_capture_state() {
+  seen = {};
+  ids = {};
+  by_geometry = {};
+  inputs = {};
+  input_values = {};
+}
+
+void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const {
   FL_CHECK(holes.empty(), Error, "replay: the program has ", holes.size(), " holes; the first: ", holes[0]);
   TracerPause pause;
   GradModeGuard no_grad(false);
-  if (replacements.empty())
-    for (const Tensor& v : input_values) replacements.push_back(ops::clone(v));
-  FL_CHECK(replacements.size() == inputs.size(), Error, "replay: expected ", inputs.size(), " inputs, got ",
-           replacements.size());
-  std::vector<Tensor> values(num_values);
-  for (size_t i = 0; i < inputs.size(); ++i) values[input_ids[i]] = replacements[i];
   for (const auto& [id, data] : constants) values[id] = ops::clone(data);
   Stack out;
-  for (const Call& c : calls) {
+  for (size_t ci = 0; ci < calls.size(); ++ci) {
+    const Call& c = calls[ci];
     Stack args = c.args;
     for (size_t i = 0; i < args.size(); ++i) {
       if (c.arg_ids[i].empty()) continue;
@@ -121,8 +162,12 @@ std::vector<Tensor> Program::replay(std::vector<Tensor> replacements) const {
       size_t j = 0;
       for_each_tensor(out[r], [&](const Tensor& t) { if (j < c.result_ids[r].size()) values[c.result_ids[r][j++]] = t; });
     }
+    if (last_use) {
+      args.clear();
+      out.clear();
+      for (int64_t id : (*last_use)[ci]) values[id].reset();
+    }
   }
-  return values;
 }
 
 }  // namespace fl::graph

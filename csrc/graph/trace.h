@@ -39,17 +39,29 @@ struct Program {
   std::vector<std::pair<int64_t, Tensor>> constants;
   std::vector<std::string> holes;
   int64_t num_values = 0;
+  std::vector<std::pair<IntList, ScalarType>> value_meta;  // per value id: sizes and dtype at capture
 
   // The value id a capture-time tensor had, -1 when the capture never met it.
   int64_t value_of(const Tensor& t) const;
   // Runs the calls with grad mode off, `inputs[i]` standing for input i (copies of input_values
   // when `inputs` is empty); returns every value by id.
   std::vector<Tensor> replay(std::vector<Tensor> inputs) const;
+  // Runs the program with `inputs` (as replay) and returns the values `wanted`; every other value is
+  // released after its last use, so a run holds no more than the live tensors (an nn.Graph step).
+  std::vector<Tensor> run(std::vector<Tensor> inputs, const std::vector<int64_t>& wanted) const;
+  // Drops what only the capture needs (the tensors it met, its identity maps, the inputs' copies):
+  // a kept program then holds its calls and constants alone. value_of answers -1 afterwards.
+  void release_capture_state();
 
   // capture-time identity (Note [Capture identity])
   std::unordered_map<const TensorImpl*, int64_t> ids;
   std::map<std::tuple<const StorageImpl*, int64_t, IntList, IntList, ScalarType>, int64_t> by_geometry;
   std::vector<Tensor> seen;
+
+ private:
+  // Runs the calls; with `last_use` (per call: the value ids read for the last time there), each
+  // such value is released right after the call.
+  void execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const;
 };
 
 class RecordingTracer : public Tracer {

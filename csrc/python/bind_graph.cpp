@@ -1,10 +1,38 @@
 // Python bindings of graph capture: recording a program at the Tracer key and replaying it.
+#include <cstdio>
+
 #include "../core/schema.h"
 #include "../graph/trace.h"
 #include "python_util.h"
 
 namespace fl::python {
 namespace {
+
+// A non-tensor argument of a recorded call, as the program listing shows it.
+std::string arg_text(const IValue& v) {
+  auto number = [](double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.8g", d);
+    return std::string(buf);
+  };
+  return std::visit([&](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, IntList>) return shape_str(x);
+    else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
+    else if constexpr (std::is_same_v<T, double>) return number(x);
+    else if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
+    else if constexpr (std::is_same_v<T, Scalar>)
+      return x.is_bool() ? (x.to_int() ? "True" : "False") : x.is_int() ? std::to_string(x.to_int()) : number(x.to_double());
+    else if constexpr (std::is_same_v<T, ScalarType>) return x == ScalarType::NumTypes ? "None" : dtype_name(x);
+    else if constexpr (std::is_same_v<T, std::string>) return "'" + x + "'";
+    else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      std::string s;
+      for (double d : x) s += (s.empty() ? "" : ", ") + number(d);
+      return "[" + s + "]";
+    } else if constexpr (std::is_same_v<T, Generator*>) return x ? "<generator>" : "None";
+    else return "None";
+  }, v);
+}
 
 // The recording tracer installed on each thread, owned here until _trace_end hands it out.
 thread_local std::unique_ptr<graph::RecordingTracer> g_recording;
@@ -21,6 +49,10 @@ void bind(py::module_& m, TensorClass&) {
                              "Tensors the program reads that were made during the capture without an op.")
       .def_property_readonly("inputs", [](graph::RecordingTracer& r) { return r.program().inputs; },
                              "The capture-time tensors the program reads as inputs, in order of first use.")
+      .def_property_readonly("input_ids", [](graph::RecordingTracer& r) { return r.program().input_ids; },
+                             "The value id of each input.")
+      .def("release_capture_state", [](graph::RecordingTracer& r) { r.program().release_capture_state(); },
+           "Frees what only the capture needed (the tensors it met, the inputs' copies); value_of answers -1 after.")
       .def_property_readonly("num_constants", [](graph::RecordingTracer& r) { return r.program().constants.size(); })
       .def("value_of", [](graph::RecordingTracer& r, const Tensor& t) { return r.program().value_of(t); },
            "The value id of a tensor met during the capture (-1 if never met).")
@@ -34,16 +66,39 @@ void bind(py::module_& m, TensorClass&) {
       }, py::arg("inputs") = std::vector<Tensor>(),
          "Runs the program through the boxed calls with `inputs` in place of the capture's inputs (by default "
          "copies of `input_values`); returns every value by id.")
-      .def("run", [](graph::RecordingTracer& r, const std::vector<Tensor>& inputs, const std::vector<int64_t>& ids) {
-        std::vector<Tensor> values = r.program().replay(inputs);
-        std::vector<Tensor> out;
-        out.reserve(ids.size());
-        for (int64_t id : ids) {
-          FL_CHECK(id >= 0 && id < static_cast<int64_t>(values.size()), IndexError, "run: no value ", id);
-          out.push_back(values[id]);
+      .def("run", [](graph::RecordingTracer& r, std::vector<Tensor> inputs, const std::vector<int64_t>& ids) {
+        return r.program().run(std::move(inputs), ids);
+      }, py::arg("inputs"), py::arg("ids"),
+         "Runs the program with `inputs` and returns the values with the given ids; the others are released after "
+         "their last use.")
+      .def("listing", [](graph::RecordingTracer& r) {
+        // one line per call: "%5: f32[8, 16] = mm(%3, %4)"; non-tensor arguments as values
+        const graph::Program& p = r.program();
+        auto value = [&](int64_t id) {
+          if (id < 0) return std::string("None");
+          const auto& [sizes, dtype] = p.value_meta.at(id);
+          return str_cat("%", id, ": ", dtype_name(dtype), shape_str(sizes));
+        };
+        py::list lines;
+        for (const graph::Call& c : p.calls) {
+          std::string outs, args;
+          for (const auto& ids : c.result_ids)
+            for (int64_t id : ids) outs += (outs.empty() ? "" : ", ") + value(id);
+          for (size_t a = 0; a < c.args.size(); ++a) {
+            std::string text;
+            if (!c.arg_ids[a].empty()) {
+              const bool list = std::holds_alternative<TensorList>(c.args[a]);
+              for (int64_t id : c.arg_ids[a]) text += (text.empty() ? "" : ", ") + (id < 0 ? "None" : str_cat("%", id));
+              if (list) text = "[" + text + "]";
+            } else {
+              text = arg_text(c.args[a]);
+            }
+            args += (args.empty() ? "" : ", ") + text;
+          }
+          lines.append(str_cat(outs.empty() ? "" : outs + " = ", c.op.name, "(", args, ")"));
         }
-        return out;
-      }, py::arg("inputs"), py::arg("ids"), "Replays with `inputs` and returns the values with the given ids.")
+        return lines;
+      }, "The program, one line per recorded call, values with their dtype and shape at capture.")
       .def("float_args", [](graph::RecordingTracer& r, const std::string& name) {
         py::list found;  // (call index, argument index, value, the ids of the call's first argument's tensors)
         const auto& calls = r.program().calls;
