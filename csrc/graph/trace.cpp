@@ -78,8 +78,8 @@ void RecordingTracer::abandon(const OpInfo&) { pending_ids_.pop_back(); }
 void RecordingTracer::record(const OpInfo& op, Stack&& args, const Stack& results) {
   Call call{op, std::move(args), std::move(pending_ids_.back()), {}};
   pending_ids_.pop_back();
-  for (IValue& v : call.args) {  // the tensors are referred to by id
-    if (std::holds_alternative<Tensor>(v)) v = IValue();
+  for (IValue& v : call.args) {  // the tensors are referred to by id (empty slots, filled by each run)
+    if (auto* t = std::get_if<Tensor>(&v)) t->reset();
     else if (auto* l = std::get_if<TensorList>(&v)) *l = TensorList(l->size());
   }
   for (const IValue& r : results) {
@@ -147,23 +147,32 @@ void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector
   Stack out;
   for (size_t ci = 0; ci < calls.size(); ++ci) {
     const Call& c = calls[ci];
-    Stack args = c.args;
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (c.arg_ids[i].empty()) continue;
-      if (auto* l = std::get_if<TensorList>(&args[i])) {
-        for (size_t j = 0; j < l->size(); ++j) (*l)[j] = c.arg_ids[i][j] < 0 ? Tensor() : values[c.arg_ids[i][j]];
-      } else {
-        args[i] = values[c.arg_ids[i][0]];
+    Stack& args = c.args;
+    auto set_tensors = [&](bool fill) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (c.arg_ids[i].empty()) continue;
+        if (auto* l = std::get_if<TensorList>(&args[i])) {
+          for (size_t j = 0; j < l->size(); ++j)
+            (*l)[j] = fill && c.arg_ids[i][j] >= 0 ? values[c.arg_ids[i][j]] : Tensor();
+        } else {
+          std::get<Tensor>(args[i]) = fill ? values[c.arg_ids[i][0]] : Tensor();
+        }
       }
-    }
+    };
+    set_tensors(true);
     out.clear();
-    c.op.boxed(c.op.op, args, out);
+    try {
+      c.op.boxed(c.op.op, args, out);
+    } catch (...) {
+      set_tensors(false);
+      throw;
+    }
+    set_tensors(false);
     for (size_t r = 0; r < out.size() && r < c.result_ids.size(); ++r) {
       size_t j = 0;
       for_each_tensor(out[r], [&](const Tensor& t) { if (j < c.result_ids[r].size()) values[c.result_ids[r][j++]] = t; });
     }
     if (last_use) {
-      args.clear();
       out.clear();
       for (int64_t id : (*last_use)[ci]) values[id].reset();
     }

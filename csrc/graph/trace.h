@@ -26,7 +26,9 @@ namespace fl::graph {
 
 struct Call {
   OpInfo op;
-  Stack args;                                  // tensors removed; their ids in arg_ids
+  // Tensors removed (their ids in arg_ids). A run fills the tensors in place for the call and
+  // empties them again, so a run copies no arguments (a program runs on one thread at a time).
+  mutable Stack args;
   std::vector<std::vector<int64_t>> arg_ids;   // per argument: ids of its tensors (-1: a null in a list)
   std::vector<std::vector<int64_t>> result_ids;
 };
