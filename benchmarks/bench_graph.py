@@ -1,56 +1,171 @@
-"""nn.Graph training steps against eager flowlike and eager torch, in one process, printing time ratios.
+"""nn.Graph against eager flowlike and eager torch, in one process, printing time ratios, the first-call (capture)
+time and the peak memory of a step.
 
 Run: python benchmarks/bench_graph.py   (needs torch==2.13.0 installed beside flowlike)
-A ratio below 1.0 means flowlike is faster. The graph replays the captured step in C++ (one boxed call per op,
-no Python per op); small models, where per-op overhead dominates, show the difference.
+A ratio below 1.0 means the first named side is faster. Workloads: training steps of an MLP (784-512-512-10,
+batch 128, AdamW), the small CNN of examples/train_cnn.py, a GPT-mini (4 layers, d_model 128, 4 heads, seq 64,
+batch 16, AdamW) and a BERT-like encoder's inference (6 layers, hidden 384, seq 128, batch 8). The graph replays
+the captured step in C++ (one boxed call per op, no Python per op, each value released after its last use); it
+does not fuse kernels yet. For the MLP the benchmark prints the fraction of the machine's peak float32 FLOP rate
+reached (peak = threads x 2 FMA units x vector lanes x 2 x clock; the number of FMA units is an assumption).
 """
+import importlib.util
+import os
+import platform
+import statistics
+import time
+
 import numpy as np
 import torch
 
 import flowlike as fl
-from common import compare
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
 
 
-def step_fns(lib, width, depth, batch):
-    rng = np.random.default_rng(0)
-    layers = []
-    for _ in range(depth):
-        layers += [lib.nn.Linear(width, width), lib.nn.GELU()]
-    model = lib.nn.Sequential(*layers, lib.nn.Linear(width, 10))
+def _example(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cpu_peak():
+    """(description, peak float32 FLOP/s) of the threads flowlike uses."""
+    flags, mhz, model = "", 0.0, platform.processor()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "flags" and not flags:
+                flags = value
+            elif key == "cpu MHz" and not mhz:
+                mhz = float(value)
+            elif key == "model name":
+                model = value.strip()
+    lanes, isa = (16, "AVX-512") if "avx512f" in flags.split() else (8, "AVX2") if "avx2" in flags.split() else (4, "SSE")
+    threads = fl.get_num_threads()
+    peak = threads * 2 * lanes * 2 * mhz * 1e6
+    return (f"{model}, {isa}, {threads} threads at {mhz:.0f} MHz (/proc/cpuinfo; a turbo clock is higher, and so "
+            f"is the true peak): peak {peak / 1e9:.0f} GFLOP/s", peak)
+
+
+def timed(fn, number):
+    times = []
+    for _ in range(number):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def peak_of(fn):
+    fn()
+    fl.memory.reset_peak_memory_stats()
+    fn()
+    return fl.memory.max_memory_allocated()
+
+
+def training_case(lib, make_model, make_batch):
+    model = make_model(lib)
     opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
-    x = lib.from_numpy(rng.standard_normal((batch, width)).astype(np.float32))
-    y = lib.from_numpy(rng.integers(0, 10, batch))
+    x, y = make_batch(lib)
 
     def step():
-        loss = lib.nn.functional.cross_entropy(model(x), y)
+        out = model(x)
+        loss = lib.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
         loss.backward()
         opt.step()
         opt.zero_grad()
         return loss
-    return model, opt, x, y, step
+    return model, opt, (x, y), step
+
+
+def graph_of(model, opt, fn):
+    class Step(fl.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            if opt is not None:
+                self.add_optimizer(opt)
+
+        def build(self, *args):
+            return fn(*args)
+    return Step()
+
+
+def compare_case(title, make_model, make_batch, number, train=True, flops=None, peak=None):
+    if train:
+        model, opt, args, fl_step = training_case(fl, make_model, make_batch)
+        *_, t_step = training_case(torch, make_model, make_batch)
+        graph = graph_of(model, opt, lambda *a: fl_step())
+    else:
+        model, t_model = make_model(fl).eval(), make_model(torch).eval()
+        x, tx = make_batch(fl)[0], make_batch(torch)[0]
+        args = (x,)
+
+        def fl_step():
+            with fl.no_grad():
+                return model(x)
+
+        def t_step():
+            with torch.no_grad():
+                return t_model(tx)
+        graph = graph_of(model, None, lambda a: model(a))
+        graph.eval()
+    t0 = time.perf_counter()
+    if train:
+        graph(*args)
+        graph(*args)  # first step without optimizer state, then the steady step
+        run_graph = lambda: graph(*args)  # noqa: E731
+    else:
+        with fl.no_grad():
+            graph(*args)
+
+        def run_graph():
+            with fl.no_grad():
+                return graph(*args)
+    capture = time.perf_counter() - t0
+    t_eager, t_graph, t_torch = timed(fl_step, number), timed(run_graph, number), timed(t_step, number)
+    m_eager, m_graph = peak_of(fl_step), peak_of(run_graph)
+    print(f"{title}")
+    print(f"  eager {t_eager * 1e3:8.2f} ms   graph {t_graph * 1e3:8.2f} ms   torch {t_torch * 1e3:8.2f} ms   "
+          f"graph/eager {t_graph / t_eager:5.2f}x   graph/torch {t_graph / t_torch:5.2f}x   capture {capture:.2f} s")
+    line = f"  peak memory of a step: eager {m_eager / 2**20:7.1f} MiB   graph {m_graph / 2**20:7.1f} MiB"
+    if flops:
+        line += f"   graph at {flops / t_graph / 1e9:6.1f} GFLOP/s = {flops / t_graph / peak:5.1%} of peak"
+    print(line, flush=True)
 
 
 def main():
-    print(f"threads: flowlike {fl.get_num_threads()}  torch {torch.get_num_threads()}")
-    for width, depth, batch in ((32, 4, 16), (256, 4, 64)):
-        model, opt, x, y, fl_step = step_fns(fl, width, depth, batch)
+    desc, peak = cpu_peak()
+    print(desc)
+    rng = np.random.default_rng(0)
 
-        class Step(fl.nn.Graph):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-                self.add_optimizer(opt)
+    def data(shape, classes, batch_shape):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.integers(0, classes, batch_shape)
+        return lambda lib: (lib.from_numpy(x.copy()), lib.from_numpy(y.copy()))
 
-            def build(self, x, y):
-                return fl_step()
-
-        graph = Step()
-        for _ in range(3):
-            graph(x, y)  # capture (first step: no optimizer state yet; second: steady state)
-        *_, t_step = step_fns(torch, width, depth, batch)
-        title = f"MLP {depth}x{width}, batch {batch}, AdamW step"
-        compare(f"{title}: eager", fl_step, t_step, "<= 1.0x", number=20)
-        compare(f"{title}: nn.Graph", lambda: graph(x, y), t_step, "<= 0.8x", number=20)
+    # forward and weight gradients: 2 B (sum of in x out) each; input gradients for the two upper layers only
+    mlp_flops = 2 * 128 * (2 * (784 * 512 + 512 * 512 + 512 * 10) + 512 * 512 + 512 * 10)
+    compare_case("MLP 784-512-512-10, batch 128, AdamW step",
+                 lambda lib: lib.nn.Sequential(lib.nn.Linear(784, 512), lib.nn.ReLU(), lib.nn.Linear(512, 512),
+                                               lib.nn.ReLU(), lib.nn.Linear(512, 10)),
+                 data((128, 784), 10, (128,)), number=20, flops=mlp_flops, peak=peak)
+    cnn = _example("train_cnn")
+    compare_case("small CNN (examples/train_cnn.py), batch 32, AdamW step", cnn.build_model,
+                 data((32, 1, 12, 12), 3, (32,)), number=20)
+    gpt = _example("train_gpt")
+    tokens = rng.integers(0, 64, (16, 65))
+    compare_case("GPT-mini (4 layers, d_model 128, 4 heads, seq 64, batch 16), AdamW step",
+                 lambda lib: gpt.build_model(lib, 64, d_model=128, heads=4, layers=4, context=64),
+                 lambda lib: (lib.from_numpy(tokens[:, :-1].copy()), lib.from_numpy(tokens[:, 1:].copy())), number=10)
+    hidden = rng.standard_normal((8, 128, 384)).astype(np.float32)
+    compare_case("BERT-like encoder inference (6 layers, hidden 384, seq 128, batch 8)",
+                 lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(384, 6, 1536, dropout=0.0,
+                                                                                       batch_first=True), 6),
+                 lambda lib: (lib.from_numpy(hidden.copy()),), number=10, train=False)
 
 
 if __name__ == "__main__":
