@@ -266,3 +266,16 @@ def test_graph_gpt_example_matches_eager_and_holds_no_more_memory():
     assert graph_losses == eager_losses
     # a run releases each value after its last use: a graph step peaks no higher than the eager step (+5%)
     assert graph_peak <= 1.05 * eager_peak
+
+
+def test_steady_graph_steps_reserve_no_new_memory():
+    (_, graphed), data = build_pair("gpt_dropout_adamw")
+    step = TrainStep(*graphed)
+    steps = batches(data, n=10)
+    for x, y in steps[:3]:  # the two captures, then one replay
+        step(x, y)
+    reserved, allocated = fl.memory.memory_reserved(), fl.memory.memory_allocated()
+    for x, y in steps[3:]:
+        step(x, y)
+    # every step reuses the allocator's cached blocks, and leaves behind what it found (state updated in place)
+    assert fl.memory.memory_reserved() == reserved and fl.memory.memory_allocated() == allocated
