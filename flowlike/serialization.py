@@ -1047,6 +1047,26 @@ _SAFETENSORS_DTYPES = {"BOOL": D.bool, "U8": D.uint8, "I8": D.int8, "I16": D.int
 _SAFETENSORS_MAX_HEADER = 100_000_000  # the safetensors library's limit
 
 
+def _save_safetensors(tensors, path, metadata=None):
+    """Writes a dict of tensors as a .safetensors file (the layout _load_safetensors reads and checks)."""
+    names = {v: k for k, v in _SAFETENSORS_DTYPES.items()}
+    header, chunks, offset = {}, [], 0
+    for name, t in tensors.items():
+        raw = t.detach().contiguous().reshape(-1).view(D.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    if metadata:
+        header["__metadata__"] = dict(metadata)
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head += b" " * (-len(head) % 8)  # the data starts 8-byte aligned, as the safetensors library writes it
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<Q", len(head)))
+        fh.write(head)
+        for raw in chunks:
+            fh.write(raw)
+
+
 def _safetensors_error(path, what):
     return RuntimeError(f"invalid safetensors file {path}: {what}")
 

@@ -17,12 +17,15 @@ generator at run time, so a graph step draws what the eager step would. Tensors 
 A value read on the host during capture (.item(), bool(t), .tolist(), .numpy()) would be frozen into the
 program: it is an error naming the line of build (or of the model code) that read it.
 """
+import json
 import logging
+import math
 import os
 import traceback
 from collections import OrderedDict
 
-from .. import _C, _tensor
+from .. import _C, _dtype, _tensor
+from .. import serialization as _serialization
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
@@ -66,6 +69,74 @@ def _user_frame(tb):
         if not os.path.abspath(frame.filename).startswith(_OWN_DIRS):
             return f"{frame.filename}:{frame.lineno}"
     return "build"
+
+
+def _to_json(value):
+    """A program argument as JSON (dtypes by name)."""
+    if isinstance(value, _dtype.dtype):
+        return {"dtype": str(value).split(".")[-1]}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"float": repr(value)}
+    return value
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        return getattr(_dtype, value["dtype"]) if "dtype" in value else float(value["float"])
+    return value
+
+
+def _spec_to_json(spec):
+    kind, body = spec
+    if kind in ("T", "V"):
+        return [kind, body]
+    if kind == "dict":
+        return [kind, [[k, _spec_to_json(v)] for k, v in body]]
+    return [kind, [_spec_to_json(v) for v in body]]
+
+
+def _spec_from_json(spec):
+    kind, body = spec
+    if kind in ("T", "V"):
+        return (kind, body)
+    if kind == "dict":
+        return (kind, tuple((k, _spec_from_json(v)) for k, v in body))
+    return (kind, tuple(_spec_from_json(v) for v in body))
+
+
+class _LoadedGraph:
+    """A saved inference graph: its program and weights, run on new inputs (Graph.load)."""
+
+    def __init__(self, path):
+        with open(os.path.join(path, "program.json")) as fh:
+            doc = json.load(fh)
+        if doc.get("format") != "flowlike.nn.Graph/1":
+            raise RuntimeError(f"{path}: not a saved flowlike nn.Graph (format {doc.get('format')!r})")
+        weights = _serialization._load_safetensors(os.path.join(path, "weights.safetensors"))
+        constants = [(vid, weights[f"__constant__.{k}"]) for k, vid in enumerate(doc["constants"])]
+        meta = [(sizes, getattr(_dtype, name)) for sizes, name in doc["meta"]]
+        calls = [(name, [_from_json(a) for a in args], ids, results) for name, args, ids, results in doc["calls"]]
+        self._program = _C._program_from(calls, doc["input_ids"], constants, doc["num_values"], meta)
+        self._inputs = [("arg", what) if kind == "arg" else ("weight", weights[what]) for kind, what in doc["inputs"]]
+        self._out_spec = _spec_from_json(doc["out_spec"])
+        self._outputs = [tuple(o) for o in doc["outputs"]]
+        self._wanted = sorted({what for kind, what in self._outputs if kind == "value"})
+        self._in_spec = _spec_from_json(doc["in_spec"])
+        self._in_tensors = [(list(shape), dtype) for shape, dtype in doc["in_tensors"]]
+
+    def __call__(self, *args, **kwargs):
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        got_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
+        if spec != self._in_spec or got_tensors != self._in_tensors:
+            raise ValueError(f"this saved graph runs on inputs like those it was captured with: tensors (shape, dtype) "
+                             f"{self._in_tensors} and the same other values; got {got_tensors}")
+        inputs = [tensors[what] if kind == "arg" else what for kind, what in self._inputs]
+        got = dict(zip(self._wanted, self._program.run(inputs, self._wanted)))
+        return _unflatten(self._out_spec, [got[what] if kind == "value" else inputs[what] for kind, what in self._outputs])
+
+    def __repr__(self):
+        return "LoadedGraph(\n  " + "\n  ".join(self._program.listing()) + "\n)"
 
 
 class _Slot:
@@ -147,6 +218,47 @@ class Graph:
             lines.append(f"(program): {len(plan.program)} ops, inputs {inputs}")
             lines += ["  " + line for line in plan.program.listing()]
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)" if lines else f"{type(self).__name__}()"
+
+    # ---- saving an inference graph ------------------------------------------------------------------------------
+    def save(self, path):
+        """Saves the inference plan run last to the directory `path`: program.json (the program and how its inputs
+        and outputs map to the call) and weights.safetensors (the parameters and buffers it reads, and its constants).
+        Graph.load(path) runs it in any process with flowlike, without the model's Python code."""
+        if not self._plans:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: save() needs a graph that has run once")
+        plan = next(reversed(self._plans.values()))
+        if plan.writebacks or self._optimizers:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: only an inference graph can be saved (this one "
+                               "updates state: gradients, optimizer states or buffers)")
+        calls, input_ids, constants, num_values, meta = plan.program.export()
+        weights, inputs = {}, []
+        for k, (kind, what) in enumerate(plan.sources):
+            if kind == "arg":
+                inputs.append(["arg", what])
+            else:
+                name = plan.slots[what].name if kind == "slot" else f"__fixed__.{k}"
+                weights[name] = plan.slots[what].get() if kind == "slot" else what
+                inputs.append(["weight", name])
+        for k, (vid, tensor) in enumerate(constants):
+            weights[f"__constant__.{k}"] = tensor
+        outputs = [[kind, what if kind != "fixed" else None] for kind, what in plan.out_ids]
+        if any(kind == "fixed" for kind, _ in plan.out_ids):
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: an output is a tensor the program does not make")
+        os.makedirs(path, exist_ok=True)
+        _serialization._save_safetensors(weights, os.path.join(path, "weights.safetensors"))
+        doc = {"format": "flowlike.nn.Graph/1", "calls": [[name, [_to_json(a) for a in args], ids, results]
+                                                           for name, args, ids, results in calls],
+               "input_ids": input_ids, "inputs": inputs, "constants": [vid for vid, _ in constants],
+               "num_values": num_values, "meta": [[sizes, str(dtype).split(".")[-1]] for sizes, dtype in meta],
+               "out_spec": _spec_to_json(plan.out_spec), "outputs": outputs,
+               "in_spec": _spec_to_json(plan.in_spec), "in_tensors": plan.in_tensors}
+        with open(os.path.join(path, "program.json"), "w") as fh:
+            json.dump(doc, fh)
+
+    @staticmethod
+    def load(path):
+        """An inference graph saved by Graph.save, as a callable taking the same inputs as the saved graph."""
+        return _LoadedGraph(path)
 
     # ---- state the program reads and writes --------------------------------------------------------------------
     def _named_modules(self):
@@ -280,6 +392,8 @@ class Graph:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
+        plan.in_spec = _flatten((args, kwargs), [])
+        plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
         plan.lr_args = self._lr_args(program)
         program.release_capture_state()  # the tensors the capture met, the inputs' copies: not needed to run
         covered = {id(group) for _, _, group in plan.lr_args}

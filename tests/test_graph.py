@@ -279,3 +279,43 @@ def test_steady_graph_steps_reserve_no_new_memory():
         step(x, y)
     # every step reuses the allocator's cached blocks, and leaves behind what it found (state updated in place)
     assert fl.memory.memory_reserved() == reserved and fl.memory.memory_allocated() == allocated
+
+
+def test_inference_graph_saves_and_loads_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+    import numpy as np
+    fl.manual_seed(0)
+    model = cnn().eval()
+    graph = Infer(model)
+    x = fl.randn(3, 2, 5, 5)
+    with fl.no_grad():
+        want = graph({"x": x}, 0.5, "tag")
+    graph.save(tmp_path / "graph")
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "want.npy", want["logits"].numpy())
+    # a process with flowlike only: no model classes, no build()
+    script = f"""
+import numpy as np, flowlike
+g = flowlike.nn.Graph.load({str(tmp_path / 'graph')!r})
+out = g({{"x": flowlike.from_numpy(np.load({str(tmp_path / 'x.npy')!r}))}}, 0.5, "tag")
+assert np.array_equal(out["logits"].numpy(), np.load({str(tmp_path / 'want.npy')!r})), "outputs differ"
+assert out["pair"][1] == "tag" and out["none"] is None
+try:
+    g({{"x": flowlike.zeros(4, 2, 5, 5)}}, 0.5, "tag")
+except ValueError as e:
+    assert "captured with" in str(e)
+else:
+    raise AssertionError("another batch size ran")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_training_graph_cannot_be_saved(tmp_path):
+    (_, graphed), data = build_pair("mlp_adam")
+    step = TrainStep(*graphed)
+    step(*batches(data, n=1)[0])
+    with pytest.raises(RuntimeError, match="only an inference graph"):
+        step.save(tmp_path / "g")

@@ -34,6 +34,24 @@ std::string arg_text(const IValue& v) {
   }, v);
 }
 
+// A non-tensor argument of a recorded call as a Python value (a saved program); tensors are placeholders (None).
+py::object arg_object(const IValue& v, const char* op) {
+  return std::visit([&](const auto& x) -> py::object {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, IntList> || std::is_same_v<T, std::vector<double>> ||
+                  std::is_same_v<T, std::string>) return py::cast(x);
+    else if constexpr (std::is_same_v<T, int64_t>) return py::int_(x);
+    else if constexpr (std::is_same_v<T, double>) return py::float_(x);
+    else if constexpr (std::is_same_v<T, bool>) return py::bool_(x);
+    else if constexpr (std::is_same_v<T, Scalar>) return scalar_to_python(x);
+    else if constexpr (std::is_same_v<T, ScalarType>) return x == ScalarType::NumTypes ? py::none() : dtype_object(x);
+    else if constexpr (std::is_same_v<T, Generator*>) {
+      FL_CHECK(!x, Error, "a program whose ", op, "() draws from an explicit generator cannot be saved");
+      return py::none();
+    } else return py::none();
+  }, v);
+}
+
 // The recording tracer installed on each thread, owned here until _trace_end hands it out.
 thread_local std::unique_ptr<graph::RecordingTracer> g_recording;
 
@@ -99,6 +117,21 @@ void bind(py::module_& m, TensorClass&) {
         }
         return lines;
       }, "The program, one line per recorded call, values with their dtype and shape at capture.")
+      .def("export", [](graph::RecordingTracer& r) {
+        // the program as plain data: calls (op name, non-tensor arguments, argument ids, result ids), input ids,
+        // constants, the number of values and each value's dtype and shape
+        const graph::Program& p = r.program();
+        py::list calls;
+        for (const graph::Call& c : p.calls) {
+          py::list args;
+          for (const IValue& v : c.args) args.append(arg_object(v, c.op.name));
+          calls.append(py::make_tuple(c.op.name, args, py::cast(c.arg_ids), py::cast(c.result_ids)));
+        }
+        py::list constants, meta;
+        for (const auto& [id, t] : p.constants) constants.append(py::make_tuple(id, t));
+        for (const auto& [sizes, dtype] : p.value_meta) meta.append(py::make_tuple(py::cast(sizes), dtype_object(dtype)));
+        return py::make_tuple(calls, py::cast(p.input_ids), constants, p.num_values, meta);
+      }, "The program as plain Python data (what _program_from takes back).")
       .def("float_args", [](graph::RecordingTracer& r, const std::string& name) {
         py::list found;  // (call index, argument index, value, the ids of the call's first argument's tensors)
         const auto& calls = r.program().calls;
@@ -122,6 +155,49 @@ void bind(py::module_& m, TensorClass&) {
     g_recording = std::make_unique<graph::RecordingTracer>(forbid_host_reads);
     thread_state().tracer = g_recording.get();
   }, py::arg("forbid_host_reads") = false);
+  m.def("_program_from", [](py::list calls, const std::vector<int64_t>& input_ids, py::list constants,
+                             int64_t num_values, py::list meta) {
+    // a program rebuilt from export()'s data: each call's op found by name, its arguments converted by the op's
+    // schema and C++ types, tensor arguments as placeholders that each run fills
+    auto tracer = std::make_unique<graph::RecordingTracer>();
+    graph::Program& p = tracer->program();
+    p.num_values = num_values;
+    p.input_ids = input_ids;
+    auto check_id = [&](int64_t id) {
+      FL_CHECK(id >= -1 && id < num_values, ValueError, "saved program: value id ", id, " out of range");
+    };
+    for (int64_t id : input_ids) check_id(id);
+    for (py::handle item : calls) {
+      auto t = item.cast<py::tuple>();
+      const OpInfo& op = find_op(t[0].cast<std::string>());
+      const Schema& s = op_schema(op);
+      auto args = t[1].cast<py::list>();
+      graph::Call c{op, {}, t[2].cast<std::vector<std::vector<int64_t>>>(), t[3].cast<std::vector<std::vector<int64_t>>>()};
+      FL_CHECK(static_cast<int>(args.size()) == op.num_args && c.arg_ids.size() == args.size(), ValueError,
+               "saved program: ", op.name, "() takes ", op.num_args, " arguments, the file gives ", args.size());
+      for (const auto& ids : c.arg_ids) for (int64_t id : ids) check_id(id);
+      for (const auto& ids : c.result_ids) for (int64_t id : ids) FL_CHECK(id >= 0 && id < num_values, ValueError,
+                                                                           "saved program: result id ", id, " out of range");
+      for (int i = 0; i < op.num_args; ++i) {
+        const std::string tag = op.arg_types[i];
+        if (tag == "Tensor") c.args.push_back(Tensor());
+        else if (tag == "Tensor[]") c.args.push_back(TensorList(c.arg_ids[i].size()));
+        else c.args.push_back(to_ivalue(op, s.args[i], tag, args[i]));
+      }
+      p.calls.push_back(std::move(c));
+    }
+    for (py::handle item : constants) {
+      auto t = item.cast<py::tuple>();
+      const int64_t id = t[0].cast<int64_t>();
+      check_id(id);
+      p.constants.emplace_back(id, as_tensor(t[1]));
+    }
+    for (py::handle item : meta) {
+      auto t = item.cast<py::tuple>();
+      p.value_meta.emplace_back(t[0].cast<IntList>(), dtype_from_object(t[1]));
+    }
+    return tracer;
+  }, "A program rebuilt from _TracedProgram.export()'s data.");
   m.def("_trace_end", []() {
     FL_CHECK(g_recording && thread_state().tracer == g_recording.get(), Error, "no graph capture is active on this thread");
     thread_state().tracer = nullptr;

@@ -9,7 +9,6 @@
 #include "python_util.h"
 
 namespace fl::python {
-namespace {
 
 const OpInfo& find_op(const std::string& name) {
   static std::unordered_map<std::string, const OpInfo*>* by_name = [] {
@@ -22,12 +21,11 @@ const OpInfo& find_op(const std::string& name) {
   return *it->second;
 }
 
-[[noreturn]] void bad_arg(const OpInfo& op, const SchemaArg& a, py::handle h) {
+[[noreturn]] static void bad_arg(const OpInfo& op, const SchemaArg& a, py::handle h) {
   throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.type, ", not ",
                           std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
-// A Python value as the IValue of C++ type `tag` (ivalue.h's TypeTag).
 IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h) {
   const bool none = h.is_none();
   if (tag == "Tensor") {
@@ -63,6 +61,8 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   }
   return s.to_double();  // float
 }
+
+namespace {
 
 // The schema's default, written in schema syntax, as a Python value.
 py::object default_value(const std::string& text) {

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "../core/dispatch.h"
+#include "../core/schema.h"
 
 namespace py = pybind11;
 
@@ -34,6 +35,10 @@ inline Tensor as_tensor(py::handle h) { return py::cast<Tensor>(h); }
 
 // A Python number (bool, int, float, numpy scalar) as a Scalar; false when h is not a number.
 bool scalar_from_python(py::handle h, Scalar* out);
+// The declared op of that name (ValueError when there is none), and a Python value as the boxed argument of C++
+// type `tag` for its schema argument `a` (bind_ops.cpp).
+const OpInfo& find_op(const std::string& name);
+IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h);
 py::object scalar_to_python(const Scalar& s);
 // A tensor argument or a number wrapped as a 0-dim tensor that promotes as a Python scalar.
 // Throws TypeError naming `op` for anything else; the try_ form returns false instead.
