@@ -14,6 +14,8 @@ import types
 
 import numpy as np
 
+from helpers import resolve
+
 # ---- the table of entries that do not pass yet: OpInfo id -> reason -----------------------------------------------
 # An id is the OpInfo's name, plus "." and its variant_test_name when it has one. "errors:" entries skip only the
 # error-input check, "samples:" entries only the sample check; a bare id skips both.
@@ -98,15 +100,6 @@ def op_id(op):
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
 
 
-def _resolve(lib, name):
-    obj = lib
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
-
-
 def flowlike_callable(fl, torch, op):
     """flowlike's counterpart of op.op, or None. Functions written in torch's test modules (lambdas like
     `lambda x, *a: x.expand(*a)`) are re-bound to a globals dict where `torch` is flowlike."""
@@ -119,7 +112,7 @@ def flowlike_callable(fl, torch, op):
         return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
     if type(f).__name__ in ("method_descriptor", "wrapper_descriptor") and getattr(fl.Tensor, op.name, None) is not None:
         return getattr(fl.Tensor, op.name)  # torch.Tensor.__radd__ and the like: the unbound method itself
-    found = _resolve(fl, op.name)
+    found = resolve(fl, op.name)
     if found is not None and not inspect.ismodule(found):
         return found
     if "." not in op.name and getattr(fl.Tensor, op.name, None) is not None:

@@ -9,7 +9,7 @@ import pytest
 
 import flowlike as fl
 import flowlike.nn as nn
-from test_capture_replay import LSTMTagger, TinyGPT
+from test_capture_replay import LSTMTagger, TinyGPT, _example
 
 
 def loss_of(model, x, y):
@@ -256,12 +256,7 @@ TinyInfer(
 
 
 def test_graph_gpt_example_matches_eager_and_holds_no_more_memory():
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "graph_gpt.py"
-    spec = importlib.util.spec_from_file_location("graph_gpt", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = _example("graph_gpt")
     (eager_losses, _, eager_peak), (graph_losses, _, graph_peak) = example.main(steps=6, progress=False)
     assert graph_losses == eager_losses
     # a run releases each value after its last use: a graph step peaks no higher than the eager step (+5%)
