@@ -25,9 +25,10 @@ struct DType {
 py::object* g_dtypes = new py::object[kNumScalarTypes];
 py::object& g_size_cls = *new py::object();
 py::object& g_cpu_device = *new py::object();
-PyTypeObject* g_tensor_type = nullptr;
 
 }  // namespace
+
+PyTypeObject* g_tensor_type = nullptr;
 
 py::object dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
 
@@ -48,7 +49,7 @@ py::object size_object(const IntList& sizes) {
 
 py::object cpu_device_object() { return g_cpu_device; }
 
-bool is_tensor(py::handle h) { return PyObject_TypeCheck(h.ptr(), g_tensor_type); }
+bool is_tensor(py::handle h) { return g_tensor_type && PyObject_TypeCheck(h.ptr(), g_tensor_type); }
 
 // ---- numbers ----------------------------------------------------------------------------------
 bool scalar_from_python(py::handle h, Scalar* out) {

@@ -13,6 +13,49 @@
 namespace py = pybind11;
 
 namespace fl::python {
+// The Python Tensor class (set when the module initializes).
+extern PyTypeObject* g_tensor_type;
+}  // namespace fl::python
+
+namespace pybind11::detail {
+// Tensor arguments (`const Tensor&`) convert on every op call from Python. pybind11's holder caster looks the
+// bound type up in its global registry (under a lock) each time; this one reads the holder straight out of a Tensor
+// instance (one C++ type: pybind11's simple layout) and leaves everything else (None, foreign objects) and the
+// C++ -> Python direction to pybind11's own caster.
+template <>
+class type_caster<std::shared_ptr<fl::TensorImpl>> {
+  using Holder = std::shared_ptr<fl::TensorImpl>;
+  using Default = copyable_holder_caster<fl::TensorImpl, Holder>;
+
+ public:
+  PYBIND11_TYPE_CASTER(Holder, type_caster_base<fl::TensorImpl>::name);
+
+  bool load(handle src, bool convert) {
+    PyTypeObject* t = fl::python::g_tensor_type;
+    if (t && PyObject_TypeCheck(src.ptr(), t)) {
+      auto* inst = reinterpret_cast<instance*>(src.ptr());
+      if (inst->simple_layout && inst->simple_holder_constructed) {
+        value = *reinterpret_cast<Holder*>(&inst->simple_value_holder[1]);
+        return true;
+      }
+    }
+    Default fallback;
+    if (!fallback.load(src, convert)) return false;
+    value = static_cast<Holder&>(fallback);
+    return true;
+  }
+
+  static handle cast(const Holder& src, return_value_policy policy, handle parent) {
+    return Default::cast(src, policy, parent);
+  }
+};
+// (pybind11 recognizes a holder by its caster's base class; this caster has none, so say it)
+template <>
+struct is_holder_type<fl::TensorImpl, std::shared_ptr<fl::TensorImpl>> : std::true_type {};
+}  // namespace pybind11::detail
+
+
+namespace fl::python {
 
 using TensorClass = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
 
