@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import time
 import traceback
 from collections import OrderedDict
 
@@ -329,7 +330,13 @@ class Graph:
         if self._plans and self._debug >= 0:
             _log.debug("nn.Graph %s: capturing a new plan (%d cached): %s", type(self).__name__, len(self._plans),
                        self._why(key))
+        started = time.perf_counter()
         plan, result = self._capture(args, kwargs, tensors)
+        if self._debug >= 0:
+            _log.debug("nn.Graph %s: captured %d ops (%d inputs, %d constants, %d values handed back, lr as input for "
+                       "%d param groups) in %.3f s", type(self).__name__, len(plan.program), len(plan.sources),
+                       plan.program.num_constants, len(plan.wanted), len({id(g) for _, _, g in plan.lr_args}),
+                       time.perf_counter() - started)
         if plan is not None:
             self._plans[key] = plan
             while len(self._plans) > self.max_cached_plans:

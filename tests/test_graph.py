@@ -314,3 +314,15 @@ def test_training_graph_cannot_be_saved(tmp_path):
     step(*batches(data, n=1)[0])
     with pytest.raises(RuntimeError, match="only an inference graph"):
         step.save(tmp_path / "g")
+
+
+def test_debug_logs_captures_and_the_reason_for_each_recapture(caplog):
+    fl.manual_seed(0)
+    graph = Infer(mlp().eval())
+    graph.debug(0)
+    with caplog.at_level("DEBUG", logger="flowlike.nn.Graph"), fl.no_grad():
+        for batch in (2, 2, 3):
+            graph({"x": fl.randn(batch, 6)}, 1.0, "")
+    text = caplog.text
+    assert text.count("captured") == 2  # batch 2 once (then replayed), batch 3 once
+    assert "capturing a new plan (1 cached): tensor shapes/dtypes/requires_grad" in text
