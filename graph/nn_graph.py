@@ -27,6 +27,7 @@ from collections import OrderedDict
 
 from .. import _C, _dtype, _tensor
 from .. import serialization as _serialization
+from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
@@ -175,6 +176,7 @@ class Graph:
         self._debug = 0
         self._is_built = False
         self._params = None  # the modules' parameters, listed at the last capture
+        self._params_version = -1
         self._lr_inputs = set()  # ids of the param groups whose lr every plan takes as an input
 
     # ---- the OneFlow surface ----------------------------------------------------------------------------------
@@ -303,8 +305,10 @@ class Graph:
 
     def _signature(self, spec, tensors):
         modules = self._modules()
-        if self._params is None:  # (refreshed at each capture)
+        version = _module.structure_version()  # any parameter, buffer or submodule added, rebound or converted
+        if self._params is None or self._params_version != version:
             self._params = [p for m in modules for p in m.parameters()]
+            self._params_version = version
         # a learning rate the plans feed as an input (the fused steps' `lr`) is left out: a scheduler changes it
         # without a recapture
         hyper = tuple(tuple((k, v) for k, v in group.items() if k != "params" and not (k == "lr" and id(group) in
@@ -316,7 +320,7 @@ class Graph:
                        for opt, _ in self._optimizers)
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors),
                 tuple(m.training for m in modules), _C.is_grad_enabled(),
-                tuple(p.grad is None for p in self._params), (hyper, states))
+                tuple(p.grad is None for p in self._params), (hyper, states), version)
 
     # ---- running ---------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -346,7 +350,7 @@ class Graph:
 
     def _why(self, key):
         names = ("argument structure", "tensor shapes/dtypes/requires_grad", "train/eval flags", "grad mode",
-                 "which gradients exist", "optimizer hyperparameters or state")
+                 "which gradients exist", "optimizer hyperparameters or state", "the modules' parameters or buffers")
         last = next(reversed(self._plans))
         return ", ".join(n for n, a, b in zip(names, key, last) if a != b) or "signature"
 

@@ -326,3 +326,19 @@ def test_debug_logs_captures_and_the_reason_for_each_recapture(caplog):
     text = caplog.text
     assert text.count("captured") == 2  # batch 2 once (then replayed), batch 3 once
     assert "capturing a new plan (1 cached): tensor shapes/dtypes/requires_grad" in text
+
+
+def test_module_changes_after_capture_recapture():
+    fl.manual_seed(0)
+    model = mlp().eval()
+    graph = Infer(model)
+    x = fl.randn(2, 6)
+    with fl.no_grad():
+        graph({"x": x}, 1.0, "")
+        model[1] = nn.Tanh()  # same inputs, another submodule: the GELU plan must not run
+        got = graph({"x": x}, 1.0, "")["logits"]
+        assert fl.equal(got, model(x))
+        model.double()  # parameters converted in place
+        got = graph({"x": x.double()}, 1.0, "")["logits"]
+        assert got.dtype == fl.float64 and fl.equal(got, model(x.double()))
+    assert len(graph._plans) == 3

@@ -62,6 +62,21 @@ class RemovableHandle:
         self.remove()
 
 
+# Bumped whenever any module's parameters, buffers or submodules are added, removed, rebound or converted
+# (register_*, attribute assignment and deletion, _apply): nn.Graph recaptures a plan made before such a change.
+_structure_version = 0
+
+
+def _structure_changed():
+    global _structure_version
+    _structure_version += 1
+
+
+def structure_version():
+    """A counter that changes whenever any module's parameters, buffers or submodules change (see above)."""
+    return _structure_version
+
+
 def register_module_forward_pre_hook(hook):
     """Registers a forward pre-hook common to all modules."""
     handle = RemovableHandle(_global_forward_pre_hooks)
@@ -146,6 +161,7 @@ class Module:
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
         self._buffers[name] = tensor
+        _structure_changed()
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -174,6 +190,7 @@ class Module:
                              "value in the forward() method.")
         else:
             self._parameters[name] = param
+        _structure_changed()
 
     def add_module(self, name, module):
         """Adds a child module, reachable as an attribute of the given name."""
@@ -188,6 +205,7 @@ class Module:
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
+        _structure_changed()
 
     def register_module(self, name, module):
         """Alias for add_module."""
@@ -282,11 +300,13 @@ class Module:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
                 modules[name] = value
+                _structure_changed()
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
                 modules[name] = value
+                _structure_changed()
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
@@ -299,10 +319,13 @@ class Module:
                         raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
                     buffers[name] = value
+                    _structure_changed()
                 else:
                     object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
+        if name in self._parameters or name in self._buffers or name in self._modules:
+            _structure_changed()
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
@@ -423,6 +446,7 @@ class Module:
                     buf.data = applied
             else:
                 self._buffers[key] = applied
+        _structure_changed()  # dtypes, devices or tensors changed
         return self
 
     def to(self, *args, **kwargs):
