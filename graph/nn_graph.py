@@ -184,7 +184,8 @@ class Graph:
         raise NotImplementedError("nn.Graph subclasses implement build(*args, **kwargs)")
 
     def add_optimizer(self, optimizer, *, lr_sch=None):
-        """Registers an optimizer (and optionally its learning-rate scheduler) whose step runs inside build."""
+        """Registers an optimizer whose step runs inside build, and optionally its learning-rate scheduler, which
+        the graph steps after each call (as OneFlow's nn.Graph; the new lr reaches the plan as an input)."""
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"add_optimizer: expected an optimizer, got {type(optimizer).__name__}")
         self._optimizers.append((optimizer, lr_sch))
@@ -330,7 +331,9 @@ class Graph:
         plan = self._plans.get(key)
         if plan is not None and not self._lr_fixed_in(plan):
             self._plans.move_to_end(key)
-            return self._run(plan, tensors)
+            result = self._run(plan, tensors)
+            self._step_schedulers()
+            return result
         if self._plans and self._debug >= 0:
             _log.debug("nn.Graph %s: capturing a new plan (%d cached): %s", type(self).__name__, len(self._plans),
                        self._why(key))
@@ -346,7 +349,13 @@ class Graph:
             while len(self._plans) > self.max_cached_plans:
                 self._plans.popitem(last=False)
         self._is_built = True
+        self._step_schedulers()
         return result
+
+    def _step_schedulers(self):
+        for _, lr_sch in self._optimizers:
+            if lr_sch is not None:
+                lr_sch.step()
 
     def _why(self, key):
         names = ("argument structure", "tensor shapes/dtypes/requires_grad", "train/eval flags", "grad mode",
