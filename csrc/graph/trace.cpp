@@ -110,7 +110,19 @@ std::vector<Tensor> Program::run(std::vector<Tensor> replacements, const std::ve
   FL_CHECK(replacements.size() == input_ids.size(), Error, "run: expected ", input_ids.size(), " inputs, got ",
            replacements.size());
   for (int64_t id : wanted) FL_CHECK(id >= 0 && id < num_values, IndexError, "run: no value ", id);
-  // liveness: the call after which each value is read no more (never for inputs and wanted values)
+  const auto& last_use = liveness(wanted);
+  std::vector<Tensor> values(num_values);
+  for (size_t i = 0; i < input_ids.size(); ++i) values[input_ids[i]] = std::move(replacements[i]);
+  execute(values, &last_use);
+  std::vector<Tensor> out;
+  out.reserve(wanted.size());
+  for (int64_t id : wanted) out.push_back(values[id]);
+  return out;
+}
+
+const std::vector<std::vector<int64_t>>& Program::liveness(const std::vector<int64_t>& wanted) const {
+  if (!liveness_.empty() && liveness_wanted_ == wanted) return liveness_;
+  // the call after which each value is read no more (never for inputs and wanted values)
   std::vector<int64_t> last(num_values, -1);
   for (size_t c = 0; c < calls.size(); ++c) {
     for (const auto& ids : calls[c].arg_ids)
@@ -122,13 +134,9 @@ std::vector<Tensor> Program::run(std::vector<Tensor> replacements, const std::ve
   for (int64_t id : wanted) last[id] = -1;
   std::vector<std::vector<int64_t>> last_use(calls.size());
   for (int64_t id = 0; id < num_values; ++id) if (last[id] >= 0) last_use[last[id]].push_back(id);
-  std::vector<Tensor> values(num_values);
-  for (size_t i = 0; i < input_ids.size(); ++i) values[input_ids[i]] = std::move(replacements[i]);
-  execute(values, &last_use);
-  std::vector<Tensor> out;
-  out.reserve(wanted.size());
-  for (int64_t id : wanted) out.push_back(values[id]);
-  return out;
+  liveness_wanted_ = wanted;
+  liveness_ = std::move(last_use);
+  return liveness_;
 }
 
 void Program::release_capture_state() {

@@ -61,6 +61,11 @@ struct Program {
   std::vector<Tensor> seen;
 
  private:
+  // The liveness of the last run's `wanted` (per call: the values read for the last time there), kept for the
+  // next run with the same `wanted` (an nn.Graph plan asks for the same values every step).
+  mutable std::vector<int64_t> liveness_wanted_;
+  mutable std::vector<std::vector<int64_t>> liveness_;
+  const std::vector<std::vector<int64_t>>& liveness(const std::vector<int64_t>& wanted) const;
   // Runs the calls; with `last_use` (per call: the value ids read for the last time there), each
   // such value is released right after the call.
   void execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const;
