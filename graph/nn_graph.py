@@ -420,6 +420,8 @@ class Graph:
         # the learning rates this plan holds as constants: a change to one of them means a new plan
         plan.fixed_lrs = [(group, group["lr"]) for opt, _ in self._optimizers for group in opt.param_groups
                           if id(group) not in covered]
+        # the outputs the program makes carry no autograd history, on this first call as on the replays
+        result = _unflatten(out_spec, [t.detach() if where[0] == "value" else t for t, where in zip(out_tensors, out_ids)])
         return plan, result
 
     @staticmethod

@@ -339,3 +339,11 @@ def test_module_changes_after_capture_recapture():
         got = graph({"x": x.double()}, 1.0, "")["logits"]
         assert got.dtype == fl.float64 and fl.equal(got, model(x.double()))
     assert len(graph._plans) == 3
+
+
+def test_outputs_carry_no_history_on_capture_and_replay():
+    fl.manual_seed(0)
+    graph = Infer(mlp().eval())
+    x = fl.randn(2, 6)
+    first, second = (graph({"x": x}, 1.0, "")["logits"] for _ in range(2))
+    assert not first.requires_grad and not second.requires_grad and fl.equal(first, second)
