@@ -919,20 +919,28 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     return _run([req], pg, "reduce_scatter", async_op, _averaged([out], op, pg.size()), [output])
 
 
+def _rooted(pg, root, group_root, role, op, tensor, tensors, list_name):
+    """The group rank of a rooted collective's root (role "dst" or "src"; rank 0 by default) and whether this rank
+    is it, after torch's checks of the list that only the root passes."""
+    root = _group_rank(pg, 0 if root is None and group_root is None else root, group_root, role)
+    is_root = pg.rank() == root
+    place = "destination" if role == "dst" else "source"
+    if is_root:
+        if tensors is None:
+            raise ValueError(f"Argument ``{list_name}`` must be specified on {place} rank.")
+        _check_list(tensors, pg.size(), op, tensor)
+    elif tensors:
+        raise ValueError(f"Argument ``{list_name}`` must NOT be specified on non-{place} ranks.")
+    return root, is_root
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Rank dst's gather_list[i] receives rank i's tensor (gather_list only on dst)."""
     _check_tensor(tensor)
     if _not_member(group):
         return None
     pg = _group(group)
-    root = _group_rank(pg, 0 if dst is None and group_dst is None else dst, group_dst, "dst")
-    is_root = pg.rank() == root
-    if is_root:
-        if gather_list is None:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list(gather_list, pg.size(), "gather", tensor)
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    root, is_root = _rooted(pg, dst, group_dst, "dst", "gather", tensor, gather_list, "gather_list")
     _agree(pg, "gather", _signature(7, tensor, root + 1))
     src = _Buffer(tensor)
     rows = _rows(gather_list, tensor.numel(), src.array.dtype) if is_root else None
@@ -947,14 +955,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if _not_member(group):
         return None
     pg = _group(group)
-    root = _group_rank(pg, 0 if src is None and group_src is None else src, group_src, "src")
-    is_root = pg.rank() == root
-    if is_root:
-        if scatter_list is None:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list(scatter_list, pg.size(), "scatter", tensor)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    root, is_root = _rooted(pg, src, group_src, "src", "scatter", tensor, scatter_list, "scatter_list")
     _agree(pg, "scatter", _signature(8, tensor, root + 1))
     out = _Buffer(tensor, read=False)
     rows = None
