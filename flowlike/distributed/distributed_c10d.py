@@ -844,6 +844,14 @@ def _check_list(tensors, n, opname, like):
                                f"{list(t.shape)} {t.dtype}, expected {list(like.shape)} {like.dtype}")
 
 
+def _check_world_sized(opname, big, big_name, small, small_name, world_size):
+    """torch's check of the *_tensor collectives: `big` holds world_size times `small`'s elements, same dtype."""
+    if big.numel() != small.numel() * world_size or big.dtype != small.dtype:
+        raise ValueError(f"{opname}: {big_name} tensor size must be equal to world_size times {small_name} tensor "
+                         f"size: {big_name} {list(big.shape)} {big.dtype}, {small_name} {list(small.shape)} "
+                         f"{small.dtype}, world_size {world_size}")
+
+
 def _rows(tensors, shape_numel, dtype_of):
     return np.empty((len(tensors), shape_numel), dtype=dtype_of)
 
@@ -880,10 +888,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if _not_member(group):
         return None
     pg = _group(group)
-    if output_tensor.numel() != input_tensor.numel() * pg.size() or output_tensor.dtype != input_tensor.dtype:
-        raise ValueError(f"all_gather_into_tensor: output tensor size must be equal to world_size times input "
-                         f"tensor size: output {list(output_tensor.shape)} {output_tensor.dtype}, input "
-                         f"{list(input_tensor.shape)} {input_tensor.dtype}, world_size {pg.size()}")
+    _check_world_sized("all_gather_into_tensor", output_tensor, "output", input_tensor, "input", pg.size())
     _agree(pg, "all_gather_into_tensor", _signature(5, input_tensor))
     src, out = _Buffer(input_tensor), _Buffer(output_tensor, read=False)
     req = pg._comm.Iallgather(src.array, out.array)
@@ -908,10 +913,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if _not_member(group):
         return None
     pg = _group(group)
-    if input.numel() != output.numel() * pg.size() or input.dtype != output.dtype:
-        raise ValueError(f"reduce_scatter_tensor: input tensor size must be equal to world_size times output "
-                         f"tensor size: input {list(input.shape)} {input.dtype}, output {list(output.shape)} "
-                         f"{output.dtype}, world_size {pg.size()}")
+    _check_world_sized("reduce_scatter_tensor", input, "input", output, "output", pg.size())
     mpi_op = _mpi_op(op, output, "reduce_scatter")
     _agree(pg, "reduce_scatter", _signature(6, output, int(op) + 1))
     src, out = _Buffer(input), _Buffer(output, read=False)
