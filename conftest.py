@@ -12,5 +12,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # graph-mode tests run their fused kernels from the second call on, deterministically: the kernels are built
+    # before the capturing call returns (users' graphs build them in the background; tests/test_fusion.py checks that)
+    from flowlike import codegen
+    codegen.config.async_compile = False
     if config.getoption("--fuzz-long", default=False):
         os.environ["FLOWLIKE_FUZZ_LONG"] = "1"

@@ -26,6 +26,7 @@ import traceback
 from collections import OrderedDict
 
 from .. import _C, _dtype, _tensor
+from .. import codegen
 from .. import serialization as _serialization
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -116,7 +117,8 @@ class _LoadedGraph:
             raise RuntimeError(f"{path}: not a saved flowlike nn.Graph (format {doc.get('format')!r})")
         weights = _serialization._load_safetensors(os.path.join(path, "weights.safetensors"))
         constants = [(vid, weights[f"__constant__.{k}"]) for k, vid in enumerate(doc["constants"])]
-        meta = [(sizes, getattr(_dtype, name)) for sizes, name in doc["meta"]]
+        # (sizes, dtype name[, strides, wrapped number]): files saved before strides were kept have two entries
+        meta = [(m[0], getattr(_dtype, m[1]), *m[2:]) for m in doc["meta"]]
         calls = [(name, [_from_json(a) for a in args], ids, results) for name, args, ids, results in doc["calls"]]
         self._program = _C._program_from(calls, doc["input_ids"], constants, doc["num_values"], meta)
         self._inputs = [("arg", what) if kind == "arg" else ("weight", weights[what]) for kind, what in doc["inputs"]]
@@ -125,6 +127,7 @@ class _LoadedGraph:
         self._wanted = sorted({what for kind, what in self._outputs if kind == "value"})
         self._in_spec = _spec_from_json(doc["in_spec"])
         self._in_tensors = [(list(shape), dtype) for shape, dtype in doc["in_tensors"]]
+        self._fusion = codegen.fuse(self._program, self._wanted)
 
     def __call__(self, *args, **kwargs):
         tensors = []
@@ -134,6 +137,7 @@ class _LoadedGraph:
             raise ValueError(f"this saved graph runs on inputs like those it was captured with: tensors (shape, dtype) "
                              f"{self._in_tensors} and the same other values; got {got_tensors}")
         inputs = [tensors[what] if kind == "arg" else what for kind, what in self._inputs]
+        self._fusion.poll()
         got = dict(zip(self._wanted, self._program.run(inputs, self._wanted)))
         return _unflatten(self._out_spec, [got[what] if kind == "value" else inputs[what] for kind, what in self._outputs])
 
@@ -191,9 +195,11 @@ class Graph:
         self._optimizers.append((optimizer, lr_sch))
 
     def debug(self, v_level=0):
-        """Logs each capture and the reason for it (the signature that changed) at v_level >= 0."""
+        """Logs each capture and the reason for it (the signature that changed) at v_level >= 0, and the fusion
+        groups with their generated source at v_level >= 1."""
         self._debug = v_level
         _log.setLevel(logging.DEBUG if v_level >= 0 else logging.WARNING)
+        codegen.log.setLevel(logging.DEBUG if v_level >= 1 else logging.WARNING)
 
     def train(self, mode=True):
         for m in self._modules():
@@ -253,7 +259,8 @@ class Graph:
         doc = {"format": "flowlike.nn.Graph/1", "calls": [[name, [_to_json(a) for a in args], ids, results]
                                                            for name, args, ids, results in calls],
                "input_ids": input_ids, "inputs": inputs, "constants": [vid for vid, _ in constants],
-               "num_values": num_values, "meta": [[sizes, str(dtype).split(".")[-1]] for sizes, dtype in meta],
+               "num_values": num_values, "meta": [[sizes, str(dtype).split(".")[-1], strides, wrapped]
+                                                  for sizes, dtype, strides, wrapped in meta],
                "out_spec": _spec_to_json(plan.out_spec), "outputs": outputs,
                "in_spec": _spec_to_json(plan.in_spec), "in_tensors": plan.in_tensors}
         with open(os.path.join(path, "program.json"), "w") as fh:
@@ -412,6 +419,7 @@ class Graph:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
+        plan.fusion = codegen.fuse(program, plan.wanted)  # kernels built in the background, installed by _run
         plan.in_spec = _flatten((args, kwargs), [])
         plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
         plan.lr_args = self._lr_args(program)
@@ -453,6 +461,7 @@ class Graph:
         inputs = []
         for kind, what in plan.sources:
             inputs.append(tensors[what] if kind == "arg" else slots[what].get() if kind == "slot" else what)
+        plan.fusion.poll()
         got = dict(zip(plan.wanted, plan.program.run(inputs, plan.wanted)))
 
         def resolve(where):

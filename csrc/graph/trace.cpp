@@ -18,7 +18,7 @@ void check_host_read(const char* what) {
 
 void RecordingTracer::remember(const Tensor& t, int64_t id) {
   if (id >= static_cast<int64_t>(program_.value_meta.size())) program_.value_meta.resize(id + 1);
-  program_.value_meta[id] = {t->sizes, t->dtype};
+  program_.value_meta[id] = {t->sizes, t->strides, t->dtype, t->wrapped_number};
   program_.seen.push_back(t);
   program_.ids[t.get()] = id;
   program_.by_geometry[geometry(t)] = id;
@@ -123,12 +123,14 @@ std::vector<Tensor> Program::run(std::vector<Tensor> replacements, const std::ve
 const std::vector<std::vector<int64_t>>& Program::liveness(const std::vector<int64_t>& wanted) const {
   if (!liveness_.empty() && liveness_wanted_ == wanted) return liveness_;
   // the call after which each value is read no more (never for inputs and wanted values)
+  // (a group's members read and make their values at the group's position: Note [Fused groups])
   std::vector<int64_t> last(num_values, -1);
   for (size_t c = 0; c < calls.size(); ++c) {
+    const int64_t g = group_of(c), at = g < 0 ? static_cast<int64_t>(c) : groups[g].calls.back();
     for (const auto& ids : calls[c].arg_ids)
-      for (int64_t id : ids) if (id >= 0) last[id] = static_cast<int64_t>(c);
+      for (int64_t id : ids) if (id >= 0) last[id] = std::max(last[id], at);
     for (const auto& ids : calls[c].result_ids)
-      for (int64_t id : ids) last[id] = std::max(last[id], static_cast<int64_t>(c));
+      for (int64_t id : ids) last[id] = std::max(last[id], at);
   }
   for (int64_t id : input_ids) last[id] = -1;
   for (int64_t id : wanted) last[id] = -1;
@@ -147,6 +149,83 @@ void Program::release_capture_state() {
   input_values = {};
 }
 
+void Program::add_group(FusedGroup g) {
+  FL_CHECK(!g.calls.empty() && g.kernel, ValueError, "fusion group ", g.name, ": no calls or no kernel");
+  group_of_.resize(calls.size(), -1);
+  for (size_t i = 0; i < g.calls.size(); ++i) {
+    const int64_t c = g.calls[i];
+    FL_CHECK(c >= 0 && c < static_cast<int64_t>(calls.size()) && (i == 0 || c > g.calls[i - 1]) && group_of_[c] < 0,
+             ValueError, "fusion group ", g.name, ": call ", c, " is out of range, out of order or in another group");
+  }
+  for (const auto* ids : {&g.inputs, &g.outputs})
+    for (int64_t id : *ids)
+      FL_CHECK(id >= 0 && id < num_values && id < static_cast<int64_t>(value_meta.size()), ValueError, "fusion group ",
+               g.name, ": no value ", id);
+  for (int64_t c : g.calls) group_of_[c] = static_cast<int64_t>(groups.size());
+  groups.push_back(std::move(g));
+  liveness_.clear();
+}
+
+void Program::clear_groups() {
+  groups.clear();
+  group_of_.clear();
+  liveness_.clear();
+}
+
+void Program::run_call(size_t ci, std::vector<Tensor>& values, Stack& out) const {
+  const Call& c = calls[ci];
+  Stack& args = c.args;
+  auto set_tensors = [&](bool fill) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (c.arg_ids[i].empty()) continue;
+      if (auto* l = std::get_if<TensorList>(&args[i])) {
+        for (size_t j = 0; j < l->size(); ++j)
+          (*l)[j] = fill && c.arg_ids[i][j] >= 0 ? values[c.arg_ids[i][j]] : Tensor();
+      } else {
+        std::get<Tensor>(args[i]) = fill ? values[c.arg_ids[i][0]] : Tensor();
+      }
+    }
+  };
+  set_tensors(true);
+  out.clear();
+  try {
+    c.op.boxed(c.op.op, args, out);
+  } catch (...) {
+    set_tensors(false);
+    throw;
+  }
+  set_tensors(false);
+  for (size_t r = 0; r < out.size() && r < c.result_ids.size(); ++r) {
+    size_t j = 0;
+    for_each_tensor(out[r], [&](const Tensor& t) { if (j < c.result_ids[r].size()) values[c.result_ids[r][j++]] = t; });
+  }
+}
+
+void Program::run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack& out) const {
+  // the kernel indexes with the capture's geometry: any other input geometry runs the members instead
+  bool same = true;
+  for (int64_t id : g.inputs) {
+    const Tensor& t = values[id];
+    const ValueMeta& m = value_meta[id];
+    same = same && t && t->dtype == m.dtype && t->sizes == m.sizes;
+    for (size_t d = 0; same && d < m.sizes.size(); ++d) same = m.sizes[d] == 1 || t->strides[d] == m.strides[d];
+  }
+  if (!same) {
+    ++unfused_group_runs;
+    for (int64_t c : g.calls) run_call(static_cast<size_t>(c), values, out);
+    return;
+  }
+  std::vector<char*> data;
+  data.reserve(g.outputs.size() + g.inputs.size());
+  for (int64_t id : g.outputs) {
+    const ValueMeta& m = value_meta[id];
+    values[id] = ops::empty_strided(m.sizes, m.strides, m.dtype);
+    data.push_back(values[id]->data_ptr());
+  }
+  for (int64_t id : g.inputs) data.push_back(values[id]->data_ptr());
+  g.kernel(data.data());
+}
+
 void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const {
   FL_CHECK(holes.empty(), Error, "replay: the program has ", holes.size(), " holes; the first: ", holes[0]);
   TracerPause pause;
@@ -154,32 +233,10 @@ void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector
   for (const auto& [id, data] : constants) values[id] = ops::clone(data);
   Stack out;
   for (size_t ci = 0; ci < calls.size(); ++ci) {
-    const Call& c = calls[ci];
-    Stack& args = c.args;
-    auto set_tensors = [&](bool fill) {
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (c.arg_ids[i].empty()) continue;
-        if (auto* l = std::get_if<TensorList>(&args[i])) {
-          for (size_t j = 0; j < l->size(); ++j)
-            (*l)[j] = fill && c.arg_ids[i][j] >= 0 ? values[c.arg_ids[i][j]] : Tensor();
-        } else {
-          std::get<Tensor>(args[i]) = fill ? values[c.arg_ids[i][0]] : Tensor();
-        }
-      }
-    };
-    set_tensors(true);
-    out.clear();
-    try {
-      c.op.boxed(c.op.op, args, out);
-    } catch (...) {
-      set_tensors(false);
-      throw;
-    }
-    set_tensors(false);
-    for (size_t r = 0; r < out.size() && r < c.result_ids.size(); ++r) {
-      size_t j = 0;
-      for_each_tensor(out[r], [&](const Tensor& t) { if (j < c.result_ids[r].size()) values[c.result_ids[r][j++]] = t; });
-    }
+    const int64_t g = group_of(ci);
+    if (g < 0) run_call(ci, values, out);
+    else if (groups[g].calls.back() == static_cast<int64_t>(ci)) run_group(groups[g], values, out);
+    else continue;  // a member of a group that runs later
     if (last_use) {
       out.clear();
       for (int64_t id : (*last_use)[ci]) values[id].reset();

@@ -33,6 +33,29 @@ struct Call {
   std::vector<std::vector<int64_t>> result_ids;
 };
 
+// Sizes, strides and dtype of a value as the capture made it (wrapped: a Python number turned into a tensor).
+struct ValueMeta {
+  IntList sizes, strides;
+  ScalarType dtype = ScalarType::Float32;
+  bool wrapped = false;
+};
+
+// Note [Fused groups]
+// A fusion group replaces some of a program's calls (pointwise chains found by flowlike.codegen) with one
+// generated kernel. It runs at the position of its last member: a member's inputs exist by then (they existed at
+// the member's own, earlier position), and the grouping pass only makes a group whose results are read, outside
+// it, after that position. The kernel was generated for the capture's geometry (sizes, strides, dtypes) of the
+// group's inputs and outputs; a run whose inputs differ from it runs the member calls instead, at the same
+// position, so results never depend on whether the kernel ran. Outputs are allocated with the capture's strides,
+// so later views see the layout eager made.
+using FusedKernel = void (*)(char** data);  // data: the outputs' then the inputs' data pointers
+struct FusedGroup {
+  std::string name;
+  std::vector<int64_t> calls;            // ascending call indices; the group runs at the last
+  std::vector<int64_t> inputs, outputs;  // value ids
+  FusedKernel kernel = nullptr;
+};
+
 struct Program {
   std::vector<Call> calls;
   std::vector<int64_t> input_ids;              // the value id of each input
@@ -41,7 +64,9 @@ struct Program {
   std::vector<std::pair<int64_t, Tensor>> constants;
   std::vector<std::string> holes;
   int64_t num_values = 0;
-  std::vector<std::pair<IntList, ScalarType>> value_meta;  // per value id: sizes and dtype at capture
+  std::vector<ValueMeta> value_meta;           // per value id, at capture
+  std::vector<FusedGroup> groups;             // Note [Fused groups]
+  mutable int64_t unfused_group_runs = 0;     // group runs whose inputs differed from the kernel's geometry
 
   // The value id a capture-time tensor had, -1 when the capture never met it.
   int64_t value_of(const Tensor& t) const;
@@ -54,6 +79,12 @@ struct Program {
   // Drops what only the capture needs (the tensors it met, its identity maps, the inputs' copies):
   // a kept program then holds its calls and constants alone. value_of answers -1 afterwards.
   void release_capture_state();
+  // Adds a fusion group (checked: its calls exist, belong to no other group, its values exist), or, with
+  // groups empty, drops them all: the plan then runs every call.
+  void add_group(FusedGroup group);
+  void clear_groups();
+  // The group call c belongs to, -1 when none.
+  int64_t group_of(size_t c) const { return c < group_of_.size() ? group_of_[c] : -1; }
 
   // capture-time identity (Note [Capture identity])
   std::unordered_map<const TensorImpl*, int64_t> ids;
@@ -63,12 +94,15 @@ struct Program {
  private:
   // The liveness of the last run's `wanted` (per call: the values read for the last time there), kept for the
   // next run with the same `wanted` (an nn.Graph plan asks for the same values every step).
+  std::vector<int64_t> group_of_;  // per call: its group, -1 when none
   mutable std::vector<int64_t> liveness_wanted_;
   mutable std::vector<std::vector<int64_t>> liveness_;
   const std::vector<std::vector<int64_t>>& liveness(const std::vector<int64_t>& wanted) const;
   // Runs the calls; with `last_use` (per call: the value ids read for the last time there), each
   // such value is released right after the call.
   void execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const;
+  void run_call(size_t c, std::vector<Tensor>& values, Stack& out) const;
+  void run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack& out) const;
 };
 
 class RecordingTracer : public Tracer {

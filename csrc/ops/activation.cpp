@@ -11,34 +11,6 @@
 namespace fl {
 namespace {
 
-template <typename T> inline T sigmoid_of(T x) { return T(1) / (T(1) + vmath::vexp(-x)); }
-template <typename T> inline T gelu_grad(T x) {
-  return T(0.5) * vmath::verfc(-x * T(M_SQRT1_2)) + x * vmath::vexp(T(-0.5) * x * x) * T(0.3989422804014327);
-}
-template <typename T> inline T gelu_tanh_grad(T x) {
-  const T k = T(0.7978845608028654), c = T(0.044715);
-  const T t = vmath::vtanh(k * (x + c * x * x * x));
-  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x);
-}
-template <typename T> inline T silu_grad(T x) { const T s = sigmoid_of(x); return s * (T(1) + x * (T(1) - s)); }
-template <typename T> inline T mish_grad(T x) {
-  const T t = std::tanh(std::log1p(std::exp(x)));
-  return t + x * sigmoid_of(x) * (T(1) - t * t);
-}
-template <typename T> inline T softplus_grad(T bx) { const T z = std::exp(bx); return z / (z + T(1)); }
-template <typename T> inline T sign_of(T x) { return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0)); }
-// Second derivatives (double backward).
-template <typename T> inline T gelu_tanh_grad2(T x) {
-  const T k = T(0.7978845608028654), c = T(0.044715);
-  const T t = vmath::vtanh(k * (x + c * x * x * x)), du = k * (T(1) + T(3) * c * x * x);
-  return (T(1) - t * t) * (du - x * t * du * du + T(3) * k * c * x * x);
-}
-template <typename T> inline T silu_grad2(T x) { const T s = sigmoid_of(x); return s * (T(1) - s) * (T(2) + x * (T(1) - T(2) * s)); }
-template <typename T> inline T mish_grad2(T x) {
-  const T t = std::tanh(std::log1p(std::exp(x))), s = sigmoid_of(x);
-  return s * (T(1) - t * t) * (T(2) + x * (T(1) - s) - T(2) * x * t * s);
-}
-
 constexpr const char* kNames[] = {
 #define FL_X(name, ...) #name,
     FL_ACTIVATIONS(FL_X)

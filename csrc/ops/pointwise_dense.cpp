@@ -7,15 +7,6 @@
 
 namespace fl {
 
-// Columns: op, vectorizable expression, the inputs for which libm's result replaces it (exp_f32
-// saturates below the overflow to inf and flushes subnormal results to 0, which sigmoid inherits
-// below -87), libm expression.
-#define FL_DENSE_UNARY(X)                                                                 \
-  X(exp, vmath::exp_f32(x), x > 88.0f || x < -87.0f, std::exp(x))                         \
-  X(tanh, vmath::tanh_f32(x), false, std::tanh(x))                                        \
-  X(sigmoid, vmath::sigmoid_f32(x), x < -87.0f, 1.0f / (1.0f + std::exp(-x)))            \
-  X(erf, vmath::erf_f32(x), false, std::erf(x))
-
 bool has_unary_dense_f32(UnaryOp op) {
   switch (op) {
 #define FL_X(name, ...) case UnaryOp::name:

@@ -6,18 +6,22 @@
 #include <cstdint>
 #include <type_traits>
 
+// Exported from _C (which is built with hidden visibility) so that the fused kernels generated at run time, which
+// link against _C, call these same definitions (codegen/cpp.py).
+#define FL_EXPORT __attribute__((visibility("default")))
+
 namespace fl::special {
 
-double bessel_i0e(double x);     // exp(-|x|) I0(x)
-double bessel_i1e(double x);     // exp(-|x|) I1(x)
-double erfcx(double x);          // exp(x^2) erfc(x)
-double igamma(double a, double x);   // regularized lower incomplete gamma P(a, x)
-double igammac(double a, double x);  // regularized upper incomplete gamma Q(a, x)
-double zeta(double x, double q);     // Hurwitz zeta
-double bessel_j(int n, double x);    // J0, J1
-double bessel_y(int n, double x);    // Y0, Y1
-double bessel_k_scaled(int n, double x);  // exp(x) K0(x), exp(x) K1(x)
-double airy_ai(double x);
+FL_EXPORT double bessel_i0e(double x);     // exp(-|x|) I0(x)
+FL_EXPORT double bessel_i1e(double x);     // exp(-|x|) I1(x)
+FL_EXPORT double erfcx(double x);          // exp(x^2) erfc(x)
+FL_EXPORT double igamma(double a, double x);   // regularized lower incomplete gamma P(a, x)
+FL_EXPORT double igammac(double a, double x);  // regularized upper incomplete gamma Q(a, x)
+FL_EXPORT double zeta(double x, double q);     // Hurwitz zeta
+FL_EXPORT double bessel_j(int n, double x);    // J0, J1
+FL_EXPORT double bessel_y(int n, double x);    // Y0, Y1
+FL_EXPORT double bessel_k_scaled(int n, double x);  // exp(x) K0(x), exp(x) K1(x)
+FL_EXPORT double airy_ai(double x);
 
 }  // namespace fl::special
 

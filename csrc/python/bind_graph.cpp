@@ -3,6 +3,8 @@
 
 #include "../core/schema.h"
 #include "../graph/trace.h"
+#include "../ops/activation_math.h"
+#include "../ops/pointwise_list.h"
 #include "python_util.h"
 
 namespace fl::python {
@@ -94,11 +96,12 @@ void bind(py::module_& m, TensorClass&) {
         const graph::Program& p = r.program();
         auto value = [&](int64_t id) {
           if (id < 0) return std::string("None");
-          const auto& [sizes, dtype] = p.value_meta.at(id);
-          return str_cat("%", id, ": ", dtype_name(dtype), shape_str(sizes));
+          const graph::ValueMeta& m = p.value_meta.at(id);
+          return str_cat("%", id, ": ", dtype_name(m.dtype), shape_str(m.sizes));
         };
         py::list lines;
-        for (const graph::Call& c : p.calls) {
+        for (size_t ci = 0; ci < p.calls.size(); ++ci) {
+          const graph::Call& c = p.calls[ci];
           std::string outs, args;
           for (const auto& ids : c.result_ids)
             for (int64_t id : ids) outs += (outs.empty() ? "" : ", ") + value(id);
@@ -113,7 +116,9 @@ void bind(py::module_& m, TensorClass&) {
             }
             args += (args.empty() ? "" : ", ") + text;
           }
-          lines.append(str_cat(outs.empty() ? "" : outs + " = ", c.op.name, "(", args, ")"));
+          const int64_t g = p.group_of(ci);  // members of a fusion group carry its name
+          lines.append(str_cat(g < 0 ? "" : "[" + p.groups[g].name + "] ", outs.empty() ? "" : outs + " = ", c.op.name,
+                               "(", args, ")"));
         }
         return lines;
       }, "The program, one line per recorded call, values with their dtype and shape at capture.")
@@ -129,7 +134,8 @@ void bind(py::module_& m, TensorClass&) {
         }
         py::list constants, meta;
         for (const auto& [id, t] : p.constants) constants.append(py::make_tuple(id, t));
-        for (const auto& [sizes, dtype] : p.value_meta) meta.append(py::make_tuple(py::cast(sizes), dtype_object(dtype)));
+        for (const graph::ValueMeta& m : p.value_meta)
+          meta.append(py::make_tuple(py::cast(m.sizes), dtype_object(m.dtype), py::cast(m.strides), m.wrapped));
         return py::make_tuple(calls, py::cast(p.input_ids), constants, p.num_values, meta);
       }, "The program as plain Python data (what _program_from takes back).")
       .def("float_args", [](graph::RecordingTracer& r, const std::string& name) {
@@ -143,6 +149,29 @@ void bind(py::module_& m, TensorClass&) {
         }
         return found;
       }, py::arg("name"), "The float arguments of that name in the recorded calls (an optimizer step's lr).")
+      .def_property_readonly("value_meta", [](graph::RecordingTracer& r) {
+        py::list meta;
+        for (const graph::ValueMeta& m : r.program().value_meta)
+          meta.append(py::make_tuple(py::cast(m.sizes), py::cast(m.strides), dtype_object(m.dtype), m.wrapped));
+        return meta;
+      }, "Per value id: (sizes, strides, dtype, wrapped number) as the capture made it.")
+      .def("add_group", [](graph::RecordingTracer& r, std::string name, std::vector<int64_t> calls,
+                           std::vector<int64_t> inputs, std::vector<int64_t> outputs, uintptr_t kernel) {
+        r.program().add_group({std::move(name), std::move(calls), std::move(inputs), std::move(outputs),
+                               reinterpret_cast<graph::FusedKernel>(kernel)});
+      }, py::arg("name"), py::arg("calls"), py::arg("inputs"), py::arg("outputs"), py::arg("kernel"),
+         "Replaces the calls with one generated kernel (Note [Fused groups]); `kernel` is the address of a "
+         "`void(char** data)` function taking the outputs' then the inputs' data pointers.")
+      .def("clear_groups", [](graph::RecordingTracer& r) { r.program().clear_groups(); },
+           "Drops every fusion group: the program runs each call again.")
+      .def_property_readonly("groups", [](graph::RecordingTracer& r) {
+        py::list out;
+        for (const graph::FusedGroup& g : r.program().groups)
+          out.append(py::make_tuple(g.name, py::cast(g.calls), py::cast(g.inputs), py::cast(g.outputs)));
+        return out;
+      }, "The fusion groups: (name, call indices, input ids, output ids).")
+      .def_property_readonly("unfused_group_runs", [](graph::RecordingTracer& r) { return r.program().unfused_group_runs; },
+                             "How many group runs met inputs of another geometry than the kernel's and ran the calls.")
       .def("set_float_arg", [](graph::RecordingTracer& r, size_t call, size_t arg, double value) {
         auto& calls = r.program().calls;
         FL_CHECK(call < calls.size() && arg < calls[call].args.size() &&
@@ -150,6 +179,27 @@ void bind(py::module_& m, TensorClass&) {
                  IndexError, "set_float_arg: call ", call, " has no float argument ", arg);
         calls[call].args[arg] = value;
       }, "Replaces a float argument of a recorded call for the next runs (a graph input such as the lr).");
+  m.def("_fusible_ops", [] {
+    // the op lists as the fusion pass needs them: each pointwise op's result rule (pointwise_list.h) and the
+    // activations (activation_math.h), whose scalar functions csrc/graph/fused_prelude.h expands
+    py::dict unary, binary;
+#define FL_X(name, rule, ...) unary[#name] = #rule;
+    FL_UNARY_OPS(FL_X)
+#undef FL_X
+#define FL_X(name, rule, ...) binary[#name] = #rule;
+    FL_BINARY_OPS(FL_X)
+#undef FL_X
+    py::list activations;
+#define FL_X(name, ...) activations.append(#name);
+    FL_ACTIVATIONS(FL_X)
+#undef FL_X
+    py::list dense;
+#define FL_X(name, ...) dense.append(#name);
+    FL_DENSE_UNARY(FL_X)
+#undef FL_X
+    return py::make_tuple(unary, binary, activations, dense);
+  }, "(unary ops -> result rule, binary ops -> result rule, activation names, unary ops with a dense float32 form): "
+     "the ops fusion groups may hold.");
   m.def("_trace_begin", [](bool forbid_host_reads) {
     FL_CHECK(!thread_state().tracer, Error, "a graph capture is already active on this thread");
     g_recording = std::make_unique<graph::RecordingTracer>(forbid_host_reads);
@@ -194,7 +244,14 @@ void bind(py::module_& m, TensorClass&) {
     }
     for (py::handle item : meta) {
       auto t = item.cast<py::tuple>();
-      p.value_meta.emplace_back(t[0].cast<IntList>(), dtype_from_object(t[1]));
+      graph::ValueMeta m{t[0].cast<IntList>(), {}, dtype_from_object(t[1]), false};
+      if (t.size() >= 4) {  // files saved before strides were kept give sizes and dtype only
+        m.strides = t[2].cast<IntList>();
+        m.wrapped = t[3].cast<bool>();
+      } else {
+        m.strides = contiguous_strides(m.sizes);
+      }
+      p.value_meta.push_back(std::move(m));
     }
     return tracer;
   }, "A program rebuilt from _TracedProgram.export()'s data.");

@@ -1,0 +1,278 @@
+"""C++ for fusion groups: one function per group, compiled at run time with the system compiler, cached on disk.
+
+Each group becomes `extern "C" void <name>(char** data)` (the outputs' then the inputs' data pointers) whose loops
+are specialized to the captured shapes and strides: dimensions that every operand walks contiguously are merged,
+the innermost loop runs over unit or zero strides so the compiler vectorizes it for this CPU (-march=native), and
+OpenMP splits the work. Element math comes from csrc/graph/fused_prelude.h, the same op lists the eager kernels
+expand, compiled without floating-point contraction as the eager kernels are, so each element equals eager's.
+
+Compiled libraries live in FLOWLIKE_CACHE_DIR (default: $XDG_CACHE_HOME/flowlike or ~/.cache/flowlike) under a
+hash of the source, the headers it includes, the compiler's identity, the flags and the CPU's features: a second
+process running the same model compiles nothing.
+"""
+import ctypes
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from .. import _dtype
+
+CTYPES = {
+    _dtype.bool: "bool", _dtype.uint8: "uint8_t", _dtype.int8: "int8_t", _dtype.int16: "int16_t",
+    _dtype.int32: "int32_t", _dtype.int64: "int64_t", _dtype.float16: "fl::Half", _dtype.bfloat16: "fl::BFloat16",
+    _dtype.float32: "float", _dtype.float64: "double",
+}
+FLAGS = ["-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC",
+         "-shared", "-w"]
+BLOCK = 4096          # elements per task of the innermost loop
+PARALLEL_MIN = 32768  # fewer elements run on one thread
+# the headers fused_prelude.h includes (their contents are part of the cache key)
+_HEADERS = ["graph/fused_prelude.h", "core/dtype.h", "kernels/vec_math.h", "ops/activation_math.h",
+            "ops/pointwise_list.h", "ops/pointwise_math.h", "ops/pointwise_special.h"]
+
+
+def opmath(dt):
+    return "float" if dt in (_dtype.float16, _dtype.bfloat16) else CTYPES[dt]
+
+
+def literal(x):
+    """A C++ literal of a Python number that reads back exactly."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return f"INT64_C({x})"
+    if x != x:
+        return "NAN"
+    if x in (float("inf"), float("-inf")):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return float(x).hex()
+
+
+def include_dir():
+    """The folder holding csrc's headers: the wheel's flowlike/include, or the source tree of an editable install."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "include", here.parent / "flowlike" / "include", here.parent / "csrc"):
+        if (candidate / "graph" / "fused_prelude.h").is_file():
+            return candidate
+    import flowlike
+    pkg = Path(flowlike.__file__).resolve().parent
+    for candidate in (pkg / "include", pkg.parent / "csrc"):
+        if (candidate / "graph" / "fused_prelude.h").is_file():
+            return candidate
+    raise FileNotFoundError("flowlike's C++ headers (graph/fused_prelude.h) are not installed")
+
+
+def _loop_dims(group, meta):
+    """The group's iteration space after merging dimensions: (sizes, per operand (outputs then inputs) strides)."""
+    shape = list(group.shape)
+    nd = len(shape)
+    operands = list(group.outputs) + list(group.inputs)
+    strides = []
+    for vid in operands:
+        sizes, st = meta[vid][0], meta[vid][1]
+        lead = nd - len(sizes)
+        strides.append([0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(nd)])
+    keep = [d for d in range(nd) if shape[d] != 1]
+    shape = [shape[d] for d in keep]
+    strides = [[s[d] for d in keep] for s in strides]
+    merged_shape, merged = [], [[] for _ in operands]
+    for d in range(len(shape)):
+        if merged_shape and all(m[-1] == s[d] * shape[d] for m, s in zip(merged, strides)):
+            merged_shape[-1] *= shape[d]
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+        else:
+            merged_shape.append(shape[d])
+            for m, s in zip(merged, strides):
+                m.append(s[d])
+    return merged_shape, merged
+
+
+def _convert(expr, src, dst):
+    """expr of storage dtype src as a value of opmath(dst), as eager casts an operand to the compute dtype."""
+    if src == dst:
+        return f"static_cast<{opmath(dst)}>({expr})"
+    return f"static_cast<{opmath(dst)}>(fl::convert<{CTYPES[dst]}>({expr}))"
+
+
+def _node_expr(node, meta, name_of):
+    """The C++ expression of a node's result, before its conversion to the result's storage type."""
+    ct, om = node.compute, opmath(node.compute)
+    args = [_convert(name_of(v), meta[v][2], ct) for v in node.inputs]
+    if node.kind == "unary":
+        return f"dense_{node.op}({args[0]})" if node.params["dense"] else f"un_{node.op}<{om}>({args[0]})"
+    if node.kind == "binary":
+        form = node.params.get("pow_form")
+        if node.op == "pow" and form:
+            t = CTYPES[ct]
+            return {"square": f"pow_square<{t}, {om}>({args[0]})", "cube": f"pow_cube<{t}, {om}>({args[0]})",
+                    "sqrt": f"std::sqrt({args[0]})", "rsqrt": f"pow_rsqrt<{t}, {om}>({args[0]})",
+                    "reciprocal": f"{om}(1) / {args[0]}", "inv_square": f"pow_inv_square<{t}, {om}>({args[0]})"}[form]
+        alpha = f"static_cast<{om}>({literal(node.params['alpha'])})"
+        return f"bin_{node.op}<{om}>({args[0]}, {args[1]}, {alpha})"
+    if node.kind in ("activation", "activation_backward"):
+        abc = ", ".join(f"{om}({literal(float(x))})" for x in node.params["abc"])
+        suffix = "_backward" if node.kind == "activation_backward" else ""
+        return f"act_{node.op}{suffix}<{om}>({', '.join(args)}, {abc})"
+    if node.kind == "cast":
+        (v,) = node.inputs
+        return f"fl::convert<{CTYPES[meta[node.out][2]]}>({name_of(v)})"
+    raise AssertionError(node.kind)
+
+
+def group_source(group, meta):
+    """The C++ function computing one group."""
+    sizes, strides = _loop_dims(group, meta)
+    operands = list(group.outputs) + list(group.inputs)
+    n_out = len(group.outputs)
+    lines = [f'extern "C" void {group.name}(char** data) {{']
+    for k, vid in enumerate(operands):
+        t = CTYPES[meta[vid][2]]
+        const = "" if k < n_out else "const "
+        lines.append(f"  {const}{t}* __restrict__ p{k} = reinterpret_cast<{const}{t}*>(data[{k}]);")
+    numel = 1
+    for s in sizes:
+        numel *= s
+    if numel == 0:
+        lines.append("}")
+        return "\n".join(lines)
+    inner = sizes[-1] if sizes else 1
+    outer_sizes = sizes[:-1]
+    outer = numel // inner
+    blocks = -(-inner // BLOCK)
+    lines.append(f"  #pragma omp parallel for schedule(static) if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})")
+    lines.append(f"  for (int64_t task = 0; task < {outer * blocks}; ++task) {{")
+    lines.append(f"    const int64_t begin = (task % {blocks}) * {BLOCK};")
+    lines.append(f"    const int64_t end = std::min<int64_t>({inner}, begin + {BLOCK});")
+    lines.append(f"    int64_t rest = task / {blocks};")
+    for k in range(len(operands)):
+        lines.append(f"    int64_t o{k} = 0;")
+    for d in reversed(range(len(outer_sizes))):
+        lines.append(f"    {{ const int64_t i = rest % {outer_sizes[d]}; rest /= {outer_sizes[d]};")
+        adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(operands)) if strides[k][d])
+        lines.append(f"      {adds} }}" if adds else "    }")
+    inner_stride = [s[-1] if sizes else 0 for s in strides]
+    lines.append("    for (int64_t i = begin; i < end; ++i) {")
+    index = {vid: k for k, vid in enumerate(operands)}
+    names = {}
+    for vid in group.inputs:
+        k = index[vid]
+        names[vid] = f"x{vid}"
+        offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
+        lines.append(f"      const {CTYPES[meta[vid][2]]} x{vid} = p{k}[{offset}];")
+    for node in group.nodes:
+        t = CTYPES[meta[node.out][2]]
+        expr = _node_expr(node, meta, names.__getitem__)
+        names[node.out] = f"v{node.out}"
+        lines.append(f"      const {t} v{node.out} = static_cast<{t}>({expr});  // {node.op}")
+    for vid in group.outputs:
+        k = index[vid]
+        offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
+        lines.append(f"      p{k}[{offset}] = v{vid};")
+    lines += ["    }", "  }", "}"]
+    return "\n".join(lines)
+
+
+def program_source(groups, meta):
+    """One translation unit holding the functions of the given groups."""
+    parts = ['#include "graph/fused_prelude.h"', "using namespace fl::fused;", ""]
+    parts += [group_source(g, meta) + "\n" for g in groups]
+    return "\n".join(parts)
+
+
+def compiler():
+    """The C++ compiler as users name it: $CXX, else c++ (a list of words), or None when there is none."""
+    words = shlex.split(os.environ.get("CXX", "") or "c++")
+    return words if words and shutil.which(words[0]) else None
+
+
+@lru_cache(maxsize=None)
+def _compiler_identity(cxx):
+    out = subprocess.run([*cxx, "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout
+
+
+@lru_cache(maxsize=None)
+def _cpu_features():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith(("flags", "Features")):
+                return line
+    except OSError:
+        pass
+    import platform
+    return platform.processor() + platform.machine()
+
+
+def cache_dir():
+    """Where compiled kernels are kept: $FLOWLIKE_CACHE_DIR, else the user's cache directory."""
+    env = os.environ.get("FLOWLIKE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "flowlike"
+
+
+def core_library():
+    """flowlike's extension module: generated kernels link against it for the out-of-line special functions."""
+    from .. import _C
+    return Path(_C.__file__).resolve()
+
+
+def cache_key(source, cxx):
+    h = hashlib.sha256()
+    inc = include_dir()
+    for part in (source, " ".join(cxx), _compiler_identity(tuple(cxx)), " ".join(FLAGS), _cpu_features(), sys.platform,
+                 str(core_library())):
+        h.update(part.encode())
+        h.update(b"\0")
+    for header in _HEADERS:
+        h.update((inc / header).read_bytes())
+    return h.hexdigest()[:32]
+
+
+class CompileError(RuntimeError):
+    """The compiler rejected a generated source (its message is attached)."""
+
+
+def build(source):
+    """The path of the compiled library of `source`, compiling it unless the cache holds it.
+
+    Returns (path, compiled): compiled is False when the library came from the cache."""
+    cxx = compiler()
+    if cxx is None:
+        raise FileNotFoundError(f"no C++ compiler ({os.environ.get('CXX') or 'c++'} not found; set CXX)")
+    key = cache_key(source, cxx)
+    folder = cache_dir() / "cpp" / key[:2]
+    lib = folder / f"{key}.so"
+    if lib.is_file():
+        return lib, False
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        src = Path(tmp) / f"{key}.cpp"
+        src.write_text(source)
+        out = Path(tmp) / f"{key}.so"
+        cmd = [*cxx, *FLAGS, f"-I{include_dir()}", str(src), "-o", str(out), str(core_library())]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CompileError(f"{' '.join(cmd)} failed:\n{done.stderr[-4000:]}")
+        shutil.copy(src, folder / f"{key}.cpp")  # kept beside the library for reading
+        os.replace(out, lib)  # atomic: a concurrent process sees the whole library or none
+    return lib, True
+
+
+_loaded = {}  # path -> CDLL (libraries stay loaded: plans hold their function addresses)
+
+
+def load(path, names):
+    """The addresses of the named functions in a compiled library."""
+    lib = _loaded.get(str(path))
+    if lib is None:
+        lib = _loaded[str(path)] = ctypes.CDLL(str(path))
+    return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names]
