@@ -69,15 +69,28 @@ def include_dir():
 
 
 def _loop_dims(group, meta):
-    """The group's iteration space after merging dimensions: (sizes, per operand (outputs then inputs) strides)."""
-    shape = list(group.shape)
+    """The group's iteration space after merging dimensions: (sizes, per operand (outputs then inputs) strides). A
+    row group keeps its last dimension (the reduced one) apart, even of size 1."""
+    if group.rows:
+        sizes, strides = _merged(group, meta, group.shape[:-1])
+        last = len(group.shape) - 1
+        return sizes + [group.shape[-1]], [s + [_strides_over(meta[v], group.shape)[last]]
+                                           for s, v in zip(strides, list(group.outputs) + list(group.inputs))]
+    return _merged(group, meta, group.shape)
+
+
+def _strides_over(meta_v, shape):
+    """A value's element strides over `shape` it broadcasts to (0 along broadcast dimensions)."""
+    sizes, st = meta_v[0], meta_v[1]
+    lead = len(shape) - len(sizes)
+    return [0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(len(shape))]
+
+
+def _merged(group, meta, shape):
+    shape = list(shape)
     nd = len(shape)
     operands = list(group.outputs) + list(group.inputs)
-    strides = []
-    for vid in operands:
-        sizes, st = meta[vid][0], meta[vid][1]
-        lead = nd - len(sizes)
-        strides.append([0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(nd)])
+    strides = [_strides_over(meta[vid], group.shape)[:nd] for vid in operands]
     keep = [d for d in range(nd) if shape[d] != 1]
     shape = [shape[d] for d in keep]
     strides = [[s[d] for d in keep] for s in strides]
@@ -101,12 +114,15 @@ def _convert(expr, src, dst):
     return f"static_cast<{opmath(dst)}>(fl::convert<{CTYPES[dst]}>({expr}))"
 
 
-def _node_expr(node, meta, name_of):
-    """The C++ expression of a node's result, before its conversion to the result's storage type."""
+def _node_expr(node, meta, name_of, fast=False):
+    """The C++ expression of a node's result, before its conversion to the result's storage type (fast: the dense
+    float32 ops without their libm stand-in)."""
     ct, om = node.compute, opmath(node.compute)
     args = [_convert(name_of(v), meta[v][2], ct) for v in node.inputs]
     if node.kind == "unary":
-        return f"dense_{node.op}({args[0]})" if node.params["dense"] else f"un_{node.op}<{om}>({args[0]})"
+        if node.params["dense"]:
+            return f"dense_{node.op}_fast({args[0]})" if fast else f"dense_{node.op}({args[0]})"
+        return f"un_{node.op}<{om}>({args[0]})"
     if node.kind == "binary":
         form = node.params.get("pow_form")
         if node.op == "pow" and form:
@@ -145,7 +161,7 @@ def group_source(group, meta):
     inner = sizes[-1] if sizes else 1
     outer_sizes = sizes[:-1]
     outer = numel // inner
-    blocks = -(-inner // BLOCK)
+    blocks = 1 if group.rows else -(-inner // BLOCK)
     lines.append(f"  #pragma omp parallel for schedule(static) if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})")
     lines.append(f"  for (int64_t task = 0; task < {outer * blocks}; ++task) {{")
     lines.append(f"    const int64_t begin = (task % {blocks}) * {BLOCK};")
@@ -158,8 +174,27 @@ def group_source(group, meta):
         adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(operands)) if strides[k][d])
         lines.append(f"      {adds} }}" if adds else "    }")
     inner_stride = [s[-1] if sizes else 0 for s in strides]
-    lines.append("    for (int64_t i = begin; i < end; ++i) {")
     index = {vid: k for k, vid in enumerate(operands)}
+    if group.rows:
+        lines += _Rows(group, meta, index, inner_stride, inner).lines
+        lines += ["  }", "}"]
+        return "\n".join(lines)
+    # dense float32 ops that fall back to libm for some inputs (exp, sigmoid): the block runs vectorized without the
+    # fallback, noting whether an element needed it, and runs again exactly if one did (where the condition is
+    # constant false, as tanh's, the compiler drops the second run)
+    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"]]
+    if checked:
+        lines.append("    int exact = 0;  // (an int: GCC does not vectorize a bool reduction)")
+        lines += _block(group, meta, index, inner_stride, fast=True, checked=checked)
+        lines.append("    if (exact)")
+    lines += _block(group, meta, index, inner_stride)
+    lines += ["  }", "}"]
+    return "\n".join(lines)
+
+
+def _block(group, meta, index, inner_stride, fast=False, checked=()):
+    """The innermost loop over one block: load the inputs, compute the members, store the outputs."""
+    lines = ["    for (int64_t i = begin; i < end; ++i) {"]
     names = {}
     for vid in group.inputs:
         k = index[vid]
@@ -168,15 +203,145 @@ def group_source(group, meta):
         lines.append(f"      const {CTYPES[meta[vid][2]]} x{vid} = p{k}[{offset}];")
     for node in group.nodes:
         t = CTYPES[meta[node.out][2]]
-        expr = _node_expr(node, meta, names.__getitem__)
+        expr = _node_expr(node, meta, names.__getitem__, fast)
         names[node.out] = f"v{node.out}"
         lines.append(f"      const {t} v{node.out} = static_cast<{t}>({expr});  // {node.op}")
+        if node in checked:
+            lines.append(f"      exact |= static_cast<int>(dense_{node.op}_libm({names[node.inputs[0]]}));")
     for vid in group.outputs:
         k = index[vid]
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      p{k}[{offset}] = v{vid};")
-    lines += ["    }", "  }", "}"]
-    return "\n".join(lines)
+    lines.append("    }")
+    return lines
+
+
+_REDUCE = {  # init, combine (over acc and v), the omp simd reduction clause, finish (over acc and the row's length n)
+    "sum": ("0", "acc += v;", "+:acc", "acc"),
+    "mean": ("0", "acc += v;", "+:acc", "acc / n"),
+    "amax": ("-INFINITY", "acc = std::max(acc, v); nan |= static_cast<int>(v != v);", "max:acc", "nan ? NAN : acc"),
+    "amin": ("INFINITY", "acc = std::min(acc, v); nan |= static_cast<int>(v != v);", "min:acc", "nan ? NAN : acc"),
+}
+
+
+class _Rows:
+    """The body of a row group, one row per task: a loop over the row per reduction (each computing again the
+    pointwise members it needs), then a loop computing and storing the row's outputs. Row-level members (a
+    reduction's result and what is computed from it alone) are computed once per row, between the loops. The
+    reductions sum in the order OpenMP's simd reduction picks: float reassociation, as any vectorized sum."""
+
+    def __init__(self, group, meta, index, inner_stride, n):
+        self.meta, self.index, self.stride, self.n = meta, index, inner_stride, n
+        self.node_of = {node.out: node for node in group.nodes}
+        self.inputs = set(group.inputs)
+        self.shape = group.shape
+        self.lines = []
+        self.row_done = set()
+        for node in group.nodes:
+            if node.kind == "reduce":
+                self._reduce(node)
+        full = [v for v in group.outputs if not self._row_level(v)]
+        if full:
+            self._loop(lambda emit: [self._store(v, emit(v)) for v in full])
+        for vid in group.outputs:
+            if self._row_level(vid):
+                self._row_value(vid)
+                k = index[vid]
+                self.lines.append(f"    p{k}[o{k}] = v{vid};")
+
+    def _row_level(self, vid):
+        """Constant along the row: a reduction's result, or a value whose last dimension is broadcast."""
+        node = self.node_of.get(vid)
+        if node is not None and node.kind == "reduce":
+            return True
+        sizes = self.meta[vid][0]
+        return self.n > 1 and (not sizes or sizes[-1] == 1)  # (shapes align at the right)
+
+    def _row_value(self, vid):
+        """Emits a row-level value, once per row, before the loop being built."""
+        if vid in self.row_done:
+            return
+        self.row_done.add(vid)
+        t = CTYPES[self.meta[vid][2]]
+        if vid in self.inputs:
+            k = self.index[vid]
+            self.lines.append(f"    const {t} v{vid} = p{k}[o{k}];")
+            return
+        node = self.node_of[vid]
+        for v in node.inputs:
+            self._row_value(v)
+        self.lines.append(f"    const {t} v{vid} = static_cast<{t}>({_node_expr(node, self.meta, lambda v: f'v{v}')});"
+                          f"  // {node.op}")
+
+    def _body(self, tail, fast):
+        """(statements of one iteration, whether a dense op checked its libm condition)."""
+        done, stmts, checked = set(), [], []
+
+        def emit(vid):
+            if self._row_level(vid):
+                self._row_value(vid)
+                return f"v{vid}"
+            if vid in done:
+                return f"v{vid}"
+            done.add(vid)
+            t = CTYPES[self.meta[vid][2]]
+            if vid in self.inputs:
+                k = self.index[vid]
+                offset = f"o{k} + i * {self.stride[k]}" if self.stride[k] else f"o{k}"
+                stmts.append(f"      const {t} v{vid} = p{k}[{offset}];")
+                return f"v{vid}"
+            node = self.node_of[vid]
+            for v in node.inputs:
+                emit(v)
+            stmts.append(f"      const {t} v{vid} = static_cast<{t}>({_node_expr(node, self.meta, lambda v: f'v{v}', fast)});"
+                         f"  // {node.op}")
+            if fast and node.kind == "unary" and node.params["dense"]:
+                checked.append(node)
+                stmts.append(f"      exact |= static_cast<int>(dense_{node.op}_libm(v{node.inputs[0]}));")
+            return f"v{vid}"
+        after = tail(emit)
+        return stmts + after, bool(checked)
+
+    def _loop(self, tail, reset=(), clauses=()):
+        """Emits a loop over the row: tail(emit) gives the statements after the values (stores or a reduction's
+        combine), emit(vid) names a value computed in the iteration. Dense float32 ops run their vectorizable form,
+        and the loop runs again exactly (after `reset`) if an element needed libm."""
+        fast, checked = self._body(tail, fast=True)
+        clause = " ".join(f"reduction({c})" for c in (*clauses, "|:exact") if checked or c != "|:exact")
+        self.lines.append("    {")
+        if checked:
+            self.lines.append("    int exact = 0;")
+        self.lines.append(f"    #pragma omp simd {clause}".rstrip())
+        self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
+        self.lines += fast
+        self.lines.append("    }")
+        if checked:
+            exact, _ = self._body(tail, fast=False)
+            self.lines.append("    if (exact) {")
+            self.lines += [f"    {r}" for r in reset]
+            self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
+            self.lines += exact
+            self.lines += ["    }", "    }"]
+        self.lines.append("    }")
+
+    def _store(self, vid, name):
+        k = self.index[vid]
+        offset = f"o{k} + i * {self.stride[k]}" if self.stride[k] else f"o{k}"
+        return f"      p{k}[{offset}] = {name};"
+
+    def _reduce(self, node):
+        (x,) = node.inputs
+        om, t = opmath(node.compute), CTYPES[self.meta[node.out][2]]
+        init, combine, clause, finish = _REDUCE[node.op]
+        reset = [f"acc = {init}; nan = 0;"]
+        self.lines.append(f"    {t} v{node.out};  // {node.op}")
+        self.lines.append("    {")
+        self.lines.append(f"    {om} acc = {init}; int nan = 0;")
+        self._loop(lambda emit: [f"      {{ const {om} v = static_cast<{om}>({emit(x)}); {combine} }}"], reset,
+                   (clause, "|:nan"))
+        self.lines.append(f"    v{node.out} = static_cast<{t}>({finish.replace('/ n', f'/ {om}({self.n})')});")
+        self.lines.append("    }")
+        self.row_done.add(node.out)
 
 
 def program_source(groups, meta):

@@ -7,6 +7,7 @@ group runs where its last member ran, so the pass only groups calls whose result
 after that position, and no call between the members writes to memory (an in-place op would change what a
 delayed member reads). Random ops are never members, so grouping never changes which numbers are drawn.
 """
+import math
 from dataclasses import dataclass, field
 
 from .. import _C
@@ -18,6 +19,8 @@ _ACTIVATION_DTYPES = (_dtype.float32, _dtype.float64)  # the eager activation ke
 # integer forms of these check their divisor or exponent at run time (ZeroDivisionError): not fused
 _CHECKED_INTEGER_OPS = frozenset({"div_trunc", "div_floor", "remainder", "fmod", "pow"})
 # pow with a Python-number exponent: the forms the eager kernel special-cases (pointwise_binary.cpp)
+# reductions over the last dimension (keepdim) of float32/float64 rows: a group holding them runs row by row
+_ROW_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
 POW_SCALAR_FORMS = {2.0: "square", 3.0: "cube", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", -2.0: "inv_square"}
 
 
@@ -26,7 +29,7 @@ class Node:
     """One fusible call: `out = op(inputs)` computed in dtype `compute`."""
     call: int
     op: str
-    kind: str          # "unary", "binary", "activation", "activation_backward", "cast"
+    kind: str          # "unary", "binary", "activation", "activation_backward", "cast", "reduce"
     inputs: list       # value ids of the tensor operands, in argument order
     out: int
     compute: object    # the dtype the eager kernel computes in (its inputs are cast to it first)
@@ -40,7 +43,12 @@ class Group:
     nodes: list
     inputs: list       # value ids read from memory
     outputs: list      # value ids written to memory
-    shape: tuple
+    shape: tuple       # the iteration space (a row group reduces its last dimension)
+
+    @property
+    def rows(self):
+        """Whether the group reduces rows (then it runs row by row)."""
+        return any(n.kind == "reduce" for n in self.nodes)
 
 
 class ProgramView:
@@ -142,6 +150,14 @@ def as_node(view, ci):
     if (name.endswith("_backward") and name[:-9] in _ACTIVATIONS and len(tensors) == 2 and args[5] == 1
             and out_dtype in _ACTIVATION_DTYPES and all(view.meta[t][2] == out_dtype for t in tensors)):
         return Node(ci, name[:-9], "activation_backward", tensors, out, out_dtype, {"abc": list(args[2:5])})
+    if name in _ROW_REDUCTIONS and len(tensors) == 1:
+        sizes = view.meta[tensors[0]][0]
+        dims, keepdim, dtype = args[1], args[2], args[3]
+        if (sizes and sizes[-1] > 0 and keepdim and dtype in (None, out_dtype) and out_dtype in _ACTIVATION_DTYPES
+                and view.meta[tensors[0]][2] == out_dtype and dims is not None and len(dims) == 1
+                and dims[0] % len(sizes) == len(sizes) - 1):
+            return Node(ci, name, "reduce", tensors, out, out_dtype)
+        return None
     if name == "_to_copy" and len(tensors) == 1 and _is_plain_cast(args, view.meta[tensors[0]], view.meta[out]):
         return Node(ci, name, "cast", tensors, out, out_dtype)
     return None
@@ -176,34 +192,57 @@ def find_groups(program, keep, *, min_size=2):
         node = as_node(view, ci)
         if node is not None:
             nodes[ci] = node
-    shape = {ci: tuple(view.meta[n.out][0]) for ci, n in nodes.items()}
+    # the space each node iterates: its result's shape, a reduction's input's shape
+    shape = {ci: tuple(view.meta[n.inputs[0] if n.kind == "reduce" else n.out][0]) for ci, n in nodes.items()}
     group_of = {}   # call -> group id
     members = {}    # group id -> list of calls
+    space = {}      # group id -> the shape it iterates
     for ci in sorted(nodes):
         node = nodes[ci]
-        candidates = []  # groups making an input of this call that it alone reads (the value then stays in registers)
+        # groups making an input of this call that no op outside the group reads but fusible ones (which may join
+        # later): the value then stays in registers. A group joins when its space broadcasts to this call's, or,
+        # holding reductions, when this call works on its rows' results (`var + eps` after a mean).
+        candidates = {}
         for vid in node.inputs:
             p = view.producer.get(vid)
-            if (p in group_of and _broadcasts(shape[p], shape[ci]) and group_of[p] not in candidates and vid not in keep
-                    and all(r == ci or group_of.get(r) == group_of[p] for r in view.readers.get(vid, ()))):
-                candidates.append(group_of[p])
-        merged = [ci]
+            if p not in group_of or group_of[p] in candidates or vid in keep:
+                continue
+            g = group_of[p]
+            if not all(r in nodes for r in view.readers.get(vid, ())):
+                continue
+            if _broadcasts(space[g], shape[ci]):
+                candidates[g] = shape[ci]
+            elif any(nodes[c].kind == "reduce" for c in members[g]) and shape[ci] == space[g][:-1] + (1,):
+                candidates[g] = space[g]
+
+        def attempt(groups):
+            calls = sorted({ci}.union(*(members[g] for g in groups)))
+            spaces = [shape[ci], *(candidates[g] for g in groups)]
+            target = max(spaces, key=lambda sp: (len(sp), math.prod(sp)))
+            if all(_broadcasts(sp, target) for sp in spaces) and _valid(view, calls, keep, target,
+                                                                          [nodes[c] for c in calls]):
+                return calls, target
+            return None
+
+        # all at once first (one at a time can fail where all at once holds: a value read by another candidate)
+        best = attempt(list(candidates)) or ([ci], shape[ci])
         for g in candidates:
-            trial = sorted(set(merged) | set(members[g]))
-            if _valid(view, trial, keep, shape[ci]):
-                merged = trial
-        gid = ci
+            if not set(members[g]) <= set(best[0]):
+                trial = attempt([h for h in candidates if set(members[h]) <= set(best[0])] + [g])
+                best = trial or best
+        merged, target = best
         for g in candidates:
             if set(members[g]) <= set(merged):
                 del members[g]
-        members[gid] = merged
+        members[ci] = merged
+        space[ci] = target
         for c in merged:
-            group_of[c] = gid
+            group_of[c] = ci
     groups = []
     for calls in sorted(members.values()):
         if len(calls) < min_size:
             continue
-        groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}", shape[calls[-1]]))
+        groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}", space[group_of[calls[0]]]))
     return groups, view
 
 
@@ -212,8 +251,12 @@ def _broadcasts(small, big):
     return len(small) <= len(big) and all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
 
 
-def _valid(view, calls, keep, shape):
+def _valid(view, calls, keep, shape, nodes):
     """Whether the calls may run as one group over `shape` at the last one's position."""
+    rows = any(n.kind == "reduce" for n in nodes)
+    row_shape = shape[:-1] + (1,) if shape else ()
+    if rows and not all(n.kind != "reduce" or tuple(view.meta[n.inputs[0]][0]) == shape for n in nodes):
+        return False  # each reduction reduces the group's last dimension
     inside = set(calls)
     last = calls[-1]
     made = {view.calls[c][3][0][0] for c in calls}
@@ -221,7 +264,7 @@ def _valid(view, calls, keep, shape):
         outside = [r for r in view.readers.get(vid, ()) if r not in inside]
         if any(r < last for r in outside):
             return False  # read before the group would have made it
-        if (outside or vid in keep) and tuple(view.meta[vid][0]) != shape:
+        if (outside or vid in keep) and tuple(view.meta[vid][0]) not in ((shape, row_shape) if rows else (shape,)):
             return False  # a broadcast member is computed once per element it covers: it cannot be written
     return not any(view.writes[c] for c in range(calls[0] + 1, last) if c not in inside)
 

@@ -313,6 +313,93 @@ def test_add_group_checks_its_arguments():
         program.add_group("g", [0], [], [], 0)
 
 
+# ---- reductions over rows: the softmax / log_softmax / layer_norm / rms_norm patterns written out of primitives ----
+
+def softmax_primitives(x):
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def log_softmax_primitives(x):
+    s = x - x.amax(-1, keepdim=True)
+    return s - s.exp().sum(-1, keepdim=True).log()
+
+
+def layer_norm_primitives(x, w, b):
+    mu = x.mean(-1, keepdim=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdim=True)
+    return d * (var + 1e-5).rsqrt() * w + b
+
+
+def rms_norm_primitives(x, w):
+    return x * (x * x).mean(-1, keepdim=True).add(1e-6).rsqrt() * w
+
+
+def assert_row_group(fn, args, ops, hand=None):
+    """fn becomes one row group with these ops; its result equals eager's up to the reassociation of the sums."""
+    graph = graph_of(fn)
+    graph(*args)
+    plan = plan_of(graph)
+    assert [[n.op for n in g.nodes] for g in plan.fusion.groups] == [ops], plan.program.listing()
+    assert plan.fusion.groups[0].rows
+    got = graph(*args)
+    rtol = 1e-5 if got.dtype == fl.float32 else 1e-12
+    fl.testing.assert_close(got, fn(*args), rtol=rtol, atol=rtol)
+    if hand is not None:
+        fl.testing.assert_close(got, hand(*args), rtol=rtol, atol=rtol)
+    assert plan.program.unfused_group_runs == 0
+
+
+@pytest.mark.parametrize("dtype", [fl.float32, fl.float64])
+@pytest.mark.parametrize("shape", [(5, 37), (2, 3, 129), (1, 1), (4, 1), (3, 2048)])
+def test_softmax_and_log_softmax_out_of_primitives(shape, dtype):
+    x = fl.randn(*shape, dtype=dtype) * 4
+    assert_row_group(softmax_primitives, (x,), ["amax", "sub", "exp", "sum", "div"], lambda x: fl.softmax(x, -1))
+    assert_row_group(log_softmax_primitives, (x,), ["amax", "sub", "exp", "sum", "log", "sub"],
+                     lambda x: fl.log_softmax(x, -1))
+
+
+@pytest.mark.parametrize("shape", [(6, 64), (2, 5, 33), (3, 1)])
+def test_layer_norm_and_rms_norm_out_of_primitives(shape):
+    x, w, b = fl.randn(*shape) * 3 + 1, fl.randn(shape[-1]), fl.randn(shape[-1])
+    assert_row_group(layer_norm_primitives, (x, w, b),
+                     ["mean", "sub", "mul", "mean", "add", "rsqrt", "mul", "mul", "add"],
+                     lambda x, w, b: nn.functional.layer_norm(x, shape[-1:], w, b))
+    assert_row_group(rms_norm_primitives, (x, w), ["mul", "mean", "add", "rsqrt", "mul", "mul"])
+
+
+def test_row_reductions_keep_nan_and_inf():
+    x = fl.randn(4, 9)
+    x[1, 3] = float("nan")
+    x[2, 0] = float("inf")
+    x[3, 5] = -float("inf")
+    fn = lambda x: (x * 2).amax(-1, keepdim=True) + (x - 1).amin(-1, keepdim=True) + x.sum(-1, keepdim=True)  # noqa
+    graph = graph_of(fn)
+    graph(x)
+    assert plan_of(graph).fusion.groups[0].rows
+    fl.testing.assert_close(graph(x), fn(x), equal_nan=True)
+
+
+def test_a_reduction_result_handed_back_is_written_once_per_row():
+    def fn(x):
+        mu = (x * 2).mean(-1, keepdim=True)
+        return mu, (x - mu).square()
+    x = fl.randn(7, 30)
+    graph = graph_of(fn)
+    graph(x)
+    for got, want in zip(graph(x), fn(x)):
+        fl.testing.assert_close(got, want)
+
+
+def test_reductions_over_other_dims_are_not_row_groups():
+    graph = graph_of(lambda x: (x * 2).sum(0, keepdim=True).exp())
+    x = fl.randn(5, 6)
+    graph(x)
+    assert not any(g.rows for g in plan_of(graph).fusion.groups)
+    assert fl.equal(graph(x), (x * 2).sum(0, keepdim=True).exp())
+
+
 # ---- the Triton generator: the same groups, run by Triton's interpreter on flowlike tensors -------------------------
 
 def _triton_vs_cpp(fn, *args):
