@@ -52,9 +52,16 @@ def test_op_inside_graph_equals_eager(op):
             graph(*inputs)
             got = graph(*inputs)  # the replay
         assert len(graph._plans) == 1
+        (plan,) = graph._plans.values()
+        # a fused row reduction may sum in another order (codegen/cpp.py): equal up to that reassociation; every
+        # other replay equals eager bit for bit
+        reassociates = any(group.rows for group in plan.fusion.groups)
         for i, (w, g) in enumerate(zip(_outputs(want), _outputs(got))):
             if isinstance(w, fl.Tensor):
                 assert (g.dtype, tuple(g.shape)) == (w.dtype, tuple(w.shape)), f"[{label}] output {i}"
+                if reassociates and w.dtype.is_floating_point:
+                    fl.testing.assert_close(g, w, equal_nan=True, msg=f"[{label}] output {i}: replay differs from eager")
+                    continue
                 assert np.array_equal(_bits(g), _bits(w)), f"[{label}] output {i}: replay differs from eager"
             else:
                 assert g == w, f"[{label}] output {i}"
