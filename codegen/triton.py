@@ -57,7 +57,9 @@ _ACTIVATION_BACKWARD = {
 
 def supports(group, meta):
     """Whether every op of the group has a Triton form here."""
-    return all(_expr(n, meta, lambda v: "x") is not None for n in group.nodes)
+    if group.rows and group.shape[-1] > MAX_ROW:
+        return False
+    return all(n.kind == "reduce" or _expr(n, meta, lambda v: "x") is not None for n in group.nodes)
 
 
 def _om(dt):
@@ -97,6 +99,8 @@ def _expr(node, meta, name_of):
 
 def group_source(group, meta):
     """The Triton kernel computing one group (a function named as the group)."""
+    if group.rows:
+        return _rows_source(group, meta)
     sizes, strides = cpp._loop_dims(group, meta)
     operands = list(group.outputs) + list(group.inputs)
     numel = math.prod(sizes)
@@ -129,6 +133,74 @@ def group_source(group, meta):
     for vid in group.outputs:
         k = index[vid]
         lines.append(f"    tl.store(p{k} + {off[k]}, v{vid}, mask=mask)")
+    return "\n".join(lines)
+
+
+_REDUCE = {"sum": ("0.0", "tl.sum({v}, axis=0)"), "mean": ("0.0", "tl.sum({v}, axis=0) / {n}"),
+           "amax": ("-float('inf')", "tl.max({v}, axis=0)"), "amin": ("float('inf')", "tl.min({v}, axis=0)")}
+MAX_ROW = 16384  # a row group's row is one block: longer rows are left to the C++ kernels
+
+
+def _rows_source(group, meta):
+    """A row group as one program per row, the whole row in one block: reductions are tl.sum / tl.max over it,
+    row-level values are scalars that broadcast over the block (NaN kept by amax/amin as by the C++ kernel)."""
+    sizes, strides = cpp._loop_dims(group, meta)
+    operands = list(group.outputs) + list(group.inputs)
+    index = {vid: k for k, vid in enumerate(operands)}
+    n = sizes[-1]
+    outer = sizes[:-1]
+    params = ", ".join(f"p{k}" for k in range(len(operands)))
+    lines = ["@triton.jit", f"def {group.name}({params}, BLOCK: tl.constexpr):",
+             "    row = tl.program_id(0)", "    cols = tl.arange(0, BLOCK)", f"    mask = cols < {n}", "    rest = row"]
+    row_off = [[] for _ in operands]
+    for d in reversed(range(len(outer))):
+        var = f"r{d}"
+        if d > 0:
+            lines += [f"    {var} = rest % {outer[d]}", f"    rest = rest // {outer[d]}"]
+        else:
+            lines.append(f"    {var} = rest")
+        for k in range(len(operands)):
+            if strides[k][d]:
+                row_off[k].append(f"{var} * {strides[k][d]}")
+    base = [" + ".join(o) if o else "0" for o in row_off]
+    names = {}
+    node_of = {node.out: node for node in group.nodes}
+
+    def row_level(vid):
+        node = node_of.get(vid)
+        sz = meta[vid][0]
+        return (node is not None and node.kind == "reduce") or (n > 1 and (not sz or sz[-1] == 1))
+
+    def where(k, vid):
+        inner = strides[k][-1]
+        return f"p{k} + {base[k]}" if row_level(vid) or not inner else f"p{k} + {base[k]} + cols * {inner}"
+
+    for vid in group.inputs:
+        k = index[vid]
+        names[vid] = f"x{vid}"
+        if row_level(vid):
+            lines.append(f"    x{vid} = tl.load({where(k, vid)})")
+        else:  # (a block of pointers even where the row has one element)
+            lines.append(f"    x{vid} = tl.load({where(k, vid)}{'' if strides[k][-1] else ' + cols * 0'}, mask=mask)")
+    for node in group.nodes:
+        names[node.out] = f"v{node.out}"
+        if node.kind == "reduce":
+            x = names[node.inputs[0]]
+            neutral, fold = _REDUCE[node.op]
+            masked = f"tl.where(mask, {x}.to({_om(node.compute)}), {neutral})"
+            expr = fold.format(v=masked, n=float(n))
+            if node.op in ("amax", "amin"):
+                expr = f"tl.where(tl.sum(tl.where(mask & ({x} != {x}), 1, 0), axis=0) > 0, float('nan'), {expr})"
+            lines.append(f"    v{node.out} = ({expr}).to({TL[meta[node.out][2]]})  # {node.op}")
+        else:
+            lines.append(f"    v{node.out} = ({_expr(node, meta, names.__getitem__)}).to({TL[meta[node.out][2]]})"
+                         f"  # {node.op}")
+    for vid in group.outputs:
+        k = index[vid]
+        if row_level(vid):
+            lines.append(f"    tl.store({where(k, vid)}, v{vid})")
+        else:
+            lines.append(f"    tl.store({where(k, vid)}, v{vid}, mask=mask)")
     return "\n".join(lines)
 
 
@@ -171,7 +243,12 @@ def run(group, meta, inputs):
     kernel = getattr(load(program_source([group], meta)), group.name)
     outputs = [_creation.empty_strided(meta[v][0], meta[v][1], dtype=meta[v][2]) for v in group.outputs]
     numel = math.prod(group.shape)
-    if numel:
+    if not numel:
+        return outputs
+    if group.rows:
+        n = group.shape[-1]
+        kernel[(numel // n,)](*outputs, *inputs, BLOCK=max(16, 1 << (n - 1).bit_length()))
+    else:
         block = block_size(numel)
         kernel[(-(-numel // block),)](*outputs, *inputs, BLOCK=block)
     return outputs

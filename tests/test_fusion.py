@@ -459,3 +459,18 @@ def test_triton_source_is_specialized():
     assert "@triton.jit\ndef fused_0(p0, p1" in source and "mask = idx < 8192" in source
     assert "dense_tanh(" in source
     assert tgen.block_size(8192) == 1024 and tgen.block_size(5) == 16
+
+
+@pytest.mark.parametrize("case", ["softmax", "log_softmax", "layer_norm", "rms_norm", "nan_rows"])
+def test_triton_row_groups_match_the_cpp_kernels(case):
+    x = fl.randn(6, 50) * 3
+    w, b = fl.randn(50), fl.randn(50)
+    if case == "nan_rows":
+        x[2, 7] = float("nan")
+    fn, args = {"softmax": (softmax_primitives, (x,)), "log_softmax": (log_softmax_primitives, (x,)),
+                "layer_norm": (layer_norm_primitives, (x, w, b)), "rms_norm": (rms_norm_primitives, (x, w)),
+                "nan_rows": (lambda x: x - x.amax(-1, keepdim=True) + x.mean(-1, keepdim=True), (x,))}[case]
+    pairs = _triton_vs_cpp(fn, *args)
+    for got, want in pairs:
+        # the sums run in another order in each kernel
+        fl.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)

@@ -150,7 +150,8 @@ void Program::release_capture_state() {
 }
 
 void Program::add_group(FusedGroup g) {
-  FL_CHECK(!g.calls.empty() && g.kernel, ValueError, "fusion group ", g.name, ": no calls or no kernel");
+  FL_CHECK(!g.calls.empty() && (g.kernel || g.replacement), ValueError, "fusion group ", g.name,
+           ": no calls or no kernel");
   group_of_.resize(calls.size(), -1);
   for (size_t i = 0; i < g.calls.size(); ++i) {
     const int64_t c = g.calls[i];
@@ -172,8 +173,9 @@ void Program::clear_groups() {
   liveness_.clear();
 }
 
-void Program::run_call(size_t ci, std::vector<Tensor>& values, Stack& out) const {
-  const Call& c = calls[ci];
+void Program::run_call(size_t ci, std::vector<Tensor>& values, Stack& out) const { run_call(calls[ci], values, out); }
+
+void Program::run_call(const Call& c, std::vector<Tensor>& values, Stack& out) const {
   Stack& args = c.args;
   auto set_tensors = [&](bool fill) {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -213,6 +215,10 @@ void Program::run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack&
   if (!same) {
     ++unfused_group_runs;
     for (int64_t c : g.calls) run_call(static_cast<size_t>(c), values, out);
+    return;
+  }
+  if (g.replacement) {
+    run_call(*g.replacement, values, out);
     return;
   }
   std::vector<char*> data;

@@ -48,12 +48,16 @@ struct ValueMeta {
 // group's inputs and outputs; a run whose inputs differ from it runs the member calls instead, at the same
 // position, so results never depend on whether the kernel ran. Outputs are allocated with the capture's strides,
 // so later views see the layout eager made.
+// A group may instead run one op that computes what its members compute (a GEMM or convolution with its
+// activation as the epilogue): `replacement`, whose results are the group's outputs.
 using FusedKernel = void (*)(char** data);  // data: the outputs' then the inputs' data pointers
+struct Call;
 struct FusedGroup {
   std::string name;
   std::vector<int64_t> calls;            // ascending call indices; the group runs at the last
   std::vector<int64_t> inputs, outputs;  // value ids
   FusedKernel kernel = nullptr;
+  std::shared_ptr<Call> replacement;     // or this call
 };
 
 struct Program {
@@ -102,6 +106,7 @@ struct Program {
   // such value is released right after the call.
   void execute(std::vector<Tensor>& values, const std::vector<std::vector<int64_t>>* last_use) const;
   void run_call(size_t c, std::vector<Tensor>& values, Stack& out) const;
+  void run_call(const Call& c, std::vector<Tensor>& values, Stack& out) const;
   void run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack& out) const;
 };
 

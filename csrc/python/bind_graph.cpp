@@ -54,6 +54,29 @@ py::object arg_object(const IValue& v, const char* op) {
   }, v);
 }
 
+// A call from plain data (op name, non-tensor arguments, argument ids, result ids), as export() gives it: the op
+// found by name, its arguments converted by the op's schema and C++ types, tensors as placeholders each run fills.
+graph::Call make_call(const py::tuple& t, int64_t num_values) {
+  auto check_id = [&](int64_t id, int64_t lowest) {
+    FL_CHECK(id >= lowest && id < num_values, ValueError, "program: value id ", id, " out of range");
+  };
+  const OpInfo& op = find_op(t[0].cast<std::string>());
+  const Schema& s = op_schema(op);
+  auto args = t[1].cast<py::list>();
+  graph::Call c{op, {}, t[2].cast<std::vector<std::vector<int64_t>>>(), t[3].cast<std::vector<std::vector<int64_t>>>()};
+  FL_CHECK(static_cast<int>(args.size()) == op.num_args && c.arg_ids.size() == args.size(), ValueError,
+           "program: ", op.name, "() takes ", op.num_args, " arguments, got ", args.size());
+  for (const auto& ids : c.arg_ids) for (int64_t id : ids) check_id(id, -1);
+  for (const auto& ids : c.result_ids) for (int64_t id : ids) check_id(id, 0);
+  for (int i = 0; i < op.num_args; ++i) {
+    const std::string tag = op.arg_types[i];
+    if (tag == "Tensor") c.args.push_back(Tensor());
+    else if (tag == "Tensor[]") c.args.push_back(TensorList(c.arg_ids[i].size()));
+    else c.args.push_back(to_ivalue(op, s.args[i], tag, args[i]));
+  }
+  return c;
+}
+
 // The recording tracer installed on each thread, owned here until _trace_end hands it out.
 thread_local std::unique_ptr<graph::RecordingTracer> g_recording;
 
@@ -156,12 +179,18 @@ void bind(py::module_& m, TensorClass&) {
         return meta;
       }, "Per value id: (sizes, strides, dtype, wrapped number) as the capture made it.")
       .def("add_group", [](graph::RecordingTracer& r, std::string name, std::vector<int64_t> calls,
-                           std::vector<int64_t> inputs, std::vector<int64_t> outputs, uintptr_t kernel) {
-        r.program().add_group({std::move(name), std::move(calls), std::move(inputs), std::move(outputs),
-                               reinterpret_cast<graph::FusedKernel>(kernel)});
-      }, py::arg("name"), py::arg("calls"), py::arg("inputs"), py::arg("outputs"), py::arg("kernel"),
-         "Replaces the calls with one generated kernel (Note [Fused groups]); `kernel` is the address of a "
-         "`void(char** data)` function taking the outputs' then the inputs' data pointers.")
+                           std::vector<int64_t> inputs, std::vector<int64_t> outputs, uintptr_t kernel,
+                           std::optional<py::tuple> replacement) {
+        graph::Program& p = r.program();
+        std::shared_ptr<graph::Call> call;
+        if (replacement) call = std::make_shared<graph::Call>(make_call(*replacement, p.num_values));
+        p.add_group({std::move(name), std::move(calls), std::move(inputs), std::move(outputs),
+                     reinterpret_cast<graph::FusedKernel>(kernel), std::move(call)});
+      }, py::arg("name"), py::arg("calls"), py::arg("inputs"), py::arg("outputs"), py::arg("kernel") = 0,
+         py::arg("replacement") = py::none(),
+         "Replaces the calls with one generated kernel (Note [Fused groups]): `kernel` is the address of a "
+         "`void(char** data)` function taking the outputs' then the inputs' data pointers; or with one op call, "
+         "`replacement` = (op name, non-tensor arguments, argument ids, result ids) as export() lists calls.")
       .def("clear_groups", [](graph::RecordingTracer& r) { r.program().clear_groups(); },
            "Drops every fusion group: the program runs each call again.")
       .def_property_readonly("groups", [](graph::RecordingTracer& r) {
@@ -217,25 +246,7 @@ void bind(py::module_& m, TensorClass&) {
       FL_CHECK(id >= -1 && id < num_values, ValueError, "saved program: value id ", id, " out of range");
     };
     for (int64_t id : input_ids) check_id(id);
-    for (py::handle item : calls) {
-      auto t = item.cast<py::tuple>();
-      const OpInfo& op = find_op(t[0].cast<std::string>());
-      const Schema& s = op_schema(op);
-      auto args = t[1].cast<py::list>();
-      graph::Call c{op, {}, t[2].cast<std::vector<std::vector<int64_t>>>(), t[3].cast<std::vector<std::vector<int64_t>>>()};
-      FL_CHECK(static_cast<int>(args.size()) == op.num_args && c.arg_ids.size() == args.size(), ValueError,
-               "saved program: ", op.name, "() takes ", op.num_args, " arguments, the file gives ", args.size());
-      for (const auto& ids : c.arg_ids) for (int64_t id : ids) check_id(id);
-      for (const auto& ids : c.result_ids) for (int64_t id : ids) FL_CHECK(id >= 0 && id < num_values, ValueError,
-                                                                           "saved program: result id ", id, " out of range");
-      for (int i = 0; i < op.num_args; ++i) {
-        const std::string tag = op.arg_types[i];
-        if (tag == "Tensor") c.args.push_back(Tensor());
-        else if (tag == "Tensor[]") c.args.push_back(TensorList(c.arg_ids[i].size()));
-        else c.args.push_back(to_ivalue(op, s.args[i], tag, args[i]));
-      }
-      p.calls.push_back(std::move(c));
-    }
+    for (py::handle item : calls) p.calls.push_back(make_call(item.cast<py::tuple>(), num_values));
     for (py::handle item : constants) {
       auto t = item.cast<py::tuple>();
       const int64_t id = t[0].cast<int64_t>();
