@@ -2,8 +2,8 @@
 CUDA. Each kernel is specialized as the C++ one is (the merged loop's sizes and every operand's strides are
 constants), takes the outputs' then the inputs' pointers, and covers BLOCK elements per program, BLOCK chosen from
 the group's size. The float32 math is codegen/triton_math.py, csrc/kernels/vec_math.h step for step, and no
-floating-point contraction is allowed (launch with enable_fp_fusion=False on a GPU), so the kernels compute what
-the C++ kernels compute; 16-bit floats round after every op as eager does.
+floating-point contraction is allowed (launch with enable_fp_fusion=False on a GPU) and divisions are IEEE's
+(tl.math.div_rn; a GPU's `/` is approximate), so the kernels compute what the C++ kernels compute; 16-bit floats round after every op as eager does.
 
 Until flowlike has a CUDA device the kernels run in tests through Triton's interpreter (TRITON_INTERPRET=1) on
 flowlike CPU tensors: `run(group, meta, inputs)`.
@@ -22,14 +22,14 @@ TL = {
 }
 _UNARY = {
     "neg": "-{0}", "abs": "tl.abs({0})", "square": "{0} * {0}", "exp": "tl.exp({0})", "log": "tl.log({0})",
-    "sqrt": "tl.sqrt_rn({0})", "rsqrt": "1 / tl.sqrt_rn({0})", "reciprocal": "1 / {0}", "sin": "tl.sin({0})",
+    "sqrt": "tl.sqrt_rn({0})", "rsqrt": "tl.math.div_rn(1.0, tl.sqrt_rn({0}))", "reciprocal": "tl.math.div_rn(1.0, {0})", "sin": "tl.sin({0})",
     "cos": "tl.cos({0})", "floor": "tl.floor({0})", "ceil": "tl.ceil({0})", "log2": "tl.log2({0})",
-    "exp2": "tl.exp2({0})", "sigmoid": "1 / (1 + tl.exp(-{0}))", "tanh": "2 / (1 + tl.exp(-2 * {0})) - 1",
+    "exp2": "tl.exp2({0})", "sigmoid": "tl.math.div_rn(1.0, 1 + tl.exp(-{0}))", "tanh": "tl.math.div_rn(2.0, 1 + tl.exp(-2 * {0})) - 1",
     "erf": "tl.erf({0})", "logical_not": "{0} == 0", "isnan": "{0} != {0}", "sign": "tl.where({0} > 0, 1, 0) - tl.where({0} < 0, 1, 0)",
 }
 _DENSE = {"exp": "dense_exp({0})", "tanh": "dense_tanh({0})", "sigmoid": "dense_sigmoid({0})", "erf": "dense_erf({0})"}
 _BINARY = {
-    "add": "{0} + {a} * {1}", "sub": "{0} - {a} * {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
+    "add": "{0} + {a} * {1}", "sub": "{0} - {a} * {1}", "mul": "{0} * {1}", "div": "tl.math.div_rn({0}, {1})",
     "maximum": "tl.where({0} != {0}, {0}, tl.where({1} != {1}, {1}, tl.maximum({0}, {1})))",
     "minimum": "tl.where({0} != {0}, {0}, tl.where({1} != {1}, {1}, tl.minimum({0}, {1})))",
     "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
@@ -37,14 +37,14 @@ _BINARY = {
     "logical_xor": "({0} != 0) ^ ({1} != 0)",
 }
 _POW = {"square": "{0} * {0}", "cube": "({0} * {0}).to({t}).to({om}) * {0}", "sqrt": "tl.sqrt_rn({0})",
-        "rsqrt": "1 / tl.sqrt_rn({0}).to({t}).to({om})", "reciprocal": "1 / {0}",
-        "inv_square": "1 / ({0} * {0}).to({t}).to({om})"}
+        "rsqrt": "tl.math.div_rn(1.0, tl.sqrt_rn({0}).to({t}).to({om}))", "reciprocal": "tl.math.div_rn(1.0, {0})",
+        "inv_square": "tl.math.div_rn(1.0, ({0} * {0}).to({t}).to({om}))"}
 # activations over float32/float64 x (and g for the backward forms), with parameters a, b, c
 _ACTIVATION = {
     "relu": "tl.where({x} < 0, 0.0, {x})",
     "gelu": "{x} * 0.5 * {erfc}(-{x} * 0.7071067811865476)",
     "gelu_tanh": "0.5 * {x} * (1 + {tanh}(0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})))",
-    "silu": "{x} / (1 + {exp}(-{x}))",
+    "silu": "tl.math.div_rn({x}, 1 + {exp}(-{x}))",
     "hardtanh": "tl.where({x} < {a}, {a}, tl.where({x} > {b}, {b}, {x}))",
     "leaky_relu": "tl.where({x} > 0, {x}, {x} * {a})",
 }
@@ -136,7 +136,7 @@ def group_source(group, meta):
     return "\n".join(lines)
 
 
-_REDUCE = {"sum": ("0.0", "tl.sum({v}, axis=0)"), "mean": ("0.0", "tl.sum({v}, axis=0) / {n}"),
+_REDUCE = {"sum": ("0.0", "tl.sum({v}, axis=0)"), "mean": ("0.0", "tl.math.div_rn(tl.sum({v}, axis=0), {n})"),
            "amax": ("-float('inf')", "tl.max({v}, axis=0)"), "amin": ("float('inf')", "tl.min({v}, axis=0)")}
 MAX_ROW = 16384  # a row group's row is one block: longer rows are left to the C++ kernels
 
@@ -206,7 +206,7 @@ def _rows_source(group, meta):
 
 def program_source(groups, meta):
     parts = ["import triton", "import triton.language as tl", "from flowlike.codegen.triton_math import *  # noqa",
-             "", "", "@triton.jit", "def _tanh64(x):", "    return 2 / (1 + tl.exp(-2 * x)) - 1", ""]
+             "", "", "@triton.jit", "def _tanh64(x):", "    return tl.math.div_rn(2.0, 1 + tl.exp(-2 * x)) - 1", ""]
     return "\n".join(parts + [group_source(g, meta) + "\n\n" for g in groups])
 
 

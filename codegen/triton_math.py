@@ -1,6 +1,6 @@
 """csrc/kernels/vec_math.h in Triton: the float32 exp, tanh, sigmoid, erf and erfc that flowlike's eager kernels and
 its generated C++ use, step for step (same constants, same order of operations), so that a generated Triton kernel
-computes what the C++ kernel computes. Kernels written by codegen/triton.py import these."""
+computes what the C++ kernel computes. Divisions are IEEE's (div_rn): a GPU's `/` is approximate. Kernels written by codegen/triton.py import these."""
 import triton
 import triton.language as tl
 
@@ -46,26 +46,26 @@ def dense_tanh(x):
     p = p * z + 1.33314422036e-1
     p = p * z - 3.33332819422e-1
     small = ax + ax * z * p
-    big = 1.0 - 2.0 / (exp_f32(2.0 * ax) + 1.0)
+    big = 1.0 - tl.math.div_rn(2.0, exp_f32(2.0 * ax) + 1.0)
     return _copysign(tl.where(ax < 0.625, small, big), x)
 
 
 @triton.jit
 def sigmoid_f32(x):
     e = exp_f32(-tl.abs(x))
-    r = 1.0 / (1.0 + e)
+    r = tl.math.div_rn(1.0, 1.0 + e)
     return tl.where(x >= 0.0, r, e * r)
 
 
 @triton.jit
 def dense_sigmoid(x):
-    return tl.where(x < -87.0, 1.0 / (1.0 + tl.exp(-x)), sigmoid_f32(x))
+    return tl.where(x < -87.0, tl.math.div_rn(1.0, 1.0 + tl.exp(-x)), sigmoid_f32(x))
 
 
 @triton.jit
 def erfc_f32(x):
     z = tl.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
+    t = tl.math.div_rn(1.0, 1.0 + 0.5 * z)
     p = 0.17087277
     p = p * t - 0.82215223
     p = p * t + 1.48851587
