@@ -60,11 +60,19 @@ class FusionPlan:
         self.program = program
         self.groups = groups
         self.meta = meta  # per value id: (sizes, strides, dtype, wrapped) at capture
+        self.generated = []  # the groups computed by generated kernels (the others run an op: epilogues)
         self.installed = False
         self.failed = None
         self.compiled = 0  # libraries compiled (not found in the cache)
         self._futures = []
+        # epilogues run an existing op: installed at once, without a compiler
+        for g in groups:
+            if g.replacement is not None:
+                program.add_group(g.name, g.calls, g.inputs, g.outputs, 0, g.replacement)
+        groups = [g for g in groups if g.replacement is None]
+        self.generated = groups
         if not groups:
+            self.installed = bool(self.groups)
             return
         # the groups are split over the CPUs: one translation unit per share, compiled in parallel
         shares = max(1, min(len(groups), os.cpu_count() or 1))
@@ -80,7 +88,7 @@ class FusionPlan:
 
     def poll(self):
         """Installs the kernels into the program if they are built; True once they are."""
-        if self.installed or self.failed or not self.groups:
+        if self.installed or self.failed or not self.generated:
             return self.installed
         if not all(f.done() for f in self._futures):
             return False
@@ -97,7 +105,7 @@ class FusionPlan:
             for g, address in zip(unit, addresses):
                 self.program.add_group(g.name, [n.call for n in g.nodes], g.inputs, g.outputs, address)
         self.installed = True
-        log.debug("installed %d fused groups (%d libraries compiled, %d from the cache)", len(self.groups),
+        log.debug("installed %d fused groups (%d libraries compiled, %d from the cache)", len(self.generated),
                   self.compiled, len(built) - self.compiled)
         return True
 
@@ -137,6 +145,7 @@ def fuse(program, keep):
         return FusionPlan(program, [], None)
     groups, view = find_groups(program, keep)
     for g in groups:
-        log.debug("%s: %d ops over %s: %s (reads %s, writes %s)", g.name, len(g.nodes), list(g.shape),
-                  " -> ".join(n.op for n in g.nodes), g.inputs, g.outputs)
+        ops = " -> ".join(n.op for n in g.nodes) if g.replacement is None else f"one call of {g.replacement[0]}"
+        log.debug("%s: %d ops over %s: %s (reads %s, writes %s)", g.name, len(g.calls), list(g.shape), ops,
+                  g.inputs, g.outputs)
     return FusionPlan(program, groups, view.meta)

@@ -44,11 +44,17 @@ class Group:
     inputs: list       # value ids read from memory
     outputs: list      # value ids written to memory
     shape: tuple       # the iteration space (a row group reduces its last dimension)
+    replacement: tuple = None  # or one op call computing the members (an epilogue): (name, args, arg ids, result ids)
+    replacement_calls: tuple = ()  # the calls it replaces
 
     @property
     def rows(self):
         """Whether the group reduces rows (then it runs row by row)."""
         return any(n.kind == "reduce" for n in self.nodes)
+
+    @property
+    def calls(self):
+        return [n.call for n in self.nodes] if self.replacement is None else list(self.replacement_calls)
 
 
 class ProgramView:
@@ -88,6 +94,14 @@ class ProgramView:
 
 
 _schemas = {}
+
+
+def _declared(name):
+    try:
+        _schema(name)
+        return True
+    except Exception:  # noqa: BLE001  (find_op raises for an op this build does not declare)
+        return False
 
 
 def _schema(name):
@@ -183,13 +197,53 @@ def _is_plain_cast(args, src, dst):
     return src[0] == dst[0]
 
 
+# activations a GEMM or a convolution applies as it stores its tile (_conv2d_bias_act, _addmm_activation)
+_CONV_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu")
+_ADDMM_EPILOGUES = ("relu", "gelu")
+
+
+def _epilogue(view, ci, keep):
+    """The replacement of a convolution or addmm and the activation call ci applies to its result alone, or None."""
+    name, args, arg_ids, result_ids = view.calls[ci]
+    if name not in _CONV_EPILOGUES or view.writes[ci] or any(args[1:4]) or not arg_ids[0]:
+        return None
+    x = arg_ids[0][0]
+    p = view.producer.get(x)
+    if p is None or x in keep or view.readers.get(x) != [ci] or any(view.writes[p + 1:ci]):
+        return None  # the activation's input is needed elsewhere (a backward), or a write lies between
+    pname, pargs, pids, _ = view.calls[p]
+    out = result_ids[0][0]
+    if pname == "convolution" and not pargs[6] and len(pargs[3]) == 2 and not any(pargs[7]):
+        return (p, ("_conv2d_bias_act", [None, None, None, pargs[3], pargs[4], pargs[5], pargs[8], name],
+                    [pids[0], pids[1], pids[2], [], [], [], [], []], [[out]]))
+    if pname == "addmm" and name in _ADDMM_EPILOGUES:
+        return (p, ("_addmm_activation", [None, None, None, pargs[3], pargs[4], name == "gelu"],
+                    [pids[0], pids[1], pids[2], [], [], []], [[out]]))
+    return None
+
+
+def find_epilogues(view, keep):
+    """Groups of a convolution or addmm with the activation applied to its result, each run as one op."""
+    groups = []
+    for ci in range(len(view.calls)):
+        found = _epilogue(view, ci, keep)
+        if found is not None and _declared(found[1][0]):
+            p, call = found
+            inputs = [ids[0] for ids in call[2] if ids]
+            groups.append(Group(f"epilogue_{len(groups)}", [], inputs, call[3][0], tuple(view.meta[call[3][0][0]][0]),
+                                call, (p, ci)))
+    return groups
+
+
 def find_groups(program, keep, *, min_size=2):
     """The fusion groups of a program. keep: value ids that must be written to memory (what a run hands back)."""
     view = ProgramView(program)
     keep = set(keep)
+    epilogues = find_epilogues(view, keep)
+    taken = {c for g in epilogues for c in g.calls}
     nodes = {}
     for ci in range(len(view.calls)):
-        node = as_node(view, ci)
+        node = None if ci in taken else as_node(view, ci)
         if node is not None:
             nodes[ci] = node
     # the space each node iterates: its result's shape, a reduction's input's shape
@@ -243,7 +297,7 @@ def find_groups(program, keep, *, min_size=2):
         if len(calls) < min_size:
             continue
         groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}", space[group_of[calls[0]]]))
-    return groups, view
+    return epilogues + groups, view
 
 
 def _broadcasts(small, big):

@@ -410,7 +410,7 @@ def _triton_vs_cpp(fn, *args):
     plan = plan_of(graph)
     inputs = [args[what] if kind == "arg" else what for kind, what in plan.sources]
     pairs = []
-    for group in plan.fusion.groups:
+    for group in plan.fusion.generated:
         assert tgen.supports(group, plan.fusion.meta), [n.op for n in group.nodes]
         values = plan.program.run(inputs, group.inputs + group.outputs)  # the group's outputs made by the C++ kernel
         ins, outs = values[:len(group.inputs)], values[len(group.inputs):]
