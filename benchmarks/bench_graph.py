@@ -5,8 +5,8 @@ Run: python benchmarks/bench_graph.py   (needs torch==2.13.0 installed beside fl
 A ratio below 1.0 means the first named side is faster. Workloads: training steps of an MLP (784-512-512-10,
 batch 128, AdamW), the small CNN of examples/train_cnn.py, a GPT-mini (4 layers, d_model 128, 4 heads, seq 64,
 batch 16, AdamW) and a BERT-like encoder's inference (6 layers, hidden 384, seq 128, batch 8). The graph replays
-the captured step in C++ (one boxed call per op, no Python per op, each value released after its last use); it
-does not fuse kernels yet. For the MLP the benchmark prints the fraction of the machine's peak float32 FLOP rate
+the captured step in C++ (one boxed call per op, no Python per op, each value released after its last use), with
+its fusion groups as generated kernels (flowlike.codegen; the benchmark waits for them before timing). For the MLP the benchmark prints the fraction of the machine's peak float32 FLOP rate
 reached (peak = threads x 2 FMA units x vector lanes x 2 x clock; the number of FMA units is an assumption).
 """
 import importlib.util
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 import flowlike as fl
+from flowlike import codegen
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
 
@@ -98,6 +99,8 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
     if train:
         model, opt, args, fl_step = training_case(fl, make_model, make_batch)
         *_, t_step = training_case(torch, make_model, make_batch)
+        # torch.compile as users apply it: the model compiled, backward and the optimizer step eager around it
+        *_, tc_step = training_case(torch, lambda lib: torch.compile(make_model(lib)), make_batch)
         graph = graph_of(model, opt, lambda *a: fl_step())
     else:
         model, t_model = make_model(fl).eval(), make_model(torch).eval()
@@ -111,6 +114,11 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
         def t_step():
             with torch.no_grad():
                 return t_model(tx)
+        tc_model = torch.compile(t_model)
+
+        def tc_step():
+            with torch.no_grad():
+                return tc_model(tx)
         graph = graph_of(model, None, lambda a: model(a))
         graph.eval()
     t0 = time.perf_counter()
@@ -126,11 +134,18 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
             with fl.no_grad():
                 return graph(*args)
     capture = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tc_step()
+    tc_step()
+    tc_first = time.perf_counter() - t0
     t_eager, t_graph, t_torch = timed(fl_step, number), timed(run_graph, number), timed(t_step, number)
+    t_compiled = timed(tc_step, number)
     m_eager, m_graph = peak_of(fl_step), peak_of(run_graph)
     print(f"{title}")
     print(f"  eager {t_eager * 1e3:8.2f} ms   graph {t_graph * 1e3:8.2f} ms   torch {t_torch * 1e3:8.2f} ms   "
-          f"graph/eager {t_graph / t_eager:5.2f}x   graph/torch {t_graph / t_torch:5.2f}x   capture {capture:.2f} s")
+          f"graph/eager {t_graph / t_eager:5.2f}x   graph/torch {t_graph / t_torch:5.2f}x")
+    print(f"  torch.compile {t_compiled * 1e3:8.2f} ms   graph/torch.compile {t_graph / t_compiled:5.2f}x   first two calls: "
+          f"graph {capture:.2f} s (capture + kernel compilation), torch.compile {tc_first:.2f} s")
     line = f"  peak memory of a step: eager {m_eager / 2**20:7.1f} MiB   graph {m_graph / 2**20:7.1f} MiB"
     if flops:
         line += f"   graph at {flops / t_graph / 1e9:6.1f} GFLOP/s = {flops / t_graph / peak:5.1%} of peak"
@@ -138,6 +153,7 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
 
 
 def main():
+    codegen.config.async_compile = False  # the fused kernels are built before the first timed step
     desc, peak = cpu_peak()
     print(desc)
     rng = np.random.default_rng(0)
