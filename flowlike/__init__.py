@@ -16,7 +16,8 @@ _load_openblas()
 from . import _C  # noqa: E402
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, short, int,
                      long, half, float, double, get_default_dtype, set_default_dtype, promote_types, can_cast,
-                     finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble)
+                     finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble, float8_e4m3fn,
+                     float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
 from ._tensor import (Tensor, Size, device, UntypedStorage, layout, strided, memory_format, contiguous_format,
                       preserve_format, channels_last, channels_last_3d)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
@@ -182,6 +183,8 @@ from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv
                                  avg_pool1d, adaptive_avg_pool1d,
                                  adaptive_max_pool1d_with_indices as adaptive_max_pool1d)  # torch.* returns both
 from . import nn, optim, utils  # noqa: E402
+from . import library  # noqa: E402
+from .library import ops  # noqa: E402
 from .serialization import save, load  # noqa: E402
 
 
