@@ -1,0 +1,92 @@
+"""The meta device: tensors with a shape, dtype and requires_grad but no data, as libraries build a model's
+skeleton before loading its weights (transformers' from_pretrained does, under `with torch.device("meta")`).
+
+A meta tensor is a zero-stride view of one sentinel element per dtype, so it holds no memory for its elements,
+and every view of it (slicing, expand, view, transpose, nn.Parameter of it) points at the same sentinel: being on
+the meta device is having the sentinel's address, which views keep by construction. In-place fills and inits on
+meta tensors write only the sentinel, which nothing reads: reading a meta tensor's values (item, tolist, numpy,
+copying it to the CPU) raises torch's errors. flowlike has no meta kernels: an out-of-place op other than a view
+runs on the CPU and returns a CPU tensor; its values come from the sentinel and mean nothing (in torch it would be
+another meta tensor), so meta tensors are for building modules, not for computing.
+"""
+import functools
+import threading
+
+from . import _C
+
+_sentinels = {}   # dtype -> the 1-element tensor meta tensors of that dtype view
+_addresses = set()  # their data pointers: a tensor is on meta when its data_ptr is one of them
+_local = threading.local()  # the device-context stack of this thread (`with torch.device(...)`)
+
+NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+def empty(shape, dtype, requires_grad=False):
+    """A meta tensor of shape and dtype."""
+    sentinel = _sentinels.get(dtype)
+    if sentinel is None:
+        sentinel = _sentinels[dtype] = _C._empty([1], dtype)
+        _addresses.add(sentinel.data_ptr())
+    t = sentinel.as_strided(tuple(shape), (0,) * len(shape))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def is_meta(t):
+    """Whether tensor t is on the meta device."""
+    return t.data_ptr() in _addresses
+
+
+def like(t, requires_grad=None):
+    """A meta tensor with t's shape and dtype (and requires_grad unless given)."""
+    return empty(t.shape, t.dtype, t.requires_grad if requires_grad is None else requires_grad)
+
+
+def context_stack():
+    """The devices of the `with torch.device(...)` blocks open on this thread, innermost last."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+_default = [None]  # set_default_device's device (None: the CPU)
+
+
+def default_device():
+    """The device factories use when given none: the innermost `with torch.device(...)`, else the default."""
+    stack = context_stack()
+    return stack[-1] if stack else _default[0]
+
+
+def set_default(device):
+    _default[0] = device
+
+
+def _is_meta_device(d):
+    return d is not None and str(d).split(":", 1)[0] == "meta"
+
+
+def factory(make):
+    """Wraps a factory taking device=: on the meta device (given, or from the device context) it returns a meta
+    tensor. The factory runs on the CPU for the result's shape, dtype and requires_grad, with the default
+    generator's state put back after it, since torch's meta factories draw no random numbers."""
+    @functools.wraps(make)
+    def wrapped(*args, device=None, **kwargs):
+        if not _is_meta_device(device if device is not None else default_device()):
+            return make(*args, device=device, **kwargs)
+        state = _C.default_generator.get_state()
+        try:
+            made = make(*args, **kwargs)
+        finally:
+            _C.default_generator.set_state(state)
+        return like(made)
+    return wrapped
+
+
+def in_place(method):
+    """Wraps an in-place Tensor method (fills and random fills, what module initialisation calls) so that on a
+    meta tensor it does nothing and draws no random numbers, as torch's meta kernels."""
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        return self if is_meta(self) else method(self, *args, **kwargs)
+    return wrapped
