@@ -1,5 +1,6 @@
 """The Tensor type's Python-side methods, Size and device."""
 import builtins
+import functools
 import operator
 
 import numpy as np
@@ -330,7 +331,16 @@ Tensor.is_meta = property(_meta.is_meta, doc="Whether the tensor is on the meta 
 Tensor.numpy = _no_data("numpy", TypeError, "can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                         "copy the tensor to host memory first.")
 Tensor.tolist = _no_data("tolist", NotImplementedError, _meta.NO_DATA)
-Tensor.item = _no_data("item", NotImplementedError, _meta.NO_DATA)
+_item = Tensor.item
+
+
+def _meta_item(self):
+    if _meta.is_meta(self) and self.numel() == 1:
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return _item(self)
+
+
+Tensor.item = functools.wraps(_item)(_meta_item)
 for _name in ("fill_", "zero_", "copy_", "uniform_", "normal_", "bernoulli_", "random_"):
     setattr(Tensor, _name, _meta.in_place(getattr(Tensor, _name)))
 

@@ -1,14 +1,14 @@
 """torch.library on flowlike: custom operators defined in Python (custom_op, register_fake, register_autograd) and
 the `torch.ops.<namespace>.<name>` namespace that serves them.
 
-An op runs its Python function on flowlike tensors. Without a registered backward it is opaque to autograd as in
-torch (its outputs carry no history); with register_autograd it records one autograd node whose backward is the
-registered function (setup_context saves what it needs, as for autograd.Function). register_fake keeps the
+An op runs its Python function on flowlike tensors and records one autograd node, as torch does: its backward is
+the function given to register_autograd (setup_context saves what it needs, as for autograd.Function), and
+without one, backpropagating through the op raises torch's error. register_fake keeps the
 shape function, which flowlike's eager execution does not need to call."""
 import inspect
 import re
 
-from .autograd import Function, no_grad
+from .autograd import Function
 
 __all__ = ["custom_op", "register_fake", "register_autograd", "register_kernel", "CustomOpDef", "ops"]
 
@@ -21,15 +21,32 @@ class CustomOpDef:
         self._fn, self._signature = fn, inspect.signature(fn)
         self._mutates_args, self._schema = mutates_args, schema
         self._fake = self._backward = self._setup_context = None
-        self._autograd_cls = None
+        op = self
+
+        class _Autograd(Function):
+            @staticmethod
+            def forward(*args):
+                return op._fn(*args)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                if op._setup_context is not None:
+                    op._setup_context(ctx, inputs, output)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                if op._backward is None:
+                    raise RuntimeError(f"Trying to backward through {op._namespace}.{op._name}.default but no "
+                                       f"autograd formula was registered. Please use register_autograd to add one.")
+                return op._backward(ctx, *grads)
+
+        # Named after the op, so its backward node reads e.g. "transformers_grouped_mmBackward".
+        self._autograd = type(f"{self._namespace}_{self._name}", (_Autograd,), {})
 
     def __call__(self, *args, **kwargs):
-        if self._backward is None:
-            with no_grad():  # torch's custom ops without a registered backward do not record history
-                return self._fn(*args, **kwargs)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return self._autograd_cls.apply(*bound.args)
+        return self._autograd.apply(*bound.args)
 
     @property
     def default(self):
@@ -49,25 +66,7 @@ class CustomOpDef:
 
     def register_autograd(self, backward, *, setup_context=None):
         """Makes the op differentiable: backward(ctx, *grads) returns one gradient per input."""
-        op = self
         self._backward, self._setup_context = backward, setup_context
-
-        class _Autograd(Function):
-            @staticmethod
-            def forward(*args):
-                return op._fn(*args)
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                if op._setup_context is not None:
-                    op._setup_context(ctx, inputs, output)
-
-            @staticmethod
-            def backward(ctx, *grads):
-                return op._backward(ctx, *grads)
-
-        # Named after the op, so its backward node reads e.g. "transformers_grouped_mmBackward".
-        self._autograd_cls = type(f"{self._namespace}_{self._name}", (_Autograd,), {})
 
     def __repr__(self):
         return f"<CustomOpDef({self._namespace}::{self._name})>"
