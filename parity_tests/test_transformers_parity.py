@@ -86,3 +86,18 @@ def test_minilm_fine_tuning_losses_match_torch(minilm):
 def test_minilm_feature_extraction_pipeline_matches_torch(minilm):
     want, got = minilm
     np.testing.assert_allclose(got["features"], want["features"], rtol=0, atol=1e-5)
+
+
+@needs_minilm
+def test_sentence_embeddings_example_matches_torch(tmp_path):
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                           "sentence_embeddings.py")
+    saved = {}
+    for name, prefix in (("torch", [sys.executable]), ("flowlike", [sys.executable, "-m", "flowlike.compat"])):
+        out = tmp_path / f"{name}.npy"
+        done = subprocess.run(prefix + [example, "--save", str(out)], capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert done.stdout.startswith(f"{name}: (5, 384) embeddings")
+        saved[name] = np.load(out)
+    np.testing.assert_allclose(saved["flowlike"], saved["torch"], rtol=0, atol=1e-5)
