@@ -193,7 +193,8 @@ def __getattr__(name):
     import importlib
     import importlib.util
 
-    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+    # torch imports _dynamo on first attribute use too (its _lazy_modules)
+    if (not name.startswith("_") or name == "_dynamo") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
     from ._missing import missing_attribute_error
     raise missing_attribute_error(__name__, "torch", name)

