@@ -6,8 +6,8 @@ and every view of it (slicing, expand, view, transpose, nn.Parameter of it) poin
 the meta device is having the sentinel's address, which views keep by construction. In-place fills and inits on
 meta tensors write only the sentinel, which nothing reads: reading a meta tensor's values (item, tolist, numpy,
 copying it to the CPU) raises torch's errors. flowlike has no meta kernels: an out-of-place op other than a view
-runs on the CPU and returns a CPU tensor; its values come from the sentinel and mean nothing (in torch it would be
-another meta tensor), so meta tensors are for building modules, not for computing.
+runs on the CPU and returns a CPU tensor computed from the sentinel (NaN for floating dtypes, 0 for the others)
+where torch would return another meta tensor, so meta tensors are for building modules, not for computing.
 """
 import functools
 import threading
@@ -26,6 +26,8 @@ def empty(shape, dtype, requires_grad=False):
     sentinel = _sentinels.get(dtype)
     if sentinel is None:
         sentinel = _sentinels[dtype] = _C._empty([1], dtype)
+        # NaN, so that floating results computed from meta tensors by mistake show as no numbers
+        sentinel.fill_(float("nan") if dtype.is_floating_point else 0)
         _addresses.add(sentinel.data_ptr())
     t = sentinel.as_strided(tuple(shape), (0,) * len(shape))
     return t.requires_grad_(True) if requires_grad else t
@@ -36,9 +38,9 @@ def is_meta(t):
     return t.data_ptr() in _addresses
 
 
-def like(t, requires_grad=None):
-    """A meta tensor with t's shape and dtype (and requires_grad unless given)."""
-    return empty(t.shape, t.dtype, t.requires_grad if requires_grad is None else requires_grad)
+def like(t):
+    """A meta tensor with t's shape, dtype and requires_grad."""
+    return empty(t.shape, t.dtype, t.requires_grad)
 
 
 def context_stack():
