@@ -28,6 +28,16 @@ def _shape(size, op):
     return out
 
 
+def _sizes(sizes, size, op):
+    """The shape of empty/zeros/ones, given positionally (sizes) or as the size= keyword."""
+    if size is None:
+        return _shape(sizes, op)
+    if sizes:
+        raise TypeError(f"{op}() received an invalid combination of arguments: the size was given both positionally "
+                        f"and as size=")
+    return _shape((size,), op)
+
+
 def _finish(t, requires_grad, out=None, op=None):
     """A factory's result: a leaf that requires grad when asked, written into `out` when one is given (resized
     without out='s usual warning, as torch's factories)."""
@@ -42,12 +52,13 @@ def _dtype_of(dtype, out):
 
 
 @_meta.factory
-def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
     """Returns an uninitialized tensor of the given shape."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(sizes if size is None else (size,), "empty"), dtype or D.get_default_dtype()), requires_grad, out, "empty")
+    return _finish(_C._empty(_sizes(sizes, size, "empty"), dtype or D.get_default_dtype()), requires_grad, out,
+                   "empty")
 
 
 @_meta.factory
@@ -67,8 +78,8 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     """Returns a tensor of zeros."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(sizes if size is None else (size,), "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad, out,
-                   "zeros")
+    return _finish(_C._empty(_sizes(sizes, size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad,
+                   out, "zeros")
 
 
 @_meta.factory
@@ -76,8 +87,8 @@ def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requ
     """Returns a tensor of ones."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(sizes if size is None else (size,), "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad, out,
-                   "ones")
+    return _finish(_C._empty(_sizes(sizes, size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad,
+                   out, "ones")
 
 
 def _like(factory):
