@@ -184,6 +184,8 @@ from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv
                                  adaptive_max_pool1d_with_indices as adaptive_max_pool1d)  # torch.* returns both
 from . import nn, optim, utils  # noqa: E402
 from . import library  # noqa: E402
+from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled,  # noqa: E402
+                                set_autocast_dtype, is_autocast_cpu_enabled, get_autocast_cpu_dtype)
 from .library import ops  # noqa: E402
 from .serialization import save, load  # noqa: E402
 

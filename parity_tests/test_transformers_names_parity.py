@@ -184,3 +184,91 @@ def test_cuda_stream_context_of_none_and_xpu_answers_match_torch():
     want, got = run_both(body)
     assert got == want
     assert_raises_same(lambda lib: lib.xpu.current_device(), match_message=True)
+
+
+AUTOCAST_OPS = {
+    "linear": lambda lib, a, b, c: lib.nn.functional.linear(a, b, c[0]),
+    "matmul_operator": lambda lib, a, b, c: a @ b.T,
+    "matmul": lambda lib, a, b, c: lib.matmul(a, b.T),
+    "mm": lambda lib, a, b, c: a.mm(b.T),
+    "bmm": lambda lib, a, b, c: lib.bmm(a.unsqueeze(0), b.T.unsqueeze(0)),
+    "addmm": lambda lib, a, b, c: lib.addmm(c, a, b.T),
+    "baddbmm": lambda lib, a, b, c: lib.baddbmm(c.unsqueeze(0), a.unsqueeze(0), b.T.unsqueeze(0)),
+    "conv1d": lambda lib, a, b, c: lib.nn.functional.conv1d(a.unsqueeze(0), b[:2, :3].unsqueeze(-1)),
+    "conv2d": lambda lib, a, b, c: lib.nn.functional.conv2d(a.reshape(1, 1, 3, 4), b[:2].reshape(2, 1, 2, 2)),
+    "sdpa": lambda lib, a, b, c: lib.nn.functional.scaled_dot_product_attention(a[None], a[None], a[None]),
+    "cross_entropy_fp32": lambda lib, a, b, c: lib.nn.functional.cross_entropy(a.bfloat16(), lib.tensor([0, 1, 2])),
+    "mse_loss_fp32": lambda lib, a, b, c: lib.nn.functional.mse_loss(a.bfloat16(), a.half()),
+    "prod_fp32": lambda lib, a, b, c: a.bfloat16().prod(1),
+    "cdist_fp32": lambda lib, a, b, c: lib.cdist(a.bfloat16(), a.bfloat16()),
+    "float64_untouched": lambda lib, a, b, c: a.double() @ b.double().T,
+    "add_untouched": lambda lib, a, b, c: a + 1,
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", list(AUTOCAST_OPS))
+def test_cpu_autocast_casts_as_torch(op, dtype):
+    rng = np.random.RandomState(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 4), (5, 4), (5,))]
+
+    def body(lib):
+        a, b, c = (lib.from_numpy(x.copy()) for x in arrays)
+        with lib.autocast("cpu", dtype=getattr(lib, dtype)):
+            out = AUTOCAST_OPS[op](lib, a, b, c)
+        return str(out.dtype), out.float().numpy()
+    want, got = run_both(body)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=2e-2, atol=2e-2)
+
+
+def test_cpu_autocast_training_step_matches_torch():
+    """A Linear-GELU-Linear model under bfloat16 autocast: the output and loss dtypes, the loss, and float32
+    gradients of the float32 parameters, from identical weights."""
+    torch.manual_seed(0)
+    t_model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+    f_model = fl.nn.Sequential(fl.nn.Linear(8, 16), fl.nn.GELU(), fl.nn.Linear(16, 4))
+    f_model.load_state_dict({k: to_flowlike(v) for k, v in t_model.state_dict().items()})
+    x = np.random.RandomState(1).standard_normal((6, 8)).astype(np.float32)
+    y = np.array([0, 1, 2, 3, 0, 1])
+    results = []
+    for lib, model in ((torch, t_model), (fl, f_model)):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = model(lib.from_numpy(x.copy()))
+            loss = lib.nn.functional.cross_entropy(out, lib.from_numpy(y.copy()))
+        loss.backward()
+        results.append((str(out.dtype), str(loss.dtype), loss.item(),
+                        [(str(p.grad.dtype), p.grad.numpy()) for p in model.parameters()]))
+    want, got = results
+    assert got[:2] == want[:2] == ("torch.bfloat16", "torch.float32")
+    assert abs(got[2] - want[2]) < 2e-2
+    for (gd, g), (wd, w) in zip(got[3], want[3]):
+        assert gd == wd == "torch.float32"
+        np.testing.assert_allclose(g, w, rtol=5e-2, atol=2e-2)
+
+
+def test_autocast_state_nesting_decorator_and_warnings_match_torch():
+    def body(lib):
+        states = []
+        with lib.autocast("cpu"):
+            states.append((lib.is_autocast_enabled("cpu"), str(lib.get_autocast_dtype("cpu"))))
+            with lib.autocast("cpu", enabled=False):
+                states.append((lib.is_autocast_enabled("cpu"), str((lib.ones(2, 2) @ lib.ones(2, 2)).dtype)))
+            states.append(lib.is_autocast_enabled("cpu"))
+
+        @lib.autocast("cpu", dtype=lib.float16)
+        def f(t):
+            return str((t @ t).dtype), lib.is_autocast_cpu_enabled(), str(lib.get_autocast_cpu_dtype())
+        states.append(f(lib.ones(2, 2)))
+        states.append((lib.is_autocast_enabled("cpu"), lib.is_autocast_enabled(), str(lib.get_autocast_dtype("cuda"))))
+        with pytest.warns(UserWarning, match="target dtype is not supported"):
+            with lib.autocast("cpu", dtype=lib.float32):
+                states.append(lib.is_autocast_enabled("cpu"))
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            with lib.amp.autocast("cuda"):
+                states.append(lib.is_autocast_enabled("cuda"))
+        return states
+    want, got = run_both(body)
+    assert got == want
+    assert_raises_same(lambda lib: lib.autocast(3), match_message=True)
+    assert_raises_same(lambda lib: lib.autocast("nodevice"), match_message=True)

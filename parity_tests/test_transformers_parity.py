@@ -122,3 +122,16 @@ def test_sentence_embeddings_example_matches_torch(tmp_path):
         assert done.stdout.startswith(f"{name}: (5, 384) embeddings")
         saved[name] = np.load(out)
     np.testing.assert_allclose(saved["flowlike"], saved["torch"], rtol=0, atol=1e-5)
+
+
+def test_bert_under_cpu_autocast_matches_torch(tmp_path):
+    """bfloat16 autocast: logits in bfloat16, the loss and gradients in float32, values within bfloat16's
+    precision of torch's."""
+    want, got = run("bert_autocast", tmp_path, False), run("bert_autocast", tmp_path, True)
+    for k in ("logits_dtype", "loss_dtype", "grad_dtype"):
+        assert str(got[k]) == str(want[k])
+    assert str(want["logits_dtype"]) == "torch.bfloat16" and str(want["loss_dtype"]) == "torch.float32"
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=2e-2, atol=4e-3)
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-3)
+    np.testing.assert_allclose(got["grad_query"], want["grad_query"], rtol=5e-2,
+                               atol=5e-2 * np.abs(want["grad_query"]).max())

