@@ -14,10 +14,19 @@ from . import _C
 
 _DEFAULT_DTYPE = {"cpu": _C.bfloat16, "cuda": _C.float16}
 _local = threading.local()
+_cpu_on = [0]  # threads with CPU autocast on: while none, marked ops skip the per-thread lookup
+
+
+def set_enabled(device_type, enabled):
+    """Turns autocast on device_type on or off on this thread."""
+    current = state(device_type)
+    if device_type == "cpu" and bool(enabled) != current[0]:
+        _cpu_on[0] += 1 if enabled else -1
+    current[0] = bool(enabled)
 
 
 def state(device_type):
-    """[enabled, dtype] of device_type on this thread."""
+    """[enabled, dtype] of device_type on this thread (set enabled with set_enabled)."""
     states = getattr(_local, "states", None)
     if states is None:
         states = _local.states = {}
@@ -40,8 +49,10 @@ def _casting(fn, target):
     """fn with its floating arguments cast to target(autocast dtype) while CPU autocast is on."""
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        cpu = getattr(_local, "states", {}).get("cpu")
-        if cpu is None or not cpu[0]:
+        if not _cpu_on[0]:
+            return fn(*args, **kwargs)
+        cpu = state("cpu")
+        if not cpu[0]:
             return fn(*args, **kwargs)
         dtype = target(cpu[1])
         cpu[0] = False

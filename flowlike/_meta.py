@@ -25,6 +25,8 @@ def empty(shape, dtype, requires_grad=False):
     """A meta tensor of shape and dtype."""
     sentinel = _sentinels.get(dtype)
     if sentinel is None:
+        if not _sentinels:
+            _guard_in_place_methods()
         sentinel = _sentinels[dtype] = _C._empty([1], dtype)
         # NaN, so that floating results computed from meta tensors by mistake show as no numbers
         sentinel.fill_(float("nan") if dtype.is_floating_point else 0)
@@ -34,13 +36,16 @@ def empty(shape, dtype, requires_grad=False):
 
 
 def is_meta(t):
-    """Whether tensor t is on the meta device."""
-    return t.data_ptr() in _addresses
+    """Whether tensor t is on the meta device (no data_ptr call while no meta tensor was ever made)."""
+    return bool(_addresses) and t.data_ptr() in _addresses
 
 
 def like(t):
     """A meta tensor with t's shape, dtype and requires_grad."""
     return empty(t.shape, t.dtype, t.requires_grad)
+
+
+_open_contexts = [0]  # `with torch.device(...)` blocks open on any thread: none lets factories skip the lookup
 
 
 def context_stack():
@@ -74,6 +79,8 @@ def factory(make):
     generator's state put back after it, since torch's meta factories draw no random numbers."""
     @functools.wraps(make)
     def wrapped(*args, device=None, **kwargs):
+        if device is None and not _open_contexts[0] and _default[0] is None:
+            return make(*args, **kwargs)
         if not _is_meta_device(device if device is not None else default_device()):
             return make(*args, device=device, **kwargs)
         state = _C.default_generator.get_state()
@@ -85,10 +92,15 @@ def factory(make):
     return wrapped
 
 
-def in_place(method):
-    """Wraps an in-place Tensor method (fills and random fills, what module initialisation calls) so that on a
-    meta tensor it does nothing and draws no random numbers, as torch's meta kernels."""
+def _in_place(method):
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
         return self if is_meta(self) else method(self, *args, **kwargs)
     return wrapped
+
+
+def _guard_in_place_methods():
+    """Makes the in-place fills module initialisation calls do nothing on meta tensors and draw no random numbers,
+    as torch's meta kernels. Installed with the first meta tensor, so programs that never make one pay nothing."""
+    for name in ("fill_", "zero_", "copy_", "uniform_", "normal_", "bernoulli_", "random_"):
+        setattr(_C.Tensor, name, _in_place(getattr(_C.Tensor, name)))

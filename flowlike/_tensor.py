@@ -78,10 +78,12 @@ class device:
         """`with torch.device(d):` makes d the device of the factories called inside (cpu or meta here)."""
         check_device(self, allow_meta=True)
         _meta.context_stack().append(self)
+        _meta._open_contexts[0] += 1
         return self
 
     def __exit__(self, *exc):
         _meta.context_stack().pop()
+        _meta._open_contexts[0] -= 1
         return False
 
 
@@ -324,9 +326,15 @@ _METHODS = {
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.__module__ = "flowlike"
-_cpu_device = Tensor.device
-Tensor.device = property(lambda self: _META if _meta.is_meta(self) else _cpu_device.__get__(self),
-                         doc="The tensor's device: cpu, or meta for a tensor without data.")
+_cpu_device = Tensor.device.fget
+
+
+def _device_of(self):
+    """The tensor's device: cpu, or meta for a tensor without data."""
+    return _META if _meta._addresses and self.data_ptr() in _meta._addresses else _cpu_device(self)
+
+
+Tensor.device = property(_device_of, doc=_device_of.__doc__)
 Tensor.is_meta = property(_meta.is_meta, doc="Whether the tensor is on the meta device (has no data).")
 Tensor.numpy = _no_data("numpy", TypeError, "can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
                         "copy the tensor to host memory first.")
@@ -341,8 +349,6 @@ def _meta_item(self):
 
 
 Tensor.item = functools.wraps(_item)(_meta_item)
-for _name in ("fill_", "zero_", "copy_", "uniform_", "normal_", "bernoulli_", "random_"):
-    setattr(Tensor, _name, _meta.in_place(getattr(Tensor, _name)))
 
 
 class layout:

@@ -33,7 +33,7 @@ def get_autocast_dtype(device_type):
 
 def set_autocast_enabled(device_type, enabled):
     """Turns autocast on or off for device_type on this thread."""
-    _autocast.state(_device_type(device_type))[0] = bool(enabled)
+    _autocast.set_enabled(_device_type(device_type), enabled)
 
 
 def set_autocast_dtype(device_type, dtype):
@@ -79,13 +79,15 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
-        state = _autocast.state(self.device)
-        self._previous = list(state)
-        state[0], state[1] = self._enabled, self.fast_dtype
+        self._previous = list(_autocast.state(self.device))
+        _autocast.set_enabled(self.device, self._enabled)
+        _autocast.state(self.device)[1] = self.fast_dtype
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        _autocast.state(self.device)[:] = self._previous
+        enabled, dtype = self._previous
+        _autocast.set_enabled(self.device, enabled)
+        _autocast.state(self.device)[1] = dtype
         return False
 
     def __call__(self, func):
