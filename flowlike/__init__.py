@@ -16,7 +16,8 @@ _load_openblas()
 from . import _C  # noqa: E402
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, short, int,
                      long, half, float, double, get_default_dtype, set_default_dtype, promote_types, can_cast,
-                     finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble)
+                     finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble, float8_e4m3fn,
+                     float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
 from ._tensor import (Tensor, Size, device, UntypedStorage, layout, strided, memory_format, contiguous_format,
                       preserve_format, channels_last, channels_last_3d)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
@@ -147,7 +148,7 @@ def typename(obj):
 
 
 # ---- the rest of the torch namespace: torch.cuda, torch.backends, torch.jit, torch.compile, ... -------------
-from . import backends, cuda, fft, jit, special, testing  # noqa: E402
+from . import backends, cuda, fft, jit, special, testing, xpu  # noqa: E402
 from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)
@@ -182,6 +183,10 @@ from .nn._functional_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv
                                  avg_pool1d, adaptive_avg_pool1d,
                                  adaptive_max_pool1d_with_indices as adaptive_max_pool1d)  # torch.* returns both
 from . import nn, optim, utils  # noqa: E402
+from . import library  # noqa: E402
+from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled,  # noqa: E402
+                                set_autocast_dtype, is_autocast_cpu_enabled, get_autocast_cpu_dtype)
+from .library import ops  # noqa: E402
 from .serialization import save, load  # noqa: E402
 
 
@@ -190,7 +195,8 @@ def __getattr__(name):
     import importlib
     import importlib.util
 
-    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+    # torch imports _dynamo on first attribute use too (its _lazy_modules)
+    if (not name.startswith("_") or name == "_dynamo") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
     from ._missing import missing_attribute_error
     raise missing_attribute_error(__name__, "torch", name)

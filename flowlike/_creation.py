@@ -8,6 +8,7 @@ import numpy as np
 from . import _C
 from . import _dtype as D
 from ._out import write_out
+from . import _meta
 from ._tensor import Tensor, check_device, int_arg
 
 from_numpy = _C.from_numpy
@@ -27,6 +28,16 @@ def _shape(size, op):
     return out
 
 
+def _sizes(sizes, size, op):
+    """The shape of empty/zeros/ones, given positionally (sizes) or as the size= keyword."""
+    if size is None:
+        return _shape(sizes, op)
+    if sizes:
+        raise TypeError(f"{op}() received an invalid combination of arguments: the size was given both positionally "
+                        f"and as size=")
+    return _shape((size,), op)
+
+
 def _finish(t, requires_grad, out=None, op=None):
     """A factory's result: a leaf that requires grad when asked, written into `out` when one is given (resized
     without out='s usual warning, as torch's factories)."""
@@ -40,14 +51,17 @@ def _dtype_of(dtype, out):
     return out.dtype if dtype is None and out is not None else dtype
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
+@_meta.factory
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
     """Returns an uninitialized tensor of the given shape."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "empty"), dtype or D.get_default_dtype()), requires_grad, out, "empty")
+    return _finish(_C._empty(_sizes(sizes, size, "empty"), dtype or D.get_default_dtype()), requires_grad, out,
+                   "empty")
 
 
+@_meta.factory
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of the given shape filled with fill_value (dtype inferred from the value)."""
     dtype = _dtype_of(dtype, out)
@@ -59,24 +73,28 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     return _finish(t.fill_(fill_value), requires_grad, out, "full")
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@_meta.factory
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of zeros."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad, out,
-                   "zeros")
+    return _finish(_C._empty(_sizes(sizes, size, "zeros"), dtype or D.get_default_dtype()).zero_(), requires_grad,
+                   out, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@_meta.factory
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Returns a tensor of ones."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._empty(_shape(size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad, out,
-                   "ones")
+    return _finish(_C._empty(_sizes(sizes, size, "ones"), dtype or D.get_default_dtype()).fill_(1), requires_grad,
+                   out, "ones")
 
 
 def _like(factory):
     def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+        if device is None and _meta.is_meta(input):
+            device = "meta"  # a _like result is on input's device
         return factory(input.shape, *args, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
     like.__name__ = factory.__name__ + "_like"
     like.__doc__ = f"{factory.__name__} with the shape (and by default the dtype) of input."
@@ -116,6 +134,7 @@ def _to_numpy_data(data):
     return arr
 
 
+@_meta.factory
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Creates a tensor holding a copy of data (a number, nested sequence, numpy array or tensor)."""
     check_device(device)
@@ -179,6 +198,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return _finish(t if dtype == D.uint8 else t.view(dtype), requires_grad)
 
 
+@_meta.factory
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     check_device(device)
     return _finish(_C._scalar_tensor(s, dtype or D.get_default_dtype()), requires_grad)
@@ -201,6 +221,7 @@ def _oom_as_runtime_error(fn):
     return wrapper
 
 
+@_meta.factory
 @_oom_as_runtime_error
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Values from start to end (exclusive) by step, as torch.arange."""
@@ -261,6 +282,7 @@ def _check_steps(op, steps):
                         f"{type(steps).__name__}")
 
 
+@_meta.factory
 @_oom_as_runtime_error
 def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps evenly spaced values from start to end inclusive."""
@@ -275,6 +297,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     return _finish(tensor(vals, dtype=dtype), requires_grad, out, "linspace")
 
 
+@_meta.factory
 @_oom_as_runtime_error
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
     """steps values base**x for x evenly spaced from start to end."""
@@ -285,6 +308,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
     return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad, out, "logspace")
 
 
+@_meta.factory
 def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     dtype = _dtype_of(dtype, out)
@@ -295,6 +319,7 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
                    "eye")
 
 
+@_meta.factory
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
     dtype = _dtype_of(dtype, out)
@@ -313,6 +338,7 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
                    "range")
 
 
+@_meta.factory
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialized tensor with the given sizes and strides (over a storage just large enough)."""
     check_device(device)
@@ -334,15 +360,16 @@ Tensor.new_empty_strided = _new_empty_strided
 
 
 def get_default_device():
-    """The device factories use when none is given (flowlike runs on the CPU)."""
+    """The device factories use when none is given: the innermost `with torch.device(...)` block's, else the one
+    set by set_default_device, else the CPU."""
     from ._tensor import device
-    return device("cpu")
+    return device(_meta.default_device() or "cpu")
 
 
 def set_default_device(device):
-    """Sets the default device; only the CPU (or None, which restores it) is available."""
-    if device is not None:
-        check_device(device)
+    """Sets the device factories use when none is given: the CPU or meta (None restores the CPU)."""
+    check_device(device, allow_meta=True)
+    _meta.set_default(device)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -27,12 +27,14 @@ double = float64
 
 
 class _UnsupportedDType:
-    """A torch dtype flowlike names but cannot hold yet (complex): code that only refers to it (dtype tables in
-    libraries such as safetensors) works; making a tensor of it raises."""
+    """A torch dtype flowlike names but cannot hold yet (complex, float8, uint16-64): code that only refers to it
+    (dtype tables in libraries such as safetensors and transformers) and finfo/iinfo work; making a tensor of it
+    raises. `limits` are torch's finfo (bits, eps, max, min, tiny, resolution) or iinfo (bits, min, max) values."""
 
-    def __init__(self, name, itemsize):
-        self._name, self.itemsize = name, itemsize
-        self.is_floating_point, self.is_complex, self.is_signed = False, True, True
+    def __init__(self, name, itemsize, kind, limits=None):
+        self._name, self.itemsize, self._limits = name, itemsize, limits
+        self.is_floating_point, self.is_complex = kind == "float", kind == "complex"
+        self.is_signed = kind != "uint" and name != "float8_e8m0fnu"
 
     def __repr__(self):
         return f"torch.{self._name}"
@@ -41,9 +43,19 @@ class _UnsupportedDType:
         return self._name
 
 
-complex32 = chalf = _UnsupportedDType("complex32", 4)
-complex64 = cfloat = _UnsupportedDType("complex64", 8)
-complex128 = cdouble = _UnsupportedDType("complex128", 16)
+complex32 = chalf = _UnsupportedDType("complex32", 4, "complex")
+complex64 = cfloat = _UnsupportedDType("complex64", 8, "complex")
+complex128 = cdouble = _UnsupportedDType("complex128", 16, "complex")
+# The float8 formats (OCP FP8, AMD's "fnuz" variants, MX scale e8m0): storage types quantization code names.
+float8_e4m3fn = _UnsupportedDType("float8_e4m3fn", 1, "float", (8, 0.125, 448.0, -448.0, 2.0 ** -6, 1.0))
+float8_e5m2 = _UnsupportedDType("float8_e5m2", 1, "float", (8, 0.25, 57344.0, -57344.0, 2.0 ** -14, 1.0))
+float8_e4m3fnuz = _UnsupportedDType("float8_e4m3fnuz", 1, "float", (8, 0.125, 240.0, -240.0, 2.0 ** -7, 1.0))
+float8_e5m2fnuz = _UnsupportedDType("float8_e5m2fnuz", 1, "float", (8, 0.125, 57344.0, -57344.0, 2.0 ** -15, 1.0))
+float8_e8m0fnu = _UnsupportedDType("float8_e8m0fnu", 1, "float", (8, 1.0, 2.0 ** 127, 2.0 ** -127, 2.0 ** -127, 1.0))
+uint16 = _UnsupportedDType("uint16", 2, "uint", (16, 0, 2 ** 16 - 1))
+uint32 = _UnsupportedDType("uint32", 4, "uint", (32, 0, 2 ** 32 - 1))
+uint64 = _UnsupportedDType("uint64", 8, "uint", (64, 0, 2 ** 64 - 1))
+
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 
@@ -95,6 +107,10 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
         self.dtype = str(type).split(".")[-1]
+        if isinstance(type, _UnsupportedDType):
+            self.bits, self.eps, self.max, self.min, self.tiny, self.resolution = type._limits
+            self.smallest_normal = self.tiny
+            return
         if type == bfloat16:
             self.bits, self.eps, self.max, self.tiny = 16, 0.0078125, 3.3895313892515355e38, 1.1754943508222875e-38
             self.smallest_normal, self.resolution = self.tiny, 0.01
@@ -121,6 +137,8 @@ class iinfo:
         self.dtype = str(type).split(".")[-1]
         if type == bool:
             self.bits, self.min, self.max = 8, 0, 1
+        elif isinstance(type, _UnsupportedDType):
+            self.bits, self.min, self.max = type._limits
         else:
             info = np.iinfo(to_numpy_dtype(type))
             self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)

@@ -13,6 +13,7 @@ from ._out import inplace_method, write_out
 from ._joining import stack
 from ._tensor import Tensor
 from ._views import broadcast_tensors, unbind
+from . import _autocast
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot", "cross"]
@@ -23,6 +24,7 @@ def _check_tensor(op, name, x):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
 
 
+@_autocast.lower_precision
 def matmul(input, other, *, out=None):
     """Matrix product with torch.matmul's rules: dot for 1-D by 1-D, mv/mm, and batched products whose
     leading dims broadcast."""
@@ -31,6 +33,7 @@ def matmul(input, other, *, out=None):
     return write_out(out, _C._matmul(input, other), "matmul", exact_dtype=True)
 
 
+@_autocast.lower_precision
 def mm(input, mat2, *, out=None):
     """Product of two matrices (no broadcasting)."""
     _check_tensor("mm", "input", input)
@@ -38,6 +41,7 @@ def mm(input, mat2, *, out=None):
     return write_out(out, _C._mm(input, mat2), "mm", exact_dtype=True)
 
 
+@_autocast.lower_precision
 def bmm(input, mat2, *, out=None):
     """Batched product of (b, n, m) by (b, m, p) tensors."""
     _check_tensor("bmm", "input", input)
@@ -103,11 +107,13 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
+@_autocast.lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
     return write_out(out, _C._addmm(input, mat1, mat2, beta, alpha), "addmm", exact_dtype=True)
 
 
+@_autocast.lower_precision
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2)."""
     return write_out(out, _C._baddbmm(input, batch1, batch2, beta, alpha), "baddbmm", exact_dtype=True)
@@ -134,6 +140,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return write_out(out, result.expand(prod.shape) if beta == 0 else result, "addr")
 
 
+@_autocast.lower_precision
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum_i batch1[i] @ batch2[i], computed as one GEMM over the joined batch."""
     if batch1.dim() != 3 or batch2.dim() != 3:

@@ -6,6 +6,7 @@ from . import _C
 from . import _dtype as D
 from ._creation import empty, _dtype_of, _shape, _finish
 from ._out import write_out
+from . import _meta
 from ._tensor import Tensor, check_device, int_arg
 from ._views import broadcast_shapes
 
@@ -43,6 +44,7 @@ def _float_dtype(dtype, op):
     return dtype
 
 
+@_meta.factory
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1)."""
     dtype = _dtype_of(dtype, out)
@@ -51,6 +53,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     return _finish(t.uniform_(0.0, 1.0, generator=generator), requires_grad, out, "rand")
 
 
+@_meta.factory
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples."""
     dtype = _dtype_of(dtype, out)
@@ -59,6 +62,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _finish(t.normal_(0.0, 1.0, generator=generator), requires_grad, out, "randn")
 
 
+@_meta.factory
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     """Integers uniformly drawn from [low, high); randint(high, size) or randint(low, high, size)."""
@@ -91,6 +95,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
+@_meta.factory
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of 0..n-1."""
@@ -99,6 +104,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(_C._randperm(int_arg(n, "randperm", "n"), dtype or D.int64, generator), requires_grad, out, "randperm")
 
 
+@_meta.factory
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Normal samples with the given mean and std (numbers or broadcastable tensors)."""

@@ -14,6 +14,7 @@ from . import _C
 from . import _dtype as D
 from ._out import inplace_method, write_out
 from ._tensor import Tensor, int_arg
+from . import _autocast
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
 
@@ -79,6 +80,7 @@ mean = _reducer("mean", "Mean over `dim`; integer inputs need a floating dtype=.
 nanmean = _reducer("nanmean", "Mean over the non-NaN elements.")
 
 
+@_autocast.fp32
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over one `dim` (all dims when None); integers and bool multiply to int64 unless dtype= is given."""
     if dim is not None and (not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool)):

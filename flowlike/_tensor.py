@@ -1,11 +1,13 @@
 """The Tensor type's Python-side methods, Size and device."""
 import builtins
+import functools
 import operator
 
 import numpy as np
 
 from . import _C
 from . import _dtype as D
+from . import _meta
 from ._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
@@ -72,17 +74,31 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """`with torch.device(d):` makes d the device of the factories called inside (cpu or meta here)."""
+        check_device(self, allow_meta=True)
+        _meta.context_stack().append(self)
+        _meta._open_contexts[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _meta.context_stack().pop()
+        _meta._open_contexts[0] -= 1
+        return False
+
 
 _CPU = device("cpu")
+_META = device("meta")
 _C._set_python_classes(Size, _CPU)
 
 
-def check_device(d):
-    """Accepts cpu devices; anything else raises the error PyTorch raises without CUDA."""
+def check_device(d, allow_meta=False):
+    """Accepts cpu devices (and meta with allow_meta); anything else raises the error PyTorch raises without
+    CUDA."""
     if d is None:
         return
     d = device(d)
-    if d.type != "cpu":
+    if d.type != "cpu" and not (allow_meta and d.type == "meta"):
         raise RuntimeError(f"Attempting to use device '{d}' but flowlike has no {d.type} backend in this build; "
                            "use device='cpu'")
 
@@ -95,6 +111,10 @@ def _print_values(self):
 
 
 def _repr(self, *, tensor_contents=None):
+    if _meta.is_meta(self) and tensor_contents is None and self.numel():
+        tensor_contents = "..."  # torch shows no values for meta tensors, and always their size
+        return tensor_repr(self, tensor_contents=tensor_contents).replace(
+            "device='meta'", f"device='meta', size={tuple(self.shape)}", 1)
     return tensor_repr(self, tensor_contents=tensor_contents)
 
 
@@ -118,10 +138,37 @@ def _to(self, *args, **kwargs):
             continue  # positional non_blocking
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
-    check_device(dev)
+    check_device(dev, allow_meta=True)
+    if _meta.is_meta(self) or (dev is not None and device(dev).type == "meta"):
+        return _to_meta_device(self, dev, dtype)
     if dtype is None:
         return self.clone() if copy else self
     return self._to_dtype(dtype, copy)
+
+
+def _to_meta_device(self, dev, dtype):
+    """to() where self or the target is on meta: meta stays meta; the CPU has no data to copy out of meta."""
+    if dev is not None and device(dev).type != "meta":
+        raise NotImplementedError(_meta.NO_DATA)
+    return _meta.empty(self.shape, dtype or self.dtype, self.requires_grad)
+
+
+def _cpu(self, memory_format=None):
+    if _meta.is_meta(self):
+        raise NotImplementedError(_meta.NO_DATA)
+    return self
+
+
+def _no_data(name, error, message):
+    """Tensor.<name>, refusing meta tensors (which have no values) with torch's error."""
+    method = getattr(Tensor, name)
+
+    def guarded(self, *args, **kwargs):
+        if _meta.is_meta(self):
+            raise error(message)
+        return method(self, *args, **kwargs)
+    guarded.__name__, guarded.__doc__ = name, method.__doc__
+    return guarded
 
 
 def _conversion(d):
@@ -262,7 +309,7 @@ _METHODS = {
     "float": _conversion(D.float32), "double": _conversion(D.float64), "half": _conversion(D.float16),
     "bfloat16": _conversion(D.bfloat16), "long": _conversion(D.int64), "int": _conversion(D.int32),
     "short": _conversion(D.int16), "char": _conversion(D.int8), "byte": _conversion(D.uint8),
-    "bool": _conversion(D.bool), "cpu": lambda self, memory_format=None: self,
+    "bool": _conversion(D.bool), "cpu": _cpu,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__float__": _scalar_conv(builtins.float),
     "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
@@ -279,6 +326,29 @@ _METHODS = {
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.__module__ = "flowlike"
+_cpu_device = Tensor.device.fget
+
+
+def _device_of(self):
+    """The tensor's device: cpu, or meta for a tensor without data."""
+    return _META if _meta._addresses and self.data_ptr() in _meta._addresses else _cpu_device(self)
+
+
+Tensor.device = property(_device_of, doc=_device_of.__doc__)
+Tensor.is_meta = property(_meta.is_meta, doc="Whether the tensor is on the meta device (has no data).")
+Tensor.numpy = _no_data("numpy", TypeError, "can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
+                        "copy the tensor to host memory first.")
+Tensor.tolist = _no_data("tolist", NotImplementedError, _meta.NO_DATA)
+_item = Tensor.item
+
+
+def _meta_item(self):
+    if _meta.is_meta(self) and self.numel() == 1:
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return _item(self)
+
+
+Tensor.item = functools.wraps(_item)(_meta_item)
 
 
 class layout:

@@ -217,9 +217,11 @@ def test_cuda_reports_no_device():
         cuda.current_device()
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         cuda.get_device_name(0)
-    with pytest.raises(AttributeError, match=r"torch\.cuda\.Stream is not provided by flowlike yet"):
-        cuda.Stream
-    assert not hasattr(cuda, "Stream")
+    with pytest.raises(RuntimeError, match="torch.cuda.Stream requires CUDA support"):
+        cuda.Stream()
+    with pytest.raises(AttributeError, match=r"torch\.cuda\.jiterator is not provided by flowlike yet"):
+        cuda.jiterator
+    assert not hasattr(cuda, "jiterator")
 
 
 def test_cuda_amp_disables_itself():

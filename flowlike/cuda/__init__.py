@@ -88,4 +88,41 @@ for _name in ["init", "current_device", "set_device", "get_device_name", "get_de
 del _name
 
 
+def _cuda_class(name, message):
+    """A class whose construction fails as on a CPU-only PyTorch build (isinstance checks and annotations work)."""
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError(message)
+    return type(name, (), {"__new__": __new__, "__module__": __name__,
+                           "__doc__": f"torch.cuda.{name}: raises RuntimeError, as on a CPU-only PyTorch build."})
+
+
+Stream = _cuda_class("Stream", "torch.cuda.Stream requires CUDA support")
+ExternalStream = _cuda_class("ExternalStream", "torch.cuda.ExternalStream requires CUDA support")
+Event = _cuda_class("Event", "Tried to instantiate dummy base class Event")
+CUDAGraph = _cuda_class("CUDAGraph", "Tried to instantiate dummy base class CUDAGraph")
+# torch.cuda.graph makes a side Stream first, so on a CPU-only build it fails with the Stream message
+graph = _cuda_class("graph", "torch.cuda.Stream requires CUDA support")
+
+
+class StreamContext:
+    """Makes `stream` current in a `with` block; StreamContext(None) does nothing, as in torch (None is the only
+    stream a build without CUDA can be given)."""
+
+    def __init__(self, stream):
+        if stream is not None:
+            raise RuntimeError(_NO_CUDA)
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc):
+        return False
+
+
+def stream(stream):
+    """torch.cuda.stream: a StreamContext for `stream`."""
+    return StreamContext(stream)
+
+
 __getattr__ = module_getattr(__name__, "torch.cuda")

@@ -9,6 +9,7 @@ import warnings
 import flowlike as _fl
 from .. import _C
 from .._out import write_inplace
+from .. import _autocast
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid",
@@ -238,6 +239,7 @@ def glu(input, dim=-1):
     return input.narrow(dim, 0, n // 2) * _C.sigmoid(input.narrow(dim, n // 2, n // 2))
 
 
+@_autocast.lower_precision
 def prelu(input, weight):
     """input where positive, weight * input elsewhere; weight has 1 or C (= input.size(1)) elements."""
     channels = input.shape[1] if input.dim() >= 2 else 1

@@ -9,10 +9,12 @@ from .._linalg_products import baddbmm
 from ._functional_activation import softmax
 from ._functional_linear import linear
 from ._functional_vision import dropout, pad
+from .. import _autocast
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
+@_autocast.lower_precision
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(query @ key^T * scale + mask) @ value over the last two dims.

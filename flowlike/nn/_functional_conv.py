@@ -11,6 +11,7 @@ import operator
 
 from .. import _C
 from .._tensor import Tensor
+from .. import _autocast
 
 
 def _fl():
@@ -87,33 +88,39 @@ def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_paddi
     return out if batched else out.squeeze(0)
 
 
+@_autocast.lower_precision
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution over (N, C_in, L) or (C_in, L); padding is an int, a tuple, 'valid' or 'same'."""
     return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@_autocast.lower_precision
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution over (N, C_in, H, W) or (C_in, H, W); padding is an int, a tuple, 'valid' or 'same'."""
     return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@_autocast.lower_precision
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W); padding is an int, a tuple, 'valid' or 'same'."""
     return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@_autocast.lower_precision
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-d transposed convolution (the adjoint of conv1d); weight is (C_in, C_out / groups, kL)."""
     return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
 
 
+@_autocast.lower_precision
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-d transposed convolution (the adjoint of conv2d); weight is (C_in, C_out / groups, kH, kW)."""
     return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
 
 
+@_autocast.lower_precision
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-d transposed convolution (the adjoint of conv3d); weight is (C_in, C_out / groups, kD, kH, kW)."""
     return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,

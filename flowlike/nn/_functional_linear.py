@@ -1,9 +1,11 @@
 """F.linear and F.bilinear on the matrix-product primitives (one GEMM with the bias fused for 2-D input)."""
 from .. import _C
+from .. import _autocast
 
 __all__ = ["linear", "bilinear"]
 
 
+@_autocast.lower_precision
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, for input (*, in_features), weight (out_features, in_features), bias (out_features)."""
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:

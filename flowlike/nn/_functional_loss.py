@@ -12,6 +12,7 @@ from flowlike import _C
 from flowlike._dtype import c10_name as _c10name
 from ._functional_activation import logsigmoid
 from ._functional_vision import pairwise_distance
+from .. import _autocast
 
 __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
            "poisson_nll_loss", "gaussian_nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -80,6 +81,7 @@ def _require_floating(input, kernel):
 
 # ---- classification losses with C++ kernels -----------------------------------------------------
 
+@_autocast.fp32
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log likelihood of class indices `target` under log-probabilities `input` ((C), (N, C) or
     (N, C, d1, ...)); `weight` rescales classes, targets equal to `ignore_index` do not count."""
@@ -87,6 +89,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _C._nll_loss(input, target, weight, _get_enum(reduction), ignore_index)
 
 
+@_autocast.fp32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross entropy between logits `input` and class indices (or, when shaped like input, class
@@ -165,6 +168,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
 
 
+@_autocast.fp32
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross entropy between probabilities `input` and `target` (logs clamped at -100)."""
     if size_average is not None or reduce is not None:
@@ -181,6 +185,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _apply_reduction(loss, enum)
 
 
+@_autocast.fp32
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Binary cross entropy on logits (sigmoid folded in, computed stably); `pos_weight` weighs the
@@ -200,6 +205,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _apply_reduction(loss, enum)
 
 
+@_autocast.fp32
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """Connectionist Temporal Classification loss of log_probs (T, N, C) (or (T, C) unbatched) against
     targets padded (N, S) or concatenated (sum(target_lengths)); mean divides by the target lengths."""
@@ -254,12 +260,14 @@ def _regression(name, input, target, size_average, reduce, reduction, weight, el
     return _apply_reduction(elementwise(x, y), enum)
 
 
+@_autocast.fp32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error, optionally weighted per element."""
     return _regression("mse_cpu", input, target, size_average, reduce, reduction, weight,
                        lambda x, y: _fl.square(x - y))
 
 
+@_autocast.fp32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error, optionally weighted per element."""
     return _regression(None, input, target, size_average, reduce, reduction, weight, lambda x, y: _fl.abs(x - y))
@@ -277,6 +285,7 @@ def _huber(x, y, delta):
     return _fl.where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
 
 
+@_autocast.fp32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Squared error below `beta` (scaled by 1 / beta), absolute error above it."""
     _warn_size_mismatch(input, target)
@@ -291,6 +300,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _apply_reduction(_smooth_l1(x, y, beta), enum)
 
 
+@_autocast.fp32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Squared error below `delta`, delta-scaled absolute error above it; optionally weighted."""
     _warn_size_mismatch(input, target)
@@ -316,6 +326,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 # ---- probabilistic losses -----------------------------------------------------------------------
 
+@_autocast.fp32
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence of `target` from log-probabilities `input` ('batchmean' divides the
     sum by the batch size)."""
@@ -338,6 +349,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return reduced
 
 
+@_autocast.fp32
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Negative log likelihood of `target` under a Poisson distribution with rate `input` (or
@@ -393,6 +405,7 @@ def _enum_of(size_average, reduce, reduction):
     return _get_enum(reduction)
 
 
+@_autocast.fp32
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
     enum = _enum_of(size_average, reduce, reduction)
@@ -402,6 +415,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), enum)
 
 
+@_autocast.fp32
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target == 1, max(0, margin - input) where target == -1."""
     enum = _enum_of(size_average, reduce, reduction)
@@ -411,6 +425,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _apply_reduction(output, enum)
 
 
+@_autocast.fp32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
     enum = _enum_of(size_average, reduce, reduction)
@@ -434,6 +449,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     raise ValueError(reduction + " is not valid")
 
 
+@_autocast.fp32
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(input1, input2) where target == 1, max(0, cos - margin) where target == -1."""
     enum = _enum_of(size_average, reduce, reduction)
@@ -468,6 +484,7 @@ def _check_long_target(target):
         raise RuntimeError(f"expected scalar type Long but found {_c10name(target.dtype)}")
 
 
+@_autocast.fp32
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Multi-class hinge loss: sum over i != y of max(0, margin - x[y] + x[i])^p, times weight[y], over C."""
     enum = _enum_of(size_average, reduce, reduction)
@@ -504,6 +521,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _apply_reduction(loss, enum)
 
 
+@_autocast.fp32
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: for each target class j (the targets before the first -1) and each
     non-target class i, max(0, 1 - (x[j] - x[i])), summed and divided by C."""
@@ -529,6 +547,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _apply_reduction(loss, enum)
 
 
+@_autocast.fp32
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the p-norm distance."""

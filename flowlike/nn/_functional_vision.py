@@ -10,6 +10,7 @@ import warnings
 
 from .. import _C
 from .._tensor import int_arg
+from .. import _autocast
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "grid_sample", "affine_grid", "dropout",
@@ -411,6 +412,7 @@ def _lp_rows(diff, p):
 _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 
 
+@_autocast.fp32
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (*, P, M) and x2 (*, R, M): (*, P, R)."""
     fl = _fl()

@@ -5,7 +5,8 @@ import weakref
 from collections import OrderedDict, namedtuple
 
 from ... import _dtype as D
-from ..._tensor import Tensor, check_device
+from ..._creation import empty_like
+from ..._tensor import Tensor, check_device, device as Device
 from ...autograd import no_grad
 from ..parameter import Parameter, is_lazy
 
@@ -465,13 +466,24 @@ class Module:
                 continue
             else:
                 device = a
-        check_device(device)
+        check_device(device, allow_meta=True)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                             f"but got desired dtype={dtype}")
+        if device is not None:
+            self._move(device)
         if dtype is None:
             return self
         return self._cast_floating(dtype)
+
+    def _move(self, device):
+        """Moves parameters and buffers to device (cpu or meta); meta tensors have no data to move elsewhere."""
+        if Device(device).type == "meta":
+            self._apply(lambda t: t.to("meta"))
+        elif any(t.is_meta for t in itertools.chain(self.parameters(), self.buffers())):
+            raise NotImplementedError("Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() "
+                                      "instead of torch.nn.Module.to() when moving module from meta to a different "
+                                      "device.")
 
     def _cast_floating(self, dtype):
         # Keeps unconverted tensors as they are (the same object), so Parameters are only replaced on a real cast.
@@ -498,7 +510,8 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self):
-        """Parameters and buffers already live on the CPU; returns self."""
+        """Moves parameters and buffers to the CPU (where all but meta ones already live); returns self."""
+        self._move("cpu")
         return self
 
     def cuda(self, device=None):
@@ -506,8 +519,10 @@ class Module:
         return self
 
     def to_empty(self, *, device=None, recurse=True):
-        check_device(device)
-        return self
+        """Gives every parameter and buffer new uninitialized storage on device (how a module built on meta gets
+        memory before its weights are loaded)."""
+        check_device(device, allow_meta=True)
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self):
         return self
