@@ -170,9 +170,10 @@ void pack_panel(const float* src, int64_t rs, int64_t cs, int64_t rows, int64_t 
       for (int64_t p = 0; p < kc; ++p) dst[p * width + r] = src[r * rs + p * cs];
 }
 
-// One task: rows [i0, i0 + mc) of C against B panels [jp0, jp1) of the packed block.
+// One task: rows [i0, i0 + mc) of C against B panels [jp0, jp1) of the packed block; `ep` (set for the last
+// depth block only) runs on each tile right after it is stored.
 void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, int64_t j_base, int64_t nc, int64_t kc,
-              Mat<const float> a, const float* bpack, float alpha, float beta, Mat<float> c) {
+              Mat<const float> a, const float* bpack, float alpha, float beta, Mat<float> c, const Epilogue* ep) {
   const int MR = isa.mr, NR = isa.nr;
   float* apack = scratch(0, static_cast<size_t>((mc + MR - 1) / MR * MR * kc));
   for (int64_t ir = 0; ir < mc; ir += MR)
@@ -187,23 +188,39 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
       const KernelFn kernel = isa.rows[mr];
       if (nr == NR) {
         kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
-        continue;
+      } else {
+        // the last columns: a tile (half width when they fit in half) into scratch, merged column by column
+        (nr <= NR / 2 ? isa.half[mr] : kernel)(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
+        for (int64_t i = 0; i < mr; ++i)
+          for (int64_t jj = 0; jj < nr; ++jj) {
+            float& out = cp[i * c.rs + jj];
+            out = beta == 0.0f ? alpha * tile[i * NR + jj] : alpha * tile[i * NR + jj] + beta * out;
+          }
       }
-      // the last columns: a tile (half width when they fit in half) into scratch, merged column by column
-      (nr <= NR / 2 ? isa.half[mr] : kernel)(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
-      for (int64_t i = 0; i < mr; ++i)
-        for (int64_t jj = 0; jj < nr; ++jj) {
-          float& out = cp[i * c.rs + jj];
-          out = beta == 0.0f ? alpha * tile[i * NR + jj] : alpha * tile[i * NR + jj] + beta * out;
-        }
+      if (ep)
+        for (int64_t i = 0; i < mr; ++i) (*ep)(cp + i * c.rs, nr);
     }
   }
 }
 
 }  // namespace
 
+bool sgemm_packed_supported() {
+  static const Isa* isa = detect_isa();
+  return isa != nullptr;
+}
+
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
-                  Mat<float> c) {
+                  Mat<float> c, const Epilogue& ep) {
+  // B's panel (r: its columns, p: depth) read through B's strides, swapped
+  const PackB pack = [b](int64_t p0, int64_t kc, int64_t j0, int64_t cols, int width, float* dst) {
+    pack_panel(b.data + p0 * b.rs + j0 * b.cs, b.cs, b.rs, cols, kc, width, dst);
+  };
+  return sgemm_packed(m, n, k, alpha, a, pack, beta, c, ep);
+}
+
+bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, const PackB& b, float beta,
+                  Mat<float> c, const Epilogue& ep) {
   static const Isa* isa = detect_isa();
   if (!isa || m <= 0 || n <= 0 || k <= 0 || !(c.cs == 1 || n == 1)) return false;
   const int MR = isa->mr, NR = isa->nr;
@@ -233,19 +250,23 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
         if (nth > 1) {
 #pragma omp barrier
         }
-        for (int64_t jp = tid; jp < npanels; jp += nth)
-          pack_panel(b.data + pc * b.rs + (jc + jp * NR) * b.cs, b.cs, b.rs, std::min<int64_t>(NR, nc - jp * NR), kc, NR,
-                     bpack + jp * NR * kc);
+        for (int64_t jp = tid; jp < npanels; jp += nth) {
+          const int64_t cols = std::min<int64_t>(NR, nc - jp * NR);
+          float* dst = bpack + jp * NR * kc;
+          if (cols < NR) std::fill(dst, dst + kc * NR, 0.0f);
+          b(pc, kc, jc + jp * NR, cols, NR, dst);
+        }
         if (nth > 1) {
 #pragma omp barrier
         }
         const Mat<const float> ablock{a.data + pc * a.cs, a.rs, a.cs};
         const float beta_k = pc == 0 ? beta : 1.0f;
+        const Epilogue* ep_k = ep && pc + kc >= k ? &ep : nullptr;
         for (int64_t t = tid; t < mblocks * nsplit; t += nth) {
           const int64_t i0 = t / nsplit * mc, jp0 = t % nsplit * chunk;
           if (jp0 < npanels)
             run_task(*isa, i0, std::min(mc, m - i0), jp0, std::min(npanels, jp0 + chunk), jc, nc, kc, ablock, bpack,
-                     alpha, beta_k, c);
+                     alpha, beta_k, c, ep_k);
         }
       }
     }
@@ -266,10 +287,15 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
       const int64_t per = ((extent + nth - 1) / nth + unit - 1) / unit * unit;
       const int64_t lo = std::min(extent, tid * per), hi = std::min(extent, lo + per);
       if (lo < hi) {
-        if (column_stripes)
-          sgemm_packed(m, hi - lo, k, alpha, a, {b.data + lo * b.cs, b.rs, b.cs}, beta, {c.data + lo * c.cs, c.rs, c.cs});
-        else
-          sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs});
+        if (column_stripes) {
+          const PackB stripe = [&b, lo](int64_t p0, int64_t kc, int64_t j0, int64_t cols, int width, float* dst) {
+            b(p0, kc, j0 + lo, cols, width, dst);
+          };
+          sgemm_packed(m, hi - lo, k, alpha, a, stripe, beta, {c.data + lo * c.cs, c.rs, c.cs}, ep);
+        } else {
+          sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs},
+                       ep);
+        }
       }
     }
     return true;

@@ -185,6 +185,18 @@ Tensor backward_kernel(DispatchKeySet, const Tensor& g, const Tensor& x, double 
 
 const char* activation_name(Activation k) { return kNames[static_cast<int>(k)]; }
 
+std::optional<Activation> epilogue_activation(const std::string& name, const char* op) {
+  if (name == "none") return std::nullopt;
+  for (Activation k : {Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu})
+    if (name == activation_name(k)) return k;
+  throw ValueError(str_cat(op, ": activation must be one of 'none', 'relu', 'gelu', 'gelu_tanh', 'silu', but got '",
+                           name, "'"));
+}
+
+void activation_inplace_f32(float* x, int64_t n, const void* kind) {
+  forward_dense_f32(*static_cast<const Activation*>(kind), x, x, n, 0.0f, 0.0f, 0.0f);
+}
+
 Activation activation_kind(int64_t index) {
   FL_CHECK(index >= 0 && index < static_cast<int64_t>(Activation::NumActivations), ValueError,
            "activation: unknown kind ", index);
