@@ -71,8 +71,11 @@ void backward_loop(Activation k, const ElementwiseIter& it, T a, T b, T c, bool 
 }
 
 // Dense float32 tensors (the common case) run these, compiled for AVX-512, AVX2 and the baseline and
-// picked at load time; other layouts and dtypes take the generic element loops above.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_dense_f32(Activation k, float* out,
+// picked at load time; other layouts and dtypes take the generic element loops above. The x86-64-v4/v3
+// levels include FMA (and AVX-512VL) for every vector width, so the main loop, its shorter-vector
+// remainder and the scalar tail all contract a * b + c alike: an element's value does not depend on
+// its position, and the fused GEMM epilogues (activation_inplace_f32 on tile rows) match the op bit for bit.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void forward_dense_f32(Activation k, float* out,
                                                                                       const float* in, int64_t n,
                                                                                       float a, float b, float c) {
   using T = float;
@@ -86,7 +89,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void forward_dense_
     default: break;
   }
 }
-__attribute__((target_clones("avx512f", "avx2", "default"))) void backward_dense_f32(Activation k, float* out,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void backward_dense_f32(Activation k, float* out,
                                                                                        const float* gin,
                                                                                        const float* in, int64_t n,
                                                                                        float a, float b, float c) {
