@@ -126,12 +126,14 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 1e-4)])  # float32: the packed sgemm path
 @pytest.mark.parametrize("xs,ws,kw", CASES)
-def test_conv_matches_reference(xs, ws, kw):
-    x, w, b = arr(*xs), arr(*ws), arr(ws[0])
+def test_conv_matches_reference(xs, ws, kw, dtype, tol):
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
     fn = getattr(F, f"conv{len(xs) - 2}d")
     got = fn(t(x), t(w), t(b), **kw)
-    np.testing.assert_allclose(got.numpy(), ref_conv(x, w, b, **kw), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got.numpy(), ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), **kw),
+                               rtol=tol, atol=tol)
 
 
 def test_conv_float32_and_same_padding():
