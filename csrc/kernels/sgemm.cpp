@@ -205,21 +205,7 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
 
 }  // namespace
 
-bool sgemm_packed_supported() {
-  static const Isa* isa = detect_isa();
-  return isa != nullptr;
-}
-
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
-                  Mat<float> c, const Epilogue& ep) {
-  // B's panel (r: its columns, p: depth) read through B's strides, swapped
-  const PackB pack = [b](int64_t p0, int64_t kc, int64_t j0, int64_t cols, int width, float* dst) {
-    pack_panel(b.data + p0 * b.rs + j0 * b.cs, b.cs, b.rs, cols, kc, width, dst);
-  };
-  return sgemm_packed(m, n, k, alpha, a, pack, beta, c, ep);
-}
-
-bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, const PackB& b, float beta,
                   Mat<float> c, const Epilogue& ep) {
   static const Isa* isa = detect_isa();
   if (!isa || m <= 0 || n <= 0 || k <= 0 || !(c.cs == 1 || n == 1)) return false;
@@ -250,12 +236,9 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
         if (nth > 1) {
 #pragma omp barrier
         }
-        for (int64_t jp = tid; jp < npanels; jp += nth) {
-          const int64_t cols = std::min<int64_t>(NR, nc - jp * NR);
-          float* dst = bpack + jp * NR * kc;
-          if (cols < NR) std::fill(dst, dst + kc * NR, 0.0f);
-          b(pc, kc, jc + jp * NR, cols, NR, dst);
-        }
+        for (int64_t jp = tid; jp < npanels; jp += nth)
+          pack_panel(b.data + pc * b.rs + (jc + jp * NR) * b.cs, b.cs, b.rs, std::min<int64_t>(NR, nc - jp * NR), kc, NR,
+                     bpack + jp * NR * kc);
         if (nth > 1) {
 #pragma omp barrier
         }
@@ -287,15 +270,12 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
       const int64_t per = ((extent + nth - 1) / nth + unit - 1) / unit * unit;
       const int64_t lo = std::min(extent, tid * per), hi = std::min(extent, lo + per);
       if (lo < hi) {
-        if (column_stripes) {
-          const PackB stripe = [&b, lo](int64_t p0, int64_t kc, int64_t j0, int64_t cols, int width, float* dst) {
-            b(p0, kc, j0 + lo, cols, width, dst);
-          };
-          sgemm_packed(m, hi - lo, k, alpha, a, stripe, beta, {c.data + lo * c.cs, c.rs, c.cs}, ep);
-        } else {
+        if (column_stripes)
+          sgemm_packed(m, hi - lo, k, alpha, a, {b.data + lo * b.cs, b.rs, b.cs}, beta, {c.data + lo * c.cs, c.rs, c.cs},
+                       ep);
+        else
           sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs},
                        ep);
-        }
       }
     }
     return true;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "../kernels/blas.h"
-#include "../kernels/sgemm.h"
 
 namespace fl::conv {
 
@@ -93,8 +92,10 @@ T* scratch(Tensor& holder, int64_t n) {
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs,
           T beta, T* c, int64_t crs, const blas::Epilogue& ep = {}) {
-  if constexpr (std::is_same_v<T, float>) blas::sgemm_epilogue(m, n, k, 1.0f, {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1}, ep);
-  else blas::gemm<T>(m, n, k, T(1), {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1});
+  if constexpr (std::is_same_v<T, float>)
+    blas::sgemm_epilogue(m, n, k, 1.0f, {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1}, ep);
+  else
+    blas::gemm<T>(m, n, k, T(1), {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1});
 }
 
 // ---- depthwise: direct loops, parallel over planes -------------------------------------------------
@@ -240,99 +241,6 @@ void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool
   }
 }
 
-// Per kernel tap (kd, kh, kw): its input depth and row offsets, its input column offset iw0, and the
-// output columns [lo, hi) whose input column ow * sw + iw0 lies inside the row (the others read padding).
-struct TapOffsets {
-  std::vector<int64_t> id, ih, iw, lo, hi;
-  explicit TapOffsets(const Geom& g) {
-    const int64_t W = g.in[2], OW = g.out[2], sw = g.s[2];
-    for (int64_t kd = 0; kd < g.k[0]; ++kd)
-      for (int64_t kh = 0; kh < g.k[1]; ++kh)
-        for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-          const int64_t iw0 = kw * g.d[2] - g.p[2];
-          id.push_back(kd * g.d[0] - g.p[0]);
-          ih.push_back(kh * g.d[1] - g.p[1]);
-          iw.push_back(iw0);
-          lo.push_back(std::min(OW, iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw));
-          hi.push_back(std::max(lo.back(), W - 1 - iw0 >= 0 ? std::min(OW, (W - 1 - iw0) / sw + 1) : 0));
-        }
-  }
-};
-
-// A packed panel of the forward GEMM's B for one sample and group (x: its first input channel), gathered
-// from the input as the packing goes: column j is output position q0 + j, row p input channel p / taps at
-// tap p % taps, as in im2col. Width columns at most, cut into runs within one output row.
-void pack_columns(const Geom& g, const TapOffsets& t, const float* x, int64_t q0, int64_t p0, int64_t kc, int64_t j0,
-                  int64_t cols, int width, float* dst) {
-  struct Run {
-    int64_t j, id, ih, ow0, len;  // first column in the panel, input depth/row base, first output column, length
-  };
-  Run runs[64];  // a run per output row touched: at most `width` (<= 32)
-  int nruns = 0;
-  const int64_t OW = g.out[2], W = g.in[2], sw = g.s[2], taps = g.taps(), inP = g.in_plane();
-  for (int64_t j = 0; j < cols;) {
-    const int64_t q = q0 + j0 + j, r = q / OW, ow0 = q % OW, len = std::min(OW - ow0, cols - j);
-    runs[nruns++] = {j, r / g.out[1] * g.s[0], r % g.out[1] * g.s[1], ow0, len};
-    j += len;
-  }
-  int64_t c = p0 / taps, tap = p0 % taps;
-  for (int64_t p = 0; p < kc; ++p) {
-    const float* xc = x + c * inP;
-    const int64_t iw0 = t.iw[tap];
-    for (int i = 0; i < nruns; ++i) {
-      const Run& run = runs[i];
-      float* d = dst + p * width + run.j;  // d[i]: output column run.ow0 + i
-      const int64_t id = run.id + t.id[tap], ih = run.ih + t.ih[tap];
-      if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-        std::fill(d, d + run.len, 0.0f);
-        continue;
-      }
-      // the run's columns [lo, hi) read inside the input row
-      const int64_t lo = std::clamp<int64_t>(t.lo[tap] - run.ow0, 0, run.len);
-      const int64_t hi = std::clamp<int64_t>(t.hi[tap] - run.ow0, lo, run.len);
-      const float* src = xc + (id * g.in[1] + ih) * W + run.ow0 * sw + iw0;
-      std::fill(d, d + lo, 0.0f);
-      if (sw == 1) std::memcpy(d + lo, src + lo, sizeof(float) * (hi - lo));
-      else
-        for (int64_t i = lo; i < hi; ++i) d[i] = src[i * sw];
-      std::fill(d + hi, d + run.len, 0.0f);
-    }
-    if (++tap == taps) {
-      tap = 0;
-      ++c;
-    }
-  }
-}
-
-// The float32 forward on the packed sgemm with B gathered from the input while packing (no im2col
-// buffer, so the columns are written once instead of twice): per sample (or, for a batch smaller than
-// the thread count, per chunk of a sample's output rows) and group, y = bias + W[group] @ columns,
-// then ep on each tile as it is stored. False when the packed sgemm does not run here.
-bool forward_packed(const Geom& g, const float* x, const float* w, const float* bias, float* y,
-                    const blas::Epilogue& ep) {
-  const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), cig = g.cin_g(), inP = g.in_plane(), OW = g.out[2];
-  if (K == 0 || !blas::sgemm_packed_supported()) return false;
-  const int64_t rows = g.out[0] * g.out[1], N = std::max<int64_t>(g.N, 1);
-  const int64_t per_sample = (thread_slots(INT64_MAX) + N - 1) / N, CR = (rows + per_sample - 1) / per_sample;
-  const int64_t chunks = (rows + CR - 1) / CR;
-  const TapOffsets taps(g);
-  parallel_items(g.N * chunks, thread_slots(g.N * chunks), [&](int64_t item, int) {
-    const int64_t n = item / chunks, r0 = (item % chunks) * CR, np = (std::min(rows, r0 + CR) - r0) * OW;
-    float* yn = y + n * g.Cout * L + r0 * OW;
-    if (bias)
-      for (int64_t co = 0; co < g.Cout; ++co) std::fill(yn + co * L, yn + co * L + np, bias[co]);
-    for (int64_t grp = 0; grp < g.G; ++grp) {
-      const float* xg = x + (n * g.Cin + grp * cig) * inP;
-      const blas::PackB pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t cols, int width, float* dst) {
-        pack_columns(g, taps, xg, r0 * OW, p0, kc, j0, cols, width, dst);
-      };
-      blas::sgemm_packed(cog, np, K, 1.0f, {w + grp * cog * K, K, 1}, pack, bias ? 1.0f : 0.0f,
-                         {yn + grp * cog * L, L, 1}, ep);
-    }
-  });
-  return true;
-}
-
 }  // namespace
 
 template <typename T>
@@ -353,8 +261,6 @@ void col2im(const Geom& g, const T* col, T* x, bool par) {
 template <typename T>
 void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y, const blas::Epilogue& ep) {
   if (g.depthwise()) return dw_forward(g, x, w, bias, y, ep);
-  if constexpr (std::is_same_v<T, float>)
-    if (!g.pointwise() && forward_packed(g, x, w, bias, y, ep)) return;
   const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
   const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
   const int64_t chunks = (rows + CR - 1) / CR;
@@ -454,11 +360,11 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   for (int64_t grp = 0; grp < g.G; ++grp) transpose(partial + grp * K * cog, K, cog, gw + grp * cog * K);
 }
 
-#define FL_CONV_INSTANTIATE(T)                                             \
-  template void im2col<T>(const Geom&, const T*, T*, bool);                \
-  template void col2im<T>(const Geom&, const T*, T*, bool);                \
+#define FL_CONV_INSTANTIATE(T)                                                                    \
+  template void im2col<T>(const Geom&, const T*, T*, bool);                                       \
+  template void col2im<T>(const Geom&, const T*, T*, bool);                                       \
   template void forward<T>(const Geom&, const T*, const T*, const T*, T*, const blas::Epilogue&); \
-  template void backward_data<T>(const Geom&, const T*, const T*, T*);     \
+  template void backward_data<T>(const Geom&, const T*, const T*, T*);                            \
   template void backward_weight<T>(const Geom&, const T*, const T*, T*);
 FL_CONV_INSTANTIATE(float)
 FL_CONV_INSTANTIATE(double)
