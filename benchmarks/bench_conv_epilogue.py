@@ -7,7 +7,8 @@ with flowlike's thread count). Cases:
     tile) against flowlike's conv2d then relu, and against torch's conv2d then relu;
   - a Linear layer with gelu (x (256, 1024) @ W^T (1024, 4096) + b): flowlike's _addmm_activation against
     flowlike's addmm then gelu, and against torch (torch._addmm_activation, which on CPU is addmm then gelu).
-Each line also gives the FLOP rate as a fraction of the machine's peak: cores * GHz * FLOPs per cycle, with the
+Each case runs with flowlike's thread count (wall time) and again with one thread (that thread's CPU time, which
+other processes' load barely moves). Each line also gives the FLOP rate as a fraction of the machine's peak: cores * GHz * FLOPs per cycle, with the
 nominal clock of /proc/cpuinfo (turbo clocks can exceed it, so fractions above 1 are possible) and FLOPs per cycle
 per core assumed from the ISA: 32 for AVX-512 on AMD (Zen 4 runs 512-bit FMAs on two 256-bit pipes) and for
 AVX2 + FMA (two 8-wide FMA pipes), 64 for AVX-512 on Intel (two 16-wide FMA pipes), 8 otherwise.
@@ -15,18 +16,19 @@ FLOWLIKE_BENCH_GHZ overrides the clock.
 """
 import os
 import platform
+import time
 
 import numpy as np
 
 import flowlike as fl
-from common import best_time
 
 try:
     import torch
 except ImportError:  # the benchmark still reports flowlike's own times
     torch = None
 
-ROUNDS = 3
+ROUNDS = 4
+REPEAT = 2
 
 
 def cpu_info():
@@ -52,21 +54,48 @@ def cpu_info():
     return info.get("model name", platform.processor()), vendor, isa, ghz, per_cycle
 
 
-def timed(cases):
-    """Best times of each case's functions, in interleaved rounds (load from other processes hits all alike)."""
+def timed(cases, clock):
+    """Best times of each case's functions by `clock`, in interleaved rounds (load from other processes hits all
+    alike), each round in a new order: a library's threads still spinning after its call slow down whatever runs
+    next, so no function may always follow the same one."""
     best = {name: [float("inf")] * len(fns) for name, (fns, _) in cases.items()}
+    runs = [(name, i, fn) for name, (fns, _) in cases.items() for i, fn in enumerate(fns) if fn is not None]
+    order = np.random.default_rng(1)
     for _ in range(ROUNDS):
-        for name, (fns, _) in cases.items():
-            for i, fn in enumerate(fns):
-                if fn is not None:
-                    best[name][i] = min(best[name][i], best_time(fn))
+        for j in order.permutation(len(runs)):
+            name, i, fn = runs[j]
+            fn()
+            for _ in range(REPEAT):
+                t0 = clock()
+                fn()
+                best[name][i] = min(best[name][i], clock() - t0)
     return best
+
+
+def report(cases, best, peak):
+    print(f"{'case':32s} {'flowlike ms':>11s} {'unfused ms':>10s} {'torch ms':>9s} {'ratio':>6s} {'unfused':>8s} "
+          f"{'fl peak':>8s}")
+    for name, (fns, flops) in cases.items():
+        t_fl, t_unfused, t_torch = best[name]
+        unfused = f"{t_unfused * 1e3:10.3f}" if fns[1] else f"{'':10s}"
+        torch_ms = f"{t_torch * 1e3:9.3f}" if fns[2] else f"{'':9s}"
+        ratio = f"{t_fl / t_torch:6.2f}" if fns[2] else f"{'':6s}"
+        speedup = f"{t_fl / t_unfused:8.2f}" if fns[1] else f"{'':8s}"  # fused over flowlike's unfused sequence
+        frac = f"{flops / t_fl / peak:8.2f}" if peak else f"{'':8s}"
+        print(f"{name:32s} {t_fl * 1e3:11.3f} {unfused} {torch_ms} {ratio} {speedup} {frac}")
+        if fns[1] and fns[2]:
+            print(f"{'  (unfused flowlike / torch)':32s} {'':11s} {'':10s} {'':9s} {t_unfused / t_torch:6.2f}")
+
+
+def set_threads(n):
+    fl.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
 
 
 def main():
     threads = fl.get_num_threads()
-    if torch is not None:
-        torch.set_num_threads(threads)
+    set_threads(threads)
     model, vendor, isa, ghz, per_cycle = cpu_info()
     peak = threads * ghz * per_cycle * 1e9
     print(f"CPU: {model} ({vendor}), ISA {isa}, threads {threads}")
@@ -112,21 +141,14 @@ def main():
                      lambda: torch._addmm_activation(lbt, lxt, lwt.t(), use_gelu=True)]
         for (fns, _), fn in zip(cases.values(), torch_fns):
             fns[2] = fn
-    best = timed(cases)
-    print(f"{'case':32s} {'flowlike ms':>11s} {'unfused ms':>10s} {'torch ms':>9s} {'ratio':>6s} {'unfused':>8s} "
-          f"{'fl peak':>8s}")
-    for name, (fns, flops) in cases.items():
-        t_fl, t_unfused, t_torch = best[name]
-        unfused = f"{t_unfused * 1e3:10.3f}" if fns[1] else f"{'':10s}"
-        torch_ms = f"{t_torch * 1e3:9.3f}" if fns[2] else f"{'':9s}"
-        ratio = f"{t_fl / t_torch:6.2f}" if fns[2] else f"{'':6s}"
-        # unfused: flowlike's fused time over its unfused sequence's
-        speedup = f"{t_fl / t_unfused:8.2f}" if fns[1] else f"{'':8s}"
-        frac = f"{flops / t_fl / peak:8.2f}" if peak else f"{'':8s}"
-        print(f"{name:32s} {t_fl * 1e3:11.3f} {unfused} {torch_ms} {ratio} {speedup} {frac}")
-        if fns[1] and fns[2]:
-            print(f"{'  (unfused flowlike / torch)':32s} {'':11s} {'':10s} {'':9s} {t_unfused / t_torch:6.2f}")
-
+    print(f"\n{threads} threads, wall time (best of {ROUNDS * REPEAT}):")
+    report(cases, timed(cases, time.perf_counter), peak)
+    # On a machine shared with other jobs the wall times above swing with their load; one thread's own CPU
+    # time does not (much), so it compares the two libraries' work more steadily.
+    set_threads(1)
+    print(f"\n1 thread, CPU time of the calling thread (peak fraction against one core):")
+    report(cases, timed(cases, time.thread_time), peak / threads)
+    set_threads(threads)
 
 if __name__ == "__main__":
     main()
