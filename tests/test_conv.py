@@ -136,6 +136,31 @@ def test_conv_matches_reference(xs, ws, kw, dtype, tol):
                                rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_float32_stride1_random_geometries(threads):
+    # float32 stride-1 1-d/2-d forwards read the padded input rows in place (no im2col): against float64
+    prev = fl.get_num_threads()
+    fl.set_num_threads(threads)
+    try:
+        for _ in range(25):
+            groups = int(RNG.integers(1, 3))
+            cin, cout = groups * int(RNG.integers(1, 5)), groups * int(RNG.integers(1, 5))
+            k = [int(v) for v in RNG.integers(1, 5, 2)]
+            dil = [int(v) for v in RNG.integers(1, 3, 2)]
+            pad = [int(v) for v in RNG.integers(0, 4, 2)]
+            hw = [int(RNG.integers(max(1, (k[i] - 1) * dil[i] + 1 - 2 * pad[i]), 40)) for i in range(2)]
+            x, w, b = arr(int(RNG.integers(1, 4)), cin, *hw), arr(cout, cin // groups, *k), arr(cout)
+            kw = dict(padding=pad, dilation=dil, groups=groups)
+            got = F.conv2d(t(x.astype(np.float32)), t(w.astype(np.float32)), t(b.astype(np.float32)), **kw)
+            np.testing.assert_allclose(got.numpy(), F.conv2d(t(x), t(w), t(b), **kw).numpy(), rtol=1e-4, atol=1e-4)
+            got = F.conv1d(t(x[:, :, 0].astype(np.float32)), t(w[:, :, 0].astype(np.float32)), None,
+                           padding=pad[1], dilation=dil[1], groups=groups)
+            want = F.conv1d(t(x[:, :, 0]), t(w[:, :, 0]), None, padding=pad[1], dilation=dil[1], groups=groups)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    finally:
+        fl.set_num_threads(prev)
+
+
 def test_conv_float32_and_same_padding():
     x, w = arr(2, 3, 8, 7, dtype=np.float32), arr(5, 3, 4, 4, dtype=np.float32)
     got = F.conv2d(t(x), t(w), padding="same")

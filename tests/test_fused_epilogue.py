@@ -227,8 +227,9 @@ for n, (h, w) in [(1, (9, 37)), (4, (17, 20))]:
     for act, f in [("relu", F.relu), ("gelu", F.gelu), ("silu", F.silu)]:
         got = fl._C._call_op("_conv2d_bias_act", x, wt, b, [1, 1], [1, 1], [1, 1], 1, act)
         assert fl.equal(got, f(F.conv2d(x, wt, b, padding=1))), act
-    want = F.conv2d(x.double(), wt.double(), b.double(), stride=(2, 1), padding=1)
-    np.testing.assert_allclose(F.conv2d(x, wt, b, stride=(2, 1), padding=1).numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    for kw in [dict(stride=(2, 1), padding=1), dict(padding=(2, 0), dilation=(2, 3)), dict(padding="same")]:
+        want = F.conv2d(x.double(), wt.double(), b.double(), **kw).numpy()
+        np.testing.assert_allclose(F.conv2d(x, wt, b, **kw).numpy(), want, rtol=1e-4, atol=1e-4)
 for m, k, n in [(5, 7, 3), (70, 300, 45)]:
     a, bm, bias = r(m, k), r(k, n), r(n)
     for g in (False, True):

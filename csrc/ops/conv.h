@@ -14,7 +14,9 @@
 // than the thread count. Every product is arranged tall-and-skinny (output positions or weight
 // rows as the long dimension, channels as the short one), the orientation OpenBLAS runs fastest:
 // forward computes y^T from channels-last columns, backward-weight accumulates gw^T. Depthwise
-// convolutions (one input channel per group) take direct loops instead of one-row GEMMs.
+// convolutions (one input channel per group) take direct loops instead of one-row GEMMs. The float32
+// forward of a stride-1 1-d/2-d convolution skips im2col: its GEMM reads the zero-padded input rows in
+// place, one row per (channel, kernel tap), over the padded width (see forward_rows).
 #pragma once
 #include <string>
 #include <tuple>
