@@ -96,6 +96,7 @@ __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const floa
                                                             float beta, float* c, int64_t ldc) {
   micro_kernel<16, ROWS, NV, 12, 2>(kc, ap, bp, nullptr, alpha, beta, c, ldc);
 }
+// (the second, unused parameter lets FL_ROWS12 below list these kernels as it lists the others)
 template <int ROWS, int>
 __attribute__((target("avx512f,fma"))) void rows_kernel_avx512(int64_t kc, const float* ap, const float* bp,
                                                                  const int64_t* boff, float beta, float* c, int64_t ldc) {
