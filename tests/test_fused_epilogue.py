@@ -46,7 +46,8 @@ def assert_bit_equal(got, want):
 
 CONV_CASES = [  # (x shape, w shape, kwargs)
     ((2, 3, 9, 8), (5, 3, 3, 3), dict(padding=(1, 1))),
-    ((16, 64, 14, 14), (64, 64, 3, 3), dict(padding=(1, 1))),  # several tiles and depth blocks per sample
+    ((4, 64, 20, 60), (64, 64, 3, 3), dict(padding=(1, 1))),  # stride 1, wide: GEMMs on the input rows in place
+    ((16, 64, 14, 14), (64, 64, 3, 3), dict(padding=(1, 1))),  # narrow: im2col, several tiles and depth blocks
     ((1, 8, 13, 11), (6, 4, 3, 3), dict(stride=(1, 2), padding=(1, 0), groups=2)),  # one sample: row chunks
     ((2, 4, 12, 10), (4, 4, 3, 2), dict(stride=(2, 3), dilation=(2, 1), padding=(2, 1))),
     ((3, 6, 7, 7), (6, 1, 3, 3), dict(padding=(1, 1), groups=6)),  # depthwise: the direct kernel
@@ -222,7 +223,7 @@ def test_fused_ops_with_narrower_kernels(isa):
 import numpy as np, flowlike as fl, flowlike.nn.functional as F
 rng = np.random.default_rng(3)
 r = lambda *s: fl.from_numpy(rng.standard_normal(s).astype(np.float32))
-for n, (h, w) in [(1, (9, 37)), (4, (17, 20))]:
+for n, (h, w) in [(1, (9, 37)), (4, (17, 20)), (1, (9, 100)), (3, (6, 70))]:  # im2col, then input rows in place
     x, wt, b = r(n, 6, h, w), r(10, 6, 3, 3), r(10)
     for act, f in [("relu", F.relu), ("gelu", F.gelu), ("silu", F.silu)]:
         got = fl._C._call_op("_conv2d_bias_act", x, wt, b, [1, 1], [1, 1], [1, 1], 1, act)

@@ -264,6 +264,9 @@ bool forward_rows(const Geom& g, const float* x, const float* w, const float* bi
     const int64_t work = (OH + cr - 1) / cr * ((cr * Wp + NR - 1) / NR * NR);
     if (work < best) best = work, CR = cr;
   }
+  // Narrow planes waste too much on the junk columns and whole panels (14 x 14 split for two threads: 31%
+  // more columns, and slower than im2col): those keep the packed path.
+  if (best * 10 > OH * OW * 11) return false;
   const int64_t chunks = (OH + CR - 1) / CR, rows_p = CR + halo, plane = rows_p * Wp;
   const int64_t Q = (CR * Wp + NR - 1) / NR * NR;  // the GEMM's columns: whole panels
   // the last panels read up to Q - CR * Wp + dw * (kw - 1) elements past the padded channels: zeros
