@@ -3,8 +3,8 @@
 Run: python benchmarks/bench_conv_epilogue.py   (ratio = flowlike time / torch time; below 1 is faster; torch runs
 with flowlike's thread count). Cases:
   - conv2d 3x3, N=16, 64->64 channels, 56x56, padding 1, with bias: forward (target: ratio <= 1.0), forward+backward;
-  - the same convolution followed by relu: flowlike's fused _conv2d_bias_act (relu applied as the GEMM stores each
-    tile) against flowlike's conv2d then relu, and against torch's conv2d then relu;
+  - the same convolution followed by relu: flowlike's fused _conv2d_bias_act (relu applied as each output row is
+    stored, still in cache) against flowlike's conv2d then relu, and against torch's conv2d then relu;
   - a Linear layer with gelu (x (256, 1024) @ W^T (1024, 4096) + b): flowlike's _addmm_activation against
     flowlike's addmm then gelu, and against torch (torch._addmm_activation, which on CPU is addmm then gelu).
 Each case runs with flowlike's thread count (wall time) and again with one thread (that thread's CPU time, which

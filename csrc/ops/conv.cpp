@@ -210,9 +210,10 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(DispatchKeySet, cons
   return {finished(gx, input->dtype), finished(gw, input->dtype), finished(gb, input->dtype)};
 }
 
-// activation(conv2d(input, weight, bias)). float32 runs the activation as the GEMM's epilogue (on each
-// tile as it is stored, with the activation op's own kernel: the values are the unfused ops' bit for bit);
-// other dtypes run convolution, then the activation op in place (what the unfused ops compute, too).
+// activation(conv2d(input, weight, bias)). float32 applies the activation while the output is still in
+// cache: as each output row is copied out of the stride-1 GEMM, or as the GEMM stores each tile (its
+// epilogue), with the activation op's own kernel, so the values are the unfused ops' bit for bit; other
+// dtypes run convolution, then the activation op in place (what the unfused ops compute, too).
 Tensor conv2d_bias_act_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
                            const std::string& activation) {

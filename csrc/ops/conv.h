@@ -39,7 +39,7 @@ FL_DECLARE_OP(convolution_backward,
                                                                    const ::fl::IntList&, int64_t, bool, bool, bool))
 // _conv2d_bias_act(input, weight, bias, stride, padding, dilation, groups, activation) =
 // activation(conv2d(input, weight, bias)) as one op, the activation ("none", "relu", "gelu", "gelu_tanh",
-// "silu") fused into the GEMM's stores for float32: what graph mode calls for a convolution followed by
+// "silu") applied as float32 output is stored, in cache: what graph mode calls for a convolution followed by
 // its activation. `input` is batched (N, C, H, W); padding as convolution's. Differentiable (the unfused
 // pair's gradients).
 FL_DECLARE_OP(_conv2d_bias_act,
