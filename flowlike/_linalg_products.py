@@ -15,8 +15,8 @@ from ._tensor import Tensor
 from ._views import broadcast_tensors, unbind
 from . import _autocast
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm",
-           "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot", "cross"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "_addmm_activation", "addmv",
+           "addr", "addbmm", "baddbmm", "einsum", "tensordot", "kron", "chain_matmul", "multi_dot", "cross"]
 
 
 def _check_tensor(op, name, x):
@@ -111,6 +111,14 @@ ger = outer
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
     return write_out(out, _C._addmm(input, mat1, mat2, beta, alpha), "addmm", exact_dtype=True)
+
+
+@_autocast.lower_precision
+def _addmm_activation(input, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
+    """relu(beta * input + alpha * (mat1 @ mat2)), or its gelu (erf form) with use_gelu: addmm with the activation
+    applied as the GEMM stores each tile (float32), the values of addmm then the activation bit for bit. Linear +
+    activation is _addmm_activation(bias, x, weight.t())."""
+    return _C._addmm_activation(input, mat1, mat2, beta, alpha, bool(use_gelu))
 
 
 @_autocast.lower_precision

@@ -173,6 +173,12 @@ DATABASE = [
     OpInfo("einsum", "linalg", lambda m, x, y: m.einsum("bij,bkj->bik", x, y), _pair((2, 3, 4), (2, 5, 4))),
     OpInfo("tensordot", "linalg", lambda m, x, y: m.tensordot(x, y, 2), _pair((3, 4, 5), (4, 5, 2))),
     OpInfo("addmm", "linalg", lambda m, x, y: m.addmm(y[0], x, y, beta=0.5), _pair((3, 4), (4, 4))),
+    # torch has no derivative for _addmm_activation (tests/test_fused_epilogue.py checks flowlike's)
+    OpInfo("_addmm_activation", "linalg", lambda m, x, y: m._addmm_activation(y[0], x, y.mT, beta=0.5, alpha=2),
+           _pair((3, 4), (5, 4)), grad=False,
+           errors=(lambda m: m._addmm_activation(m.ones(3), m.ones(2, 3), m.ones(2, 3)),)),
+    OpInfo("_addmm_activation", "linalg", lambda m, x, y: m._addmm_activation(y[0, :3], x, y, use_gelu=True),
+           _pair((6, 4), (4, 3)), variant="gelu", grad=False),
     OpInfo("linalg.inv", "linalg", lambda m, x: m.linalg.inv(x + 4 * m.eye(4, dtype=x.dtype)), _one((2, 4, 4))),
     OpInfo("linalg.det", "linalg", lambda m, x: m.linalg.det(x), _one((2, 3, 3))),
     OpInfo("linalg.solve", "linalg", lambda m, x, y: m.linalg.solve(x + 4 * m.eye(3, dtype=x.dtype), y),

@@ -68,6 +68,42 @@ def test_products(name, shapes, kw):
     check(name, *[rand(*s) for s in shapes], grad=True, **kw)
 
 
+@pytest.mark.parametrize("use_gelu", [False, True])
+@pytest.mark.parametrize("shapes,kw", [
+    ([(5,), (3, 4), (4, 5)], {}), ([(3, 5), (3, 4), (4, 5)], {"beta": 0.5, "alpha": 2}),
+    ([(3, 1), (3, 4), (4, 5)], {"alpha": -1}), ([(), (70, 33), (33, 45)], {"beta": 0}),
+    ([(5,), (0, 4), (4, 5)], {}), ([(5,), (3, 0), (0, 5)], {}),
+])
+def test_addmm_activation(shapes, kw, use_gelu):
+    # torch._addmm_activation: relu, or erf-gelu on CPU. torch has no derivative for it (flowlike's gradients
+    # are checked against the unfused ops in tests/test_fused_epilogue.py)
+    check("_addmm_activation", *[rand(*s) for s in shapes], use_gelu=use_gelu, **kw)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32])
+@pytest.mark.parametrize("use_gelu", [False, True])
+def test_addmm_activation_dtypes_and_layouts(dtype, use_gelu):
+    tol = {torch.float16: 2e-2, torch.bfloat16: 1e-1}.get(dtype, 1e-6)
+    check("_addmm_activation", rand(5, dtype=dtype), rand(4, 6, dtype=dtype), rand(6, 5, dtype=dtype),
+          use_gelu=use_gelu, rtol=tol, atol=tol)  # integer gelu: both raise
+    a, b = rand(6, 4), rand(5, 6)
+    check("_addmm_activation", rand(5), a.t(), b.t(), use_gelu=use_gelu)  # transposed operands
+    check("_addmm_activation", rand(5), rand(4, 12)[:, ::2], rand(6, 10)[:, ::2], use_gelu=use_gelu)  # strided
+
+
+@pytest.mark.parametrize("shapes,dtypes", [
+    ([(4,), (3, 4), (3, 5)], None), ([(4, 4), (3, 4), (4, 5)], None), ([(5,), (3, 4, 1), (4, 5)], None),
+    ([(5,), (3, 4), (4, 5)], ("float32", "float64", "float32")), ([(5,), (3, 4), (4, 5)], ("float32", "float32", "float64")),
+])
+def test_addmm_activation_errors(shapes, dtypes):
+    ts = [rand(*s) for s in shapes]
+    if dtypes:
+        ts = [t.to(getattr(torch, d)) for t, d in zip(ts, dtypes)]
+    fs = [to_flowlike(t) for t in ts]
+    want = outcome_type(lambda: torch._addmm_activation(*ts))
+    assert want is not None and outcome_type(lambda: fl._addmm_activation(*fs)) is want
+
+
 def test_beta_zero_ignores_nan_input():
     nan = torch.full((3, 5), float("nan"))
     check("addmm", nan, rand(3, 4), rand(4, 5), beta=0)

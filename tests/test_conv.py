@@ -126,12 +126,41 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 1e-4)])  # float32: the packed sgemm path
 @pytest.mark.parametrize("xs,ws,kw", CASES)
-def test_conv_matches_reference(xs, ws, kw):
-    x, w, b = arr(*xs), arr(*ws), arr(ws[0])
+def test_conv_matches_reference(xs, ws, kw, dtype, tol):
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
     fn = getattr(F, f"conv{len(xs) - 2}d")
     got = fn(t(x), t(w), t(b), **kw)
-    np.testing.assert_allclose(got.numpy(), ref_conv(x, w, b, **kw), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got.numpy(), ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), **kw),
+                               rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_float32_stride1_random_geometries(threads):
+    # float32 stride-1 1-d/2-d forwards of wide planes read the padded input rows in place (no im2col): against
+    # float64
+    prev = fl.get_num_threads()
+    fl.set_num_threads(threads)
+    try:
+        for _ in range(25):
+            groups = int(RNG.integers(1, 3))
+            cin, cout = groups * int(RNG.integers(1, 5)), groups * int(RNG.integers(1, 5))
+            k = [int(v) for v in RNG.integers(1, 5, 2)]
+            dil = [int(v) for v in RNG.integers(1, 3, 2)]
+            pad = [int(v) for v in RNG.integers(0, 4, 2)]
+            # wide rows: narrow planes (junk columns over 10% of the work) take the im2col path instead
+            hw = [int(RNG.integers(max(1, (k[0] - 1) * dil[0] + 1 - 2 * pad[0]), 12)), int(RNG.integers(60, 140))]
+            x, w, b = arr(int(RNG.integers(1, 4)), cin, *hw), arr(cout, cin // groups, *k), arr(cout)
+            kw = dict(padding=pad, dilation=dil, groups=groups)
+            got = F.conv2d(t(x.astype(np.float32)), t(w.astype(np.float32)), t(b.astype(np.float32)), **kw)
+            np.testing.assert_allclose(got.numpy(), F.conv2d(t(x), t(w), t(b), **kw).numpy(), rtol=1e-4, atol=1e-4)
+            got = F.conv1d(t(x[:, :, 0].astype(np.float32)), t(w[:, :, 0].astype(np.float32)), None,
+                           padding=pad[1], dilation=dil[1], groups=groups)
+            want = F.conv1d(t(x[:, :, 0]), t(w[:, :, 0]), None, padding=pad[1], dilation=dil[1], groups=groups)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    finally:
+        fl.set_num_threads(prev)
 
 
 def test_conv_float32_and_same_padding():

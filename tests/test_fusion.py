@@ -474,3 +474,46 @@ def test_triton_row_groups_match_the_cpp_kernels(case):
     for got, want in pairs:
         # the sums run in another order in each kernel
         fl.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+# ---- epilogues: a convolution or linear layer and its activation as one op ------------------------------------------
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_conv_and_activation_become_one_call_in_inference(act):
+    conv = nn.Conv2d(3, 8, 3, padding=1)
+    f = {"relu": nn.functional.relu, "gelu": nn.functional.gelu, "silu": nn.functional.silu,
+         "gelu_tanh": lambda t: nn.functional.gelu(t, approximate="tanh")}[act]
+    fn = lambda x: f(conv(x))  # noqa: E731
+    x = fl.randn(2, 3, 9, 9)
+    graph = graph_of(fn)
+    with fl.no_grad():
+        graph(x)
+        got = graph(x)
+        want = fn(x)
+    (group,) = plan_of(graph).fusion.groups
+    assert group.replacement[0] == "_conv2d_bias_act" and group.replacement[1][-1] == act
+    assert np.array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("act, use_gelu", [("relu", False), ("gelu", True)])
+def test_linear_and_activation_become_addmm_activation(act, use_gelu):
+    lin = nn.Linear(20, 30)
+    fn = lambda x: getattr(nn.functional, act)(lin(x))  # noqa: E731
+    x = fl.randn(16, 20)
+    graph = graph_of(fn)
+    with fl.no_grad():
+        graph(x)
+        got = graph(x)
+        want = fn(x)
+    (group,) = plan_of(graph).fusion.groups
+    assert group.replacement[0] == "_addmm_activation" and group.replacement[1][-1] is use_gelu
+    assert np.array_equal(bits(got), bits(want))
+    assert "[epilogue_0]" in repr(graph)
+
+
+def test_no_epilogue_where_backward_reads_the_pre_activation():
+    # a training step keeps relu's input for its backward: the convolution and the relu stay two calls
+    conv = nn.Conv2d(2, 4, 3)
+    graph = graph_of(lambda x: nn.functional.relu(conv(x)).sum().backward())
+    graph(fl.randn(1, 2, 6, 6))
+    assert not any(g.replacement for g in plan_of(graph).fusion.groups)

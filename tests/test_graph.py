@@ -247,8 +247,8 @@ TinyInfer(
   (lin): Linear(in_features=3, out_features=2, bias=True)
   (program): 3 ops, inputs %0=lin.weight, %2=lin.bias, %3=input 0
     %1: float32[3, 2] = transpose(%0, 0, 1)
-    %4: float32[4, 2] = addmm(%2, %3, %1, 1, 1)
-    %5: float32[4, 2] = relu(%4, 0, 0, 0, None)
+    [epilogue_0] %4: float32[4, 2] = addmm(%2, %3, %1, 1, 1)
+    [epilogue_0] %5: float32[4, 2] = relu(%4, 0, 0, 0, None)
 )""")
 
 

@@ -89,6 +89,16 @@ Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor
                       });
 }
 
+// With a gradient to compute: the unfused pair, each op recording its own backward (the activation's
+// gradient, then convolution_backward), so the fused op is as differentiable as they are.
+Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+                                const std::string& activation) {
+  const std::optional<Activation> act = conv2d_bias_act_kind(input, activation);
+  Tensor y = ops::convolution(input, weight, bias, stride, padding, dilation, false, {0, 0}, groups);
+  return act ? activation_op(*act)(y, 0.0, 0.0, 0.0, nullptr) : y;
+}
+
 Tensor im2col_autograd(DispatchKeySet ks, const Tensor& input, const IntList& kernel, const IntList& dilation,
                        const IntList& padding, const IntList& stride) {
   Tensor r = redispatch_no_grad(ops::im2col, ks, input, kernel, dilation, padding, stride);
@@ -108,6 +118,7 @@ Tensor col2im_autograd(DispatchKeySet ks, const Tensor& input, const IntList& ou
 }  // namespace
 
 FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
+FL_REGISTER_KERNEL(_conv2d_bias_act, Autograd, conv2d_bias_act_autograd)
 FL_REGISTER_KERNEL(im2col, Autograd, im2col_autograd)
 FL_REGISTER_KERNEL(col2im, Autograd, col2im_autograd)
 

@@ -1,6 +1,7 @@
 // Autograd kernels of mm, bmm, addmm and baddbmm. Each saves only the operand the other one's
 // gradient needs, and the gradients are themselves products through the dispatcher, so they are
 // differentiable again (double backward).
+#include "../ops/activation.h"
 #include "../ops/matmul.h"
 #include "../ops/views.h"
 #include "autograd.h"
@@ -59,6 +60,12 @@ FL_REGISTER_KERNEL(addmm, Autograd, [](DispatchKeySet ks, const Tensor& self, co
                                        Scalar alpha) {
   Tensor r = redispatch_no_grad(ops::addmm, ks, self, a, b, beta, alpha);
   return record_product("AddmmBackward0", ops::mm, r, self, a, b, beta, alpha);
+})
+// With a gradient to compute: addmm, then the activation, each recording its own backward.
+FL_REGISTER_KERNEL(_addmm_activation, Autograd, [](DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b,
+                                                   Scalar beta, Scalar alpha, bool use_gelu) {
+  return activation_op(use_gelu ? Activation::gelu : Activation::relu)(ops::addmm(self, a, b, beta, alpha), 0.0, 0.0,
+                                                                        0.0, nullptr);
 })
 FL_REGISTER_KERNEL(baddbmm, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& a, const Tensor& b,
                                          Scalar beta, Scalar alpha) {

@@ -130,6 +130,21 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T>
   if (!try_blas(m, n, k, alpha, a, b, beta, c)) portable_gemm(m, n, k, alpha, a, b, beta, c);
 }
 
+void sgemm_epilogue(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
+                    Mat<float> c, const Epilogue& ep) {
+  // gemm<float>'s own order of choices, so that the products are the ones it computes
+  if (m > 1 && n > 1 && k > 0 && alpha != 0.0f && c.cs == 1 && sgemm_packed(m, n, k, alpha, a, b, beta, c, ep)) return;
+  gemm<float>(m, n, k, alpha, a, b, beta, c);
+  if (!ep) return;
+  for (int64_t i = 0; i < m; ++i) {
+    if (c.cs == 1) {
+      ep(c.data + i * c.rs, n);
+      continue;
+    }
+    for (int64_t j = 0; j < n; ++j) ep(c.data + i * c.rs + j * c.cs, 1);
+  }
+}
+
 template <typename T>
 void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, int64_t a_bs, Mat<const T> b,
                   int64_t b_bs, T beta, Mat<T> c, int64_t c_bs) {

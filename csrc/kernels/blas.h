@@ -15,6 +15,16 @@ struct Mat {
   int64_t rs, cs;
 };
 
+// A pointwise function a float32 GEMM applies in place to C as it stores each finished tile, while the
+// tile is still in L1 (a layer's activation after its bias): fn(row, count, ctx) on `count` contiguous
+// elements of one row of C. An empty one (fn null) does nothing.
+struct Epilogue {
+  void (*fn)(float* row, int64_t count, const void* ctx) = nullptr;
+  const void* ctx = nullptr;
+  explicit operator bool() const { return fn != nullptr; }
+  void operator()(float* row, int64_t count) const { fn(row, count, ctx); }
+};
+
 // True when BLAS can read an (rows x cols) matrix with strides (rs, cs) without a copy.
 bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 
@@ -27,6 +37,12 @@ bool blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 // SingleThreaded guard around that region.
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c);
+
+// gemm<float> followed by `ep` on every element of C: the same products and the same kernel choice (so the
+// same values as gemm<float> then ep), with ep applied per tile inside the packed kernel where gemm<float>
+// runs that, and over C afterwards otherwise.
+void sgemm_epilogue(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
+                    Mat<float> c, const Epilogue& ep);
 
 // `batch` independent GEMMs with constant strides between operands (bmm); parallel over the batch
 // when the matrices are small, and over each GEMM otherwise.

@@ -12,7 +12,16 @@ namespace fl::blas {
 // them) and C with unit column stride. With beta == 0, C is not read. Runs on the OpenMP threads
 // unless called from inside a parallel region. Returns false (and does nothing) when the CPU has
 // neither AVX-512 nor AVX2+FMA, C's layout is not supported, or a dimension is 0.
+// `ep`, when set, runs on each tile of C once its last depth block is stored (see Epilogue in blas.h).
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
-                  Mat<float> c);
+                  Mat<float> c, const Epilogue& ep = {});
 
+// The panel width of sgemm_rows (32 with AVX-512, 16 with AVX2), 0 when the packed kernels do not run here.
+int sgemm_rows_width();
+
+// C (m x n) = A (m x k) @ B + beta * C on the calling thread, where row p of B is the n floats at b + boff[p]:
+// B is read in place, never packed (a stride-1 convolution's input rows, shifted per kernel tap). n must be a
+// multiple of sgemm_rows_width(); C has unit column stride. False when the kernels do not run here.
+bool sgemm_rows(int64_t m, int64_t n, int64_t k, Mat<const float> a, const float* b, const int64_t* boff, float beta,
+                Mat<float> c);
 }  // namespace fl::blas

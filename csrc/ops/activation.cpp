@@ -43,8 +43,11 @@ void backward_loop(Activation k, const ElementwiseIter& it, T a, T b, T c, bool 
 }
 
 // Dense float32 tensors (the common case) run these, compiled for AVX-512, AVX2 and the baseline and
-// picked at load time; other layouts and dtypes take the generic element loops above.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void forward_dense_f32(Activation k, float* out,
+// picked at load time; other layouts and dtypes take the generic element loops above. This file is compiled
+// without floating-point contraction (CMakeLists.txt), so the main loop, its shorter-vector remainder and the
+// scalar tail compute alike on every ISA: an element's value does not depend on its position, the fused GEMM
+// epilogues (activation_inplace_f32 on tile rows) match the op bit for bit, and so do the generated kernels.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void forward_dense_f32(Activation k, float* out,
                                                                                       const float* in, int64_t n,
                                                                                       float a, float b, float c) {
   using T = float;
@@ -58,7 +61,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void forward_dense_
     default: break;
   }
 }
-__attribute__((target_clones("avx512f", "avx2", "default"))) void backward_dense_f32(Activation k, float* out,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void backward_dense_f32(Activation k, float* out,
                                                                                        const float* gin,
                                                                                        const float* in, int64_t n,
                                                                                        float a, float b, float c) {
@@ -156,6 +159,18 @@ Tensor backward_kernel(DispatchKeySet, const Tensor& g, const Tensor& x, double 
 }  // namespace
 
 const char* activation_name(Activation k) { return kNames[static_cast<int>(k)]; }
+
+std::optional<Activation> epilogue_activation(const std::string& name, const char* op) {
+  if (name == "none") return std::nullopt;
+  for (Activation k : {Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu})
+    if (name == activation_name(k)) return k;
+  throw ValueError(str_cat(op, ": activation must be one of 'none', 'relu', 'gelu', 'gelu_tanh', 'silu', but got '",
+                           name, "'"));
+}
+
+void activation_inplace_f32(float* x, int64_t n, const void* kind) {
+  forward_dense_f32(*static_cast<const Activation*>(kind), x, x, n, 0.0f, 0.0f, 0.0f);
+}
 
 Activation activation_kind(int64_t index) {
   FL_CHECK(index >= 0 && index < static_cast<int64_t>(Activation::NumActivations), ValueError,

@@ -2,6 +2,9 @@
 // makes two ops per row, named as the row (a recorded program reads `gelu(x, ...)`): `name` runs the forward
 // expression, `name_backward` the gradient.
 #pragma once
+#include <optional>
+#include <string>
+
 #include "../core/dispatch.h"
 #include "activation_math.h"
 
@@ -33,6 +36,14 @@ FL_ACTIVATIONS(FL_X)
 #undef FL_X
 
 namespace fl {
+// The activation of a fused product's epilogue (_conv2d_bias_act, _addmm_activation): "none" (nullopt),
+// "relu", "gelu", "gelu_tanh" or "silu", the parameterless kinds; ValueError naming `op` otherwise.
+std::optional<Activation> epilogue_activation(const std::string& name, const char* op);
+// The activation of kind *static_cast<const Activation*>(kind) in place on n contiguous float32 values
+// with the op's own dense kernel, so a fused product's values are the op's bit for bit: the function
+// of a GEMM Epilogue (blas.h) whose context is the kind.
+void activation_inplace_f32(float* x, int64_t n, const void* kind);
+
 // The ops of an activation kind.
 const ActivationOp& activation_op(Activation k);
 const ActivationBackwardOp& activation_backward_op(Activation k);

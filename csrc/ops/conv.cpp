@@ -210,6 +210,29 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(DispatchKeySet, cons
   return {finished(gx, input->dtype), finished(gw, input->dtype), finished(gb, input->dtype)};
 }
 
+// activation(conv2d(input, weight, bias)). float32 applies the activation while the output is still in
+// cache: as each output row is copied out of the stride-1 GEMM, or as the GEMM stores each tile (its
+// epilogue), with the activation op's own kernel, so the values are the unfused ops' bit for bit; other
+// dtypes run convolution, then the activation op in place (what the unfused ops compute, too).
+Tensor conv2d_bias_act_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                           const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
+                           const std::string& activation) {
+  const std::optional<Activation> act = conv2d_bias_act_kind(input, activation);
+  if (input->dtype != ScalarType::Float32 || !act) {
+    Tensor y = ops::convolution(input, weight, bias, stride, padding, dilation, false, {0, 0}, groups);
+    return act ? activation_op(*act)(y, 0.0, 0.0, 0.0, y) : y;
+  }
+  ConvArgs a = conv_args(input, weight, bias, stride, padding, dilation, false, {}, groups);
+  Tensor x = prepared(input, ScalarType::Float32), w = prepared(weight, ScalarType::Float32),
+         b = prepared(bias, ScalarType::Float32);
+  Tensor y = empty(a.result_sizes, ScalarType::Float32);
+  if (y->numel == 0) return y;
+  const Activation kind = *act;
+  conv::forward<float>(a.g, ptr<float>(x), ptr<float>(w), ptr<float>(b), y->data<float>(),
+                       blas::Epilogue{activation_inplace_f32, &kind});
+  return y;
+}
+
 // ---- im2col / col2im (F.unfold / F.fold): 2-d, batched ----------------------------------------------
 
 std::string pair_str(const IntList& v) { return "(" + joined(v, ", ") + ")"; }
@@ -304,6 +327,14 @@ Tensor col2im_cpu(DispatchKeySet, const Tensor& input, const IntList& output_siz
 }
 
 }  // namespace
+
+std::optional<Activation> conv2d_bias_act_kind(const Tensor& input, const std::string& activation) {
+  const std::optional<Activation> act = epilogue_activation(activation, "_conv2d_bias_act");
+  FL_CHECK(input->dim() == 4, Error, "_conv2d_bias_act: expected a 4-D input (N, C, H, W), but got input of size ",
+           input->sizes);
+  return act;
+}
+
 }  // namespace fl
 
 FL_DEFINE_OP(
@@ -321,6 +352,11 @@ FL_DEFINE_OP(convolution_backward,
                                                                   const ::fl::Tensor&, const ::fl::IntList&,
                                                                   const ::fl::IntList&, const ::fl::IntList&, bool,
                                                                   const ::fl::IntList&, int64_t, bool, bool, bool))
+FL_DEFINE_OP(_conv2d_bias_act,
+             "_conv2d_bias_act(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+             "SymInt[] dilation, SymInt groups, str activation) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
+                          const ::fl::IntList&, const ::fl::IntList&, int64_t, const std::string&))
 FL_DEFINE_OP(im2col,
              "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&,
@@ -333,5 +369,6 @@ FL_DEFINE_OP(col2im,
 
 FL_REGISTER_KERNEL(convolution, CPU, ::fl::convolution_cpu)
 FL_REGISTER_KERNEL(convolution_backward, CPU, ::fl::convolution_backward_cpu)
+FL_REGISTER_KERNEL(_conv2d_bias_act, CPU, ::fl::conv2d_bias_act_cpu)
 FL_REGISTER_KERNEL(im2col, CPU, ::fl::im2col_cpu)
 FL_REGISTER_KERNEL(col2im, CPU, ::fl::col2im_cpu)

@@ -14,11 +14,15 @@
 // than the thread count. Every product is arranged tall-and-skinny (output positions or weight
 // rows as the long dimension, channels as the short one), the orientation OpenBLAS runs fastest:
 // forward computes y^T from channels-last columns, backward-weight accumulates gw^T. Depthwise
-// convolutions (one input channel per group) take direct loops instead of one-row GEMMs.
+// convolutions (one input channel per group) take direct loops instead of one-row GEMMs. The float32
+// forward of a stride-1 1-d/2-d convolution skips im2col: its GEMM reads the zero-padded input rows in
+// place, one row per (channel, kernel tap), over the padded width (see forward_rows).
 #pragma once
+#include <string>
 #include <tuple>
 
 #include "../core/dispatch.h"
+#include "activation.h"
 
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
 // `input` is batched (N, C, *spatial) with 1 to 3 spatial dims; `bias` may be undefined. `padding`
@@ -33,6 +37,18 @@ FL_DECLARE_OP(convolution_backward,
                                                                    const ::fl::Tensor&, const ::fl::IntList&,
                                                                    const ::fl::IntList&, const ::fl::IntList&, bool,
                                                                    const ::fl::IntList&, int64_t, bool, bool, bool))
+// _conv2d_bias_act(input, weight, bias, stride, padding, dilation, groups, activation) =
+// activation(conv2d(input, weight, bias)) as one op, the activation ("none", "relu", "gelu", "gelu_tanh",
+// "silu") applied as float32 output is stored, in cache: what graph mode calls for a convolution followed by
+// its activation. `input` is batched (N, C, H, W); padding as convolution's. Differentiable (the unfused
+// pair's gradients).
+FL_DECLARE_OP(_conv2d_bias_act,
+              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
+                           const ::fl::IntList&, const ::fl::IntList&, int64_t, const std::string&))
+namespace fl {
+// _conv2d_bias_act's own checks (a 4-D input, a known activation): the activation, nullopt for "none".
+std::optional<Activation> conv2d_bias_act_kind(const Tensor& input, const std::string& activation);
+}  // namespace fl
 // im2col(input (N, C, H, W), kernel_size, dilation, padding, stride) -> (N, C*kH*kW, L): F.unfold.
 FL_DECLARE_OP(im2col, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
                                    const ::fl::IntList&, const ::fl::IntList&))

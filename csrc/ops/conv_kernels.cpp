@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "../kernels/blas.h"
+#include "../kernels/sgemm.h"
 
 namespace fl::conv {
 
@@ -87,16 +89,20 @@ T* scratch(Tensor& holder, int64_t n) {
   return holder->data<T>();
 }
 
+// C = A @ B + beta * C, then ep on C (float only).
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs,
-          T beta, T* c, int64_t crs) {
-  blas::gemm<T>(m, n, k, T(1), {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1});
+          T beta, T* c, int64_t crs, const blas::Epilogue& ep = {}) {
+  if constexpr (std::is_same_v<T, float>)
+    blas::sgemm_epilogue(m, n, k, 1.0f, {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1}, ep);
+  else
+    blas::gemm<T>(m, n, k, T(1), {a, ars, acs}, {b, brs, bcs}, beta, {c, crs, 1});
 }
 
 // ---- depthwise: direct loops, parallel over planes -------------------------------------------------
 
 template <typename T>
-void dw_forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
+void dw_forward(const Geom& g, const T* x, const T* w, const T* bias, T* y, const blas::Epilogue& ep) {
   const int64_t L = g.out_plane(), inP = g.in_plane(), taps = g.taps(), cog = g.cout_g(), sw = g.s[2];
 #pragma omp parallel for schedule(static) if (g.N * g.Cout * L * taps > 32768)
   for (int64_t nc = 0; nc < g.N * g.Cout; ++nc) {
@@ -114,6 +120,8 @@ void dw_forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
       else
         for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow * sw];
     });
+    if constexpr (std::is_same_v<T, float>)
+      if (ep) ep(yp, L);  // the plane is still in cache
   }
 }
 
@@ -234,6 +242,80 @@ void col2im_rows(const Geom& g, const T* col, T* x, int64_t r0, int64_t r1, bool
   }
 }
 
+// The float32 forward of a stride-1 2-d (or 1-d) convolution as GEMMs that read B in place (sgemm_rows).
+// A chunk of output rows of one sample is computed over the padded width Wp (its columns ow >= OW are junk),
+// so that the columns of channel c and kernel tap (th, tw) are the padded input's elements from
+// c * plane + th * dh * Wp + tw * dw on: one contiguous row each, with no im2col and no packing of the
+// 9x larger column matrix. The chunk's padded input and output (a few hundred KiB) stay in L2; the bias and
+// `ep` are applied as the valid columns are copied out. False when this path does not apply.
+bool forward_rows(const Geom& g, const float* x, const float* w, const float* bias, float* y,
+                  const blas::Epilogue& ep) {
+  const int64_t NR = blas::sgemm_rows_width();
+  if (!NR || g.s[1] != 1 || g.s[2] != 1 || g.in[0] != 1 || g.out[0] != 1 || g.K() == 0) return false;
+  const int64_t OH = g.out[1], OW = g.out[2], H = g.in[1], W = g.in[2], kh = g.k[1], kw = g.k[2];
+  const int64_t Wp = OW + g.d[2] * (kw - 1), halo = g.d[1] * (kh - 1), L = g.out_plane(), K = g.K();
+  const int64_t cig = g.cin_g(), cog = g.cout_g(), N = std::max<int64_t>(g.N, 1);
+  // Output rows per chunk: at most about 1024 columns, and few enough that every thread gets work; among
+  // those, the count that computes the fewest columns in all (chunks x columns rounded up to whole panels).
+  const int64_t per_sample = (thread_slots(INT64_MAX) + N - 1) / N;
+  const int64_t most = std::clamp<int64_t>(std::min(1024 / Wp, (OH + per_sample - 1) / per_sample), 1, OH);
+  int64_t CR = most, best = INT64_MAX;
+  for (int64_t cr = most; cr >= std::max<int64_t>(1, most / 4); --cr) {
+    const int64_t work = (OH + cr - 1) / cr * ((cr * Wp + NR - 1) / NR * NR);
+    if (work < best) best = work, CR = cr;
+  }
+  // Narrow planes waste too much on the junk columns and whole panels (14 x 14 split for two threads: 31%
+  // more columns, and slower than im2col): those keep the packed path.
+  if (best * 10 > OH * OW * 11) return false;
+  const int64_t chunks = (OH + CR - 1) / CR, rows_p = CR + halo, plane = rows_p * Wp;
+  const int64_t Q = (CR * Wp + NR - 1) / NR * NR;  // the GEMM's columns: whole panels
+  // the last panels read up to Q - CR * Wp + dw * (kw - 1) elements past the padded channels: zeros
+  const int64_t xsize = g.Cin * plane + Q - CR * Wp + g.d[2] * (kw - 1), csize = g.Cout * Q;
+  std::vector<int64_t> boff(K);
+  for (int64_t c = 0, p = 0; c < cig; ++c)
+    for (int64_t th = 0; th < kh; ++th)
+      for (int64_t tw = 0; tw < kw; ++tw) boff[p++] = c * plane + th * g.d[1] * Wp + tw * g.d[2];
+  const int slots = thread_slots(g.N * chunks);
+  Tensor hold;
+  float* buf = scratch<float>(hold, slots * (xsize + csize));
+  parallel_items(g.N * chunks, slots, [&](int64_t item, int slot) {
+    const int64_t n = item / chunks, r0 = (item % chunks) * CR, nr = std::min(CR, OH - r0);
+    float* xp = buf + slot * (xsize + csize);
+    float* cext = xp + xsize;
+    // padded row i of channel c: input row r0 + i - ph, input column j - pw at column j (zeros outside)
+    const int64_t lo = std::min(g.p[2], Wp), hi = std::clamp<int64_t>(g.p[2] + W, lo, Wp);
+    for (int64_t c = 0; c < g.Cin; ++c)
+      for (int64_t i = 0; i < rows_p; ++i) {
+        float* dst = xp + c * plane + i * Wp;
+        const int64_t ih = r0 + i - g.p[1];
+        if (i >= nr + halo || ih < 0 || ih >= H) {
+          std::fill(dst, dst + Wp, 0.0f);
+          continue;
+        }
+        std::fill(dst, dst + lo, 0.0f);
+        std::memcpy(dst + lo, x + ((n * g.Cin + c) * H + ih) * W + (lo - g.p[2]), sizeof(float) * (hi - lo));
+        std::fill(dst + hi, dst + Wp, 0.0f);
+      }
+    std::fill(xp + g.Cin * plane, xp + xsize, 0.0f);
+    for (int64_t grp = 0; grp < g.G; ++grp)
+      blas::sgemm_rows(cog, Q, K, {w + grp * cog * K, K, 1}, xp + grp * cig * plane, boff.data(), 0.0f,
+                       {cext + grp * cog * Q, Q, 1});
+    for (int64_t co = 0; co < g.Cout; ++co)
+      for (int64_t r = 0; r < nr; ++r) {
+        float* dst = y + (n * g.Cout + co) * L + (r0 + r) * OW;
+        const float* src = cext + co * Q + r * Wp;
+        if (bias) {
+          const float b = bias[co];
+          for (int64_t ow = 0; ow < OW; ++ow) dst[ow] = src[ow] + b;
+        } else {
+          std::memcpy(dst, src, sizeof(float) * OW);
+        }
+        if (ep) ep(dst, OW);  // the row is still in L1
+      }
+  });
+  return true;
+}
+
 }  // namespace
 
 template <typename T>
@@ -252,8 +334,10 @@ void col2im(const Geom& g, const T* col, T* x, bool par) {
 // = the output plane) on top of the bias. The packed GEMM reads the columns row by row, so no
 // transposition is needed anywhere. Parallel over (sample, chunk) items.
 template <typename T>
-void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
-  if (g.depthwise()) return dw_forward(g, x, w, bias, y);
+void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y, const blas::Epilogue& ep) {
+  if (g.depthwise()) return dw_forward(g, x, w, bias, y, ep);
+  if constexpr (std::is_same_v<T, float>)
+    if (!g.pointwise() && forward_rows(g, x, w, bias, y, ep)) return;
   const int64_t L = g.out_plane(), K = g.K(), cog = g.cout_g(), inP = g.in_plane();
   const int64_t OW = g.out[2], rows = g.out[0] * g.out[1], CR = chunk_rows(g, sizeof(T));
   const int64_t chunks = (rows + CR - 1) / CR;
@@ -271,7 +355,7 @@ void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y) {
     T* yn = y + n * g.Cout * L + r0 * OW;
     for (int64_t co = 0; co < g.Cout; ++co) std::fill(yn + co * L, yn + co * L + np, bias ? bias[co] : T(0));
     for (int64_t grp = 0; grp < g.G; ++grp)
-      gemm<T>(cog, np, K, w + grp * cog * K, K, 1, col + grp * K * ld, ld, 1, T(1), yn + grp * cog * L, L);
+      gemm<T>(cog, np, K, w + grp * cog * K, K, 1, col + grp * K * ld, ld, 1, T(1), yn + grp * cog * L, L, ep);
   });
 }
 
@@ -353,11 +437,11 @@ void backward_weight(const Geom& g, const T* gy, const T* x, T* gw) {
   for (int64_t grp = 0; grp < g.G; ++grp) transpose(partial + grp * K * cog, K, cog, gw + grp * cog * K);
 }
 
-#define FL_CONV_INSTANTIATE(T)                                             \
-  template void im2col<T>(const Geom&, const T*, T*, bool);                \
-  template void col2im<T>(const Geom&, const T*, T*, bool);                \
-  template void forward<T>(const Geom&, const T*, const T*, const T*, T*); \
-  template void backward_data<T>(const Geom&, const T*, const T*, T*);     \
+#define FL_CONV_INSTANTIATE(T)                                                                    \
+  template void im2col<T>(const Geom&, const T*, T*, bool);                                       \
+  template void col2im<T>(const Geom&, const T*, T*, bool);                                       \
+  template void forward<T>(const Geom&, const T*, const T*, const T*, T*, const blas::Epilogue&); \
+  template void backward_data<T>(const Geom&, const T*, const T*, T*);                            \
   template void backward_weight<T>(const Geom&, const T*, const T*, T*);
 FL_CONV_INSTANTIATE(float)
 FL_CONV_INSTANTIATE(double)

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "../core/tensor.h"
+#include "../kernels/blas.h"
 
 namespace fl::conv {
 
@@ -52,9 +53,10 @@ void im2col(const Geom& g, const T* x, T* col, bool par);
 template <typename T>
 void col2im(const Geom& g, const T* col, T* x, bool par);
 
-// y = conv(x, w) + bias (bias may be null).
+// y = conv(x, w) + bias (bias may be null), then `ep` (float only; empty for double) on every element of y,
+// run on each tile as the GEMM stores it.
 template <typename T>
-void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y);
+void forward(const Geom& g, const T* x, const T* w, const T* bias, T* y, const blas::Epilogue& ep = {});
 // gx = the input gradient for output gradient gy.
 template <typename T>
 void backward_data(const Geom& g, const T* gy, const T* w, T* gx);

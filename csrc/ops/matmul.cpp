@@ -1,7 +1,11 @@
 // mm, bmm, addmm, baddbmm (one GEMM driver for all four) and the matmul composite.
 #include "matmul.h"
 
+#include <type_traits>
+
 #include "../kernels/blas.h"
+#include "activation.h"
+#include "pointwise.h"
 #include "views.h"
 
 namespace fl {
@@ -19,9 +23,11 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
   FL_CHECK(a->dtype != ScalarType::Bool, NotImplementedError, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
-// out[i] = beta * out[i] + alpha * a[i] @ b[i] over 3-D operands (batch, rows, cols). `out` is a
-// fresh contiguous tensor; when beta != 0 it already holds the addend.
-void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha, Scalar beta) {
+// out[i] = beta * out[i] + alpha * a[i] @ b[i] over 3-D operands (batch, rows, cols), then `ep` (float32
+// only, batch 1) on every element of out. `out` is a fresh contiguous tensor; when beta != 0 it already
+// holds the addend.
+void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha, Scalar beta,
+               const blas::Epilogue& ep = {}) {
   const int64_t batch = a->sizes[0], m = a->sizes[1], k = a->sizes[2], n = b->sizes[2];
   if (out->numel == 0) return;
   const ScalarType dt = out->dtype;
@@ -36,8 +42,11 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
     blas::Mat<const T> am{a->data<const T>(), a->strides[1], a->strides[2]};
     blas::Mat<const T> bm{b->data<const T>(), b->strides[1], b->strides[2]};
     blas::Mat<T> cm{out->data<T>(), out->strides[1], out->strides[2]};
-    blas::gemm_batched<T>(batch, m, n, k, alpha.to<T>(), am, a->strides[0], bm, b->strides[0],
-                          beta.to_double() == 0 ? T(0) : beta.to<T>(), cm, out->strides[0]);
+    const T beta_t = beta.to_double() == 0 ? T(0) : beta.to<T>();
+    if constexpr (std::is_same_v<T, float>)
+      if (ep) return blas::sgemm_epilogue(m, n, k, alpha.to<T>(), am, bm, beta_t, cm, ep);
+    blas::gemm_batched<T>(batch, m, n, k, alpha.to<T>(), am, a->strides[0], bm, b->strides[0], beta_t, cm,
+                          out->strides[0]);
   };
   switch (dt) {
     case ScalarType::Float32: run(float()); break;
@@ -88,6 +97,11 @@ FL_DEFINE_OP(mm, "mm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::
 FL_DEFINE_OP(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
 FL_DEFINE_OP(addmm, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
+FL_DEFINE_OP(_addmm_activation,
+             "_addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
+             "bool use_gelu=False) -> Tensor",
+             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar,
+                          bool))
 FL_DEFINE_OP(baddbmm, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
 
@@ -111,6 +125,22 @@ Tensor addmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tens
   Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
   gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
   return out;
+}
+// relu or gelu (use_gelu; erf-based, as PyTorch's CPU kernel) of addmm. float32 runs the activation as the
+// GEMM's epilogue, with the activation op's own kernel: the values are addmm's then the activation's bit for
+// bit. Other dtypes run addmm, then the activation op (relu of integers: max(x, 0)).
+Tensor addmm_activation_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta,
+                            Scalar alpha, bool use_gelu) {
+  check_mm("addmm", a, b);
+  Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
+  const Activation kind = use_gelu ? Activation::gelu : Activation::relu;
+  if (out->dtype == ScalarType::Float32) {
+    gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta, blas::Epilogue{activation_inplace_f32, &kind});
+    return out;
+  }
+  gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
+  if (is_floating(out->dtype) || use_gelu) return activation_op(kind)(out, 0.0, 0.0, 0.0, out);
+  return ops::maximum(out, scalar_tensor(Scalar(int64_t(0)), out->dtype), Scalar(int64_t(1)), out);
 }
 Tensor baddbmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_bmm("baddbmm", a, b);
@@ -174,4 +204,5 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 FL_REGISTER_KERNEL(mm, CPU, ::fl::mm_cpu)
 FL_REGISTER_KERNEL(bmm, CPU, ::fl::bmm_cpu)
 FL_REGISTER_KERNEL(addmm, CPU, ::fl::addmm_cpu)
+FL_REGISTER_KERNEL(_addmm_activation, CPU, ::fl::addmm_activation_cpu)
 FL_REGISTER_KERNEL(baddbmm, CPU, ::fl::baddbmm_cpu)

@@ -19,6 +19,11 @@ void bind(py::module_& m, TensorClass&) {
   m.def("_addmm", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha) {
     return ops::addmm(s, a, b, number(beta, "addmm", "beta"), number(alpha, "addmm", "alpha"));
   });
+  m.def("_addmm_activation", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha,
+                                bool use_gelu) {
+    return ops::_addmm_activation(s, a, b, number(beta, "_addmm_activation", "beta"),
+                                  number(alpha, "_addmm_activation", "alpha"), use_gelu);
+  });
   m.def("_baddbmm", [](const Tensor& s, const Tensor& a, const Tensor& b, py::handle beta, py::handle alpha) {
     return ops::baddbmm(s, a, b, number(beta, "baddbmm", "beta"), number(alpha, "baddbmm", "alpha"));
   });
