@@ -1,0 +1,587 @@
+"""flowlike.compile (torch.compile under mock_torch): graph mode behind torch's contract.
+
+A compiled function or module captures its first call per guard key (argument structure and non-tensor values,
+tensor shapes, dtypes and requires_grad, grad mode, the train/eval flags and plain attribute values of the
+modules it runs, the Python numbers and strings it reads from its globals and closure) with the dispatcher's
+tracer (flowlike.graph.capture), and later calls with that key run the captured program in C++.
+
+Training: when the call's outputs need gradients, the program holds the forward only; the outputs get one
+autograd node (CompiledFunctionBackward). At the first backward through it the ops the autograd engine issues for
+the captured region are captured as a second program; later backwards run that program with the forward's values
+it reads (the saved activations: exactly the forward values the backward program takes as inputs, so the forward
+run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
+loss.backward() and opt.step() outside the compiled call work as with eager modules.
+
+Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
+bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
+back and the call runs eagerly; a module's call runs its own forward eagerly and captures each child module as a
+piece of its own (which may break in turn). explain() lists the breaks with reason and source line; with
+fullgraph=True the first break raises Unsupported naming the line.
+"""
+import logging
+import warnings
+import weakref
+from collections import OrderedDict
+
+from .. import _C, _random
+from ..autograd.function import Function
+from ..nn.modules import module as _module
+from ..nn.modules.module import Module
+from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
+
+__all__ = ["compile", "CompiledCode", "OptimizedModule", "Unsupported", "is_compiling", "reset", "disable", "explain"]
+
+_log = logging.getLogger("flowlike.compile")
+_SIMPLE = (bool, int, float, str, type(None))
+_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "flowlike")
+_warned = set()
+_capturing = 0  # depth of the compiled calls now being captured
+_all = weakref.WeakSet()  # every CompiledCode, for reset()
+
+
+class Unsupported(RuntimeError):
+    """A graph break under fullgraph=True (torch._dynamo.exc.Unsupported)."""
+
+
+def is_compiling():
+    """True while flowlike.compile captures a call (torch.compiler.is_compiling)."""
+    return _capturing > 0
+
+
+def _config():
+    from .._dynamo import config
+    return config
+
+
+def _warn_once(key, message):
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+
+class _Break(Exception):
+    """A capture that cannot become a program: its reason and the user's source line."""
+
+    def __init__(self, reason, where):
+        super().__init__(f"{where}: {reason}")
+        self.reason, self.where = reason, where
+
+
+def _read_values(fn):
+    """The Python values of plain type a function reads from its globals and closure (a guard: a change means a
+    new capture, as torch's guards on globals)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return lambda: ()
+    glob = fn.__globals__
+    names = [n for n in code.co_names if n in glob and isinstance(glob[n], _SIMPLE)]
+    cells = [c for c in (fn.__closure__ or ()) if isinstance(_cell(c), _SIMPLE)]
+    return lambda: (tuple(glob.get(n) for n in names), tuple(_cell(c) for c in cells))
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def _modules_of(fn, module):
+    """The modules whose train/eval flag and plain attributes guard a compiled call: the compiled module's, or
+    those a function holds (bound self, closure, the globals it names)."""
+    if module is not None:
+        return [module]
+    found = []
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, Module):
+        found.append(owner)
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        found += [_cell(c) for c in (fn.__closure__ or ()) if isinstance(_cell(c), Module)]
+        found += [fn.__globals__[n] for n in code.co_names if isinstance(fn.__globals__.get(n), Module)]
+    return found
+
+
+class _Plan:
+    """A captured forward program and how to feed it; for a training plan also its backward program (captured at
+    the first backward) and what that program reads."""
+
+    def __init__(self, program, srcs, out_spec, out_ids):
+        self.program = program
+        self.sources = srcs         # per program input: ("arg", i) | ("fixed", tensor)
+        self.out_spec = out_spec
+        self.out_ids = out_ids      # per output tensor: ("value", id) | ("input", k) | ("fixed", tensor)
+        self.wanted = sorted({w for k, w in out_ids if k == "value"})
+        self.diff_inputs = []       # the forward inputs that require grad (positions), a training plan's
+        self.diff_outputs = []      # the outputs that carry gradients (positions in out_ids)
+        self.backward = None        # the backward program once captured
+        self.capture_call = None    # a weak reference to the capturing call's backward state, until then
+
+    def run(self, tensors):
+        """Runs the forward; returns (its inputs, value id -> tensor of the values it handed back)."""
+        inputs = [tensors[what] if kind == "arg" else what for kind, what in self.sources]
+        return inputs, dict(zip(self.wanted, self.program.run(inputs, self.wanted)))
+
+
+class CompiledFunction(Function):
+    """The autograd node of a compiled call's outputs: its backward runs the captured backward program."""
+
+    @staticmethod
+    def forward(ctx, state, *diff_inputs):
+        ctx.state = state
+        return tuple(state.outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.state.backward(grads))
+
+
+class _CaptureCall:
+    """Backward of the call that captured a training plan: the eager autograd graph the capture built is run under
+    the tracer, which records the backward program the later calls run."""
+
+    def __init__(self, code, plan, eager_outputs, leaves):
+        self.code, self.plan, self.eager_outputs, self.leaves = code, plan, eager_outputs, leaves
+        self.outputs = [t.detach() for t in eager_outputs]  # what the node hands out
+
+    def backward(self, grads):
+        plan = self.plan
+        if plan.backward is not None:  # another call of this plan captured it meanwhile
+            return _grad_of(self.eager_outputs, self.leaves, grads)
+        trace_begin(forbid_host_reads=True)
+        try:
+            result = _grad_of(self.eager_outputs, self.leaves, grads)
+        finally:
+            program = trace_end()
+        if program.holes:
+            self.code._note_break(_Break(f"the backward uses a tensor made outside the dispatcher "
+                                         f"({program.holes[0]})", "backward"))
+            plan.capture_call = None  # the next call captures again
+            return result
+        fwd = plan.program
+        # what the backward reads, by the forward's value ids (a Python id would not do: the capture's tensors
+        # have no Python object of their own)
+        f_inputs = {vid: k for k, vid in enumerate(fwd.input_ids)}
+        grad_of = {id(g): k for k, g in enumerate(grads) if g is not None}
+        b_inputs, srcs, saved = program.inputs, [], set()
+        for t in b_inputs:
+            vid = -1 if id(t) in grad_of else _C._program_value_of(fwd, t)  # a value or the engine's alias of one
+            if id(t) in grad_of:
+                srcs.append(("grad", grad_of[id(t)]))
+            elif vid in f_inputs:
+                srcs.append(("finput", f_inputs[vid]))
+            elif vid >= 0:
+                srcs.append(("saved", vid))
+                saved.add(vid)
+            else:
+                srcs.append(("fixed", t))
+        plan.backward_sources = srcs
+        locate = locator(program)
+        plan.grad_ids = [None if g is None else locate(g) for g in result]
+        plan.backward_wanted = sorted({w for where in plan.grad_ids if where is not None
+                                       for k, w in [where] if k == "value"})
+        plan.wanted = sorted(set(plan.wanted) | saved)  # the forward now keeps what the backward reads
+        plan.backward = program
+        plan.capture_call = None
+        fwd.release_capture_state()
+        program.release_capture_state()
+        _log.debug("%s: captured the backward (%d ops, %d forward values saved for it)", self.code.name,
+                   len(program), len(saved))
+        return result
+
+
+def _grad_of(outputs, leaves, grads):
+    # retain_graph: a user's retain_graph=True backward may come again; the graph dies with the node anyway
+    from ..autograd import grad
+    return grad(outputs, leaves, list(grads), retain_graph=True, allow_unused=True)
+
+
+class _ReplayCall:
+    """Backward of a replayed call: the backward program run on the values the forward handed back."""
+
+    def __init__(self, plan, inputs, got, outputs):
+        self.plan, self.inputs, self.got, self.outputs = plan, inputs, got, outputs  # outputs: what the node hands out
+
+    def backward(self, grads):
+        plan = self.plan
+        binputs = []
+        for kind, what in plan.backward_sources:
+            if kind == "grad":
+                binputs.append(grads[what])
+            elif kind == "finput":
+                binputs.append(self.inputs[what])
+            elif kind == "saved":
+                binputs.append(self.got[what])
+            else:
+                binputs.append(what)
+        got = dict(zip(plan.backward_wanted, plan.backward.run(binputs, plan.backward_wanted)))
+        return [None if where is None else resolve(where, got, binputs) for where in plan.grad_ids]
+
+
+class _Pieces:
+    """A module call that broke: its forward runs eagerly and each child module runs compiled on its own."""
+
+    def __init__(self, code):
+        self.code = code
+
+    def __call__(self, args, kwargs):
+        children = self.code.pieces()
+        before = [child.__dict__.get("forward") for child, _ in children]  # a Module.compile'd child's
+        for child, piece in children:
+            child.__dict__["forward"] = piece
+        try:
+            return self.code.fn(*args, **kwargs)
+        finally:
+            for (child, _), old in zip(children, before):
+                if old is None:
+                    del child.__dict__["forward"]
+                else:
+                    child.__dict__["forward"] = old
+
+
+class CompiledCode:
+    """The compiled form of one function or module call: its guard keys and what runs for each (a plan, the
+    pieces of a module call that broke, or eager code); callable as the function."""
+
+    def __init__(self, fn, module=None, *, fullgraph=False, dynamic=None, name=None):
+        self.fn, self.module = fn, module
+        self.fullgraph, self.dynamic = fullgraph, dynamic
+        self.name = name or getattr(fn, "__qualname__", type(fn).__name__)
+        self.entries = OrderedDict()  # guard key -> _Plan | _Pieces | None (eager)
+        self.captures = 0             # forward programs captured (a counter tests read)
+        self.breaks = []              # the graph breaks met: _Break
+        self._read = _read_values(getattr(fn, "__func__", fn))
+        self._guarded = None          # (structure version, modules, parameters)
+        self._pieces = None
+        self._limit_hit = False
+        _all.add(self)
+
+    # ---- guards -----------------------------------------------------------------------------------------------
+    def _modules(self):
+        version = _module.structure_version()
+        if self._guarded is None or self._guarded[0] != version:
+            mods = [m for root in _modules_of(self.fn, self.module) for m in root.modules()]
+            self._guarded = (version, mods, [p for m in mods for p in m._parameters.values() if p is not None])
+        return self._guarded
+
+    def _key(self, spec, tensors):
+        version, mods, params = self._modules()
+        return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
+                tuple((m.training, tuple(v for k, v in m.__dict__.items() if type(v) in _SIMPLE)) for m in mods),
+                tuple(p.requires_grad for p in params), self._read(), version)
+
+    def _why(self, key):
+        names = ("argument structure or values", "tensor shapes/dtypes/requires_grad", "grad mode",
+                 "train/eval flags or module attributes", "parameters' requires_grad", "globals or closure values read",
+                 "the modules' parameters or buffers")
+        last = next(reversed(self.entries))
+        return ", ".join(n for n, a, b in zip(names, key, last) if a != b) or "guard"
+
+    # ---- calling ----------------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        config = _config()
+        if tracing() or config.disable:
+            return self.fn(*args, **kwargs)  # inside a capture (ours or nn.Graph's) the call is part of its program
+        tensors = []
+        try:
+            spec = flatten((args, kwargs), tensors, who="torch.compile")
+        except TypeError as e:
+            return self._eager(_Break(str(e), self.name), args, kwargs)
+        key = self._key(spec, tensors)
+        entry = self.entries.get(key, False)
+        if entry is not False:
+            if isinstance(entry, _Plan) and entry.backward is None and entry.diff_outputs:
+                if entry.capture_call is not None and entry.capture_call() is not None:
+                    return self.fn(*args, **kwargs)  # the backward program comes with the capturing call's backward
+                del self.entries[key]  # that call's outputs died without a backward: capture again
+            else:
+                self.entries.move_to_end(key)
+                return self._run(entry, args, kwargs, tensors)
+        if len(self.entries) >= config.recompile_limit:
+            if not self._limit_hit:
+                self._limit_hit = True
+                warnings.warn(f"torch._dynamo hit config.recompile_limit ({config.recompile_limit})\n"
+                              f"   function: '{self.name}'\n   last reason: {self._why(key)}\n"
+                              "To log all recompilation reasons, use TORCH_LOGS=\"recompiles\".", UserWarning,
+                              stacklevel=2)
+            return self.fn(*args, **kwargs)
+        if self.entries:
+            _log.debug("%s: recompiling (%d cached): guard failed: %s", self.name, len(self.entries), self._why(key))
+        return self._capture(key, args, kwargs, tensors)
+
+    def _run(self, entry, args, kwargs, tensors):
+        if entry is None:
+            return self.fn(*args, **kwargs)
+        if isinstance(entry, _Pieces):
+            return entry(args, kwargs)
+        inputs, got = entry.run(tensors)
+        outs = [resolve(w, got, inputs) for w in entry.out_ids]
+        if entry.diff_outputs:
+            _attach(_ReplayCall(entry, inputs, got, [outs[i] for i in entry.diff_outputs]), entry,
+                    [inputs[k] for k in entry.diff_inputs], outs)
+        return unflatten(entry.out_spec, outs)
+
+    def _eager(self, brk, args, kwargs):
+        self._note_break(brk)
+        return self.fn(*args, **kwargs)
+
+    def _note_break(self, brk):
+        self.breaks.append(brk)
+        _log.debug("%s: graph break at %s: %s", self.name, brk.where, brk.reason)
+        if self.fullgraph:
+            raise Unsupported(f"torch.compile(fullgraph=True): graph break in {self.name} at {brk.where}: "
+                              f"{brk.reason}") from None
+
+    # ---- capturing --------------------------------------------------------------------------------------------
+    def _capture(self, key, args, kwargs, tensors):
+        global _capturing
+        # tensors that need gradients enter as detached leaves, so the capture's backward stops at them
+        leaves = [t.detach().requires_grad_() if t.requires_grad else t for t in tensors]
+        call_args, call_kwargs = args, kwargs
+        if any(a is not b for a, b in zip(leaves, tensors)):
+            call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile"), leaves)
+        rng = _random.get_rng_state()
+        _capturing += 1
+        try:
+            trace_begin(forbid_host_reads=True)
+        except RuntimeError:  # a capture this module does not know of (a bare _C._trace_begin): be part of it
+            _capturing -= 1
+            return self.fn(*args, **kwargs)
+        try:
+            result = self.fn(*call_args, **call_kwargs)
+        except Exception as e:
+            program = trace_end()
+            _capturing -= 1
+            if isinstance(e, _DisabledCall):
+                reason = f"call to {e.name}, which torch.compiler.disable keeps out of graphs"
+            elif isinstance(e, RuntimeError) and "reads a tensor's value on the host" in str(e):
+                reason = str(e).split(" while ")[0]
+            else:
+                raise
+            return self._broke(key, _Break(reason, user_frame(e.__traceback__, self.name)), program, rng, args,
+                               kwargs)
+        program = trace_end()
+        _capturing -= 1
+        if program.holes:
+            return self._broke(key, _Break(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
+                               program, None, args, kwargs, rerun=False, result=result)
+        self.captures += 1
+        out_tensors = []
+        try:
+            out_spec = flatten(result, out_tensors, "the result", who="torch.compile")
+        except TypeError as e:
+            self.entries[key] = None
+            self._note_break(_Break(str(e), self.name))
+            return result
+        known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
+        locate = locator(program)
+        plan = _Plan(program, sources(program, known), out_spec, [locate(t) for t in out_tensors])
+        plan.diff_outputs = [i for i, t in enumerate(out_tensors) if t.requires_grad and t.grad_fn is not None]
+        plan.diff_inputs = [k for k, t in enumerate(program.inputs) if t.requires_grad]
+        _log.debug("%s: captured %d ops (%d inputs, %s)", self.name, len(program), len(program.inputs),
+                   "forward of a training step" if plan.diff_outputs else "no gradients")
+        self.entries[key] = plan
+        if not plan.diff_outputs:
+            program.release_capture_state()
+            return unflatten(out_spec, [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)])
+        # the backward program is captured from this call's backward, through the autograd graph the capture built
+        state = _CaptureCall(self, plan, [out_tensors[i] for i in plan.diff_outputs],
+                             [program.inputs[k] for k in plan.diff_inputs])
+        plan.capture_call = weakref.ref(state)
+        outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
+        _attach(state, plan, [tensors[w] if k == "arg" else w for k, w in (plan.sources[i] for i in plan.diff_inputs)],
+                outs)
+        return unflatten(out_spec, outs)
+
+    def _broke(self, key, brk, program, rng, args, kwargs, rerun=True, result=None):
+        """A capture that cannot be a program: puts back what it changed, then runs the call eagerly (a module's
+        as pieces); returns its result."""
+        self._note_break(brk)
+        if rerun:
+            _restore(program, rng)
+        entry = _Pieces(self) if self.module is not None and self.pieces() else None
+        self.entries[key] = entry
+        if not rerun:
+            return result
+        return entry(args, kwargs) if entry is not None else self.fn(*args, **kwargs)
+
+    def pieces(self):
+        """(child, its compiled forward) for each direct child of a compiled module."""
+        if self._pieces is None:
+            self._pieces = [(child, CompiledCode(type(child).forward.__get__(child), child, fullgraph=False,
+                                                 dynamic=self.dynamic, name=f"{self.name}.{name}"))
+                            for name, child in self.module.named_children()]
+        return self._pieces
+
+    def all_breaks(self):
+        """The breaks met by this code and its pieces."""
+        return self.breaks + [b for _, piece in (self._pieces or ()) for b in piece.all_breaks()]
+
+    def all_captures(self):
+        return self.captures + sum(piece.all_captures() for _, piece in (self._pieces or ()))
+
+    def reset(self):
+        self.entries.clear()
+        self.breaks.clear()
+        self._pieces = None
+        self._limit_hit = False
+
+
+def _attach(state, plan, diff_inputs, outs):
+    """Gives the differentiable outputs (state.outputs, at plan.diff_outputs in outs) one CompiledFunctionBackward
+    node over the inputs that need gradients."""
+    made = CompiledFunction.apply(state, *diff_inputs)
+    for i, t in zip(plan.diff_outputs, made):
+        outs[i] = t
+
+
+def _restore(program, rng):
+    """Puts back the tensors an abandoned capture changed in place (buffers such as running statistics) and the
+    random generator's state, so that the eager rerun sees what the capture saw."""
+    from .. import no_grad, equal
+    with no_grad():
+        for t, before in zip(program.inputs, program.input_values):
+            if not equal(t, before):
+                t.copy_(before)
+    if rng is not None:
+        _random.set_rng_state(rng)
+
+
+class OptimizedModule(Module):
+    """A compiled module (torch._dynamo.eval_frame.OptimizedModule): behaves as the module it wraps, which it holds
+    as `_orig_mod` (so its state_dict keys start with `_orig_mod.`, as torch's); calls run compiled."""
+
+    def __init__(self, mod, code):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__["_compiled"] = code
+        self.training = mod.training
+
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    def __repr__(self):
+        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)".replace("\n  (_orig_mod)", "\n  (_orig_mod)")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: a function or module whose calls run as captured programs (see this module's docstring).
+    Usable as a decorator with or without arguments. A module comes back as an OptimizedModule wrapping it.
+    backend, mode and options are accepted; flowlike has one backend (an unknown name is warned about once)."""
+    if model is None:
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                  options=options, disable=disable)
+    if not callable(model):
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    _check_options(backend, mode, options)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, CompiledCode(model.__call__, model, fullgraph=fullgraph, dynamic=dynamic,
+                                                   name=type(model).__name__))
+    code = CompiledCode(model, None, fullgraph=fullgraph, dynamic=dynamic)
+    wrapper = _wraps(model, code)
+    return wrapper
+
+
+def compile_forward(module, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+                    disable=False):
+    """Module.compile: the module's forward runs compiled from now on (the module itself stays what it is)."""
+    _check_options(backend, mode, options)
+    if not disable:
+        module.__dict__["forward"] = CompiledCode(type(module).forward.__get__(module), module, fullgraph=fullgraph,
+                                                  dynamic=dynamic, name=type(module).__name__)
+
+
+def _check_options(backend, mode, options):
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if not isinstance(backend, str) or backend not in _BACKENDS:
+        name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
+        _warn_once(("backend", name), f"torch.compile: backend {name!r} is not available in flowlike; the call "
+                                      "is compiled by flowlike's graph mode")
+
+
+def _wraps(fn, code):
+    import functools
+
+    @functools.wraps(fn)
+    def compiled(*args, **kwargs):
+        return code(*args, **kwargs)
+    compiled._torchdynamo_orig_callable = fn
+    compiled._compiled_code = code
+    return compiled
+
+
+class _DisabledCall(Exception):
+    """Raised by a torch.compiler.disable'd function called while a compiled call is captured: a graph break."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """torch.compiler.disable: fn always runs as Python, eagerly; compiled code that calls it breaks its graph
+    there (a decorator, with or without arguments)."""
+    if fn is None:
+        return lambda f: disable(f, recursive, reason=reason)
+    import functools
+
+    @functools.wraps(fn)
+    def eager_only(*args, **kwargs):
+        if _capturing:
+            raise _DisabledCall(getattr(fn, "__qualname__", repr(fn)))
+        return fn(*args, **kwargs)
+    eager_only._torchdynamo_disable = True
+    return eager_only
+
+
+def reset():
+    """torch.compiler.reset / torch._dynamo.reset: forgets every captured program (calls capture again)."""
+    for code in list(_all):
+        code.reset()
+
+
+class ExplainOutput:
+    """What explain() found (torch._dynamo.backends.debugging.ExplainOutput): the graphs, the breaks with their
+    reasons and source lines."""
+
+    def __init__(self, graph_count, break_reasons, ops_per_graph):
+        self.graph_count = graph_count
+        self.graph_break_count = len(break_reasons)
+        self.break_reasons = break_reasons
+        self.ops_per_graph = ops_per_graph
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {sum(self.ops_per_graph)}", "Break Reasons:"]
+        for i, b in enumerate(self.break_reasons, 1):
+            lines += [f"  Break Reason {i}:", f"    Reason: {b.reason}", f"    User Stack: {b.where}"]
+        return "\n".join(lines) + "\n"
+
+
+def explain(fn, *args, **kwargs):
+    """torch._dynamo.explain: runs fn once compiled (fresh, without cached programs) and reports its graphs and
+    graph breaks. explain(fn)(*args) and explain(fn, *args) both work."""
+    def run(*args, **kwargs):
+        if isinstance(fn, OptimizedModule):
+            target = fn._orig_mod
+        else:
+            target = getattr(fn, "_torchdynamo_orig_callable", fn)
+        module = target if isinstance(target, Module) else None
+        code = CompiledCode(target.__call__ if module is not None else target, module, name=getattr(
+            target, "__qualname__", type(target).__name__))
+        code(*args, **kwargs)
+        plans = [e for c in [code] + [p for _, p in (code._pieces or ())] for e in c.entries.values()
+                 if isinstance(e, _Plan)]
+        return ExplainOutput(len(plans), code.all_breaks(), [len(p.program) for p in plans])
+    return run(*args, **kwargs) if args or kwargs else run

@@ -1,0 +1,329 @@
+"""flowlike.compile (torch.compile): compiled modules in eager training loops give eager's losses, gradients and
+parameters bit for bit (the forward and the backward run as captured programs, asserted through capture counters
+and forward hooks that fire only while capturing); guards recapture and say why; the recompile limit warns and
+falls back to eager; graph breaks run eagerly (a module's children as pieces) and explain() lists them with
+their source lines; fullgraph=True raises at the break; the torch.compiler/_dynamo names work."""
+import copy
+import logging
+
+import pytest
+
+import flowlike as fl
+import flowlike.nn as nn
+from flowlike.graph.compile import OptimizedModule
+from test_graph import MODELS, batches, build_pair, loss_of
+
+F = nn.functional
+
+
+def code_of(compiled):
+    return compiled._compiled if isinstance(compiled, OptimizedModule) else compiled._compiled_code
+
+
+def train(model, opt, data, step_fn=None):
+    losses = []
+    for x, y in data:
+        loss = loss_of(model, x, y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_compiled_module_in_eager_training_loop_matches_eager_bit_for_bit(name):
+    (eager, compiled), data_fn = build_pair(name)
+    model, opt = compiled
+    cmodel = fl.compile(model)
+    calls = []
+    model.register_forward_hook(lambda *a: calls.append(1))  # fires only when the Python forward runs
+    data = batches(data_fn, n=20)
+    fl.manual_seed(3)
+    want = train(*eager, data)
+    fl.manual_seed(3)
+    got = []
+    for x, y in data:
+        out = cmodel(x)
+        assert out.grad_fn.name() == "CompiledFunctionBackward"
+        loss = _loss_from(model, out, y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+        got.append(loss.item())
+    assert got == want
+    for (k, a), b in zip(eager[0].state_dict().items(), model.state_dict().values()):
+        assert fl.equal(a, b), k
+    code = code_of(cmodel)
+    assert code.captures == 1 and len(calls) == 1
+    plan = next(iter(code.entries.values()))
+    assert plan.backward is not None and len(plan.backward) > 0
+
+
+def _loss_from(model, out, y):
+    from test_capture_replay import LSTMTagger, TinyGPT
+    if isinstance(model, TinyGPT):
+        return F.cross_entropy(out.flatten(0, 1), y.flatten())
+    if isinstance(model, LSTMTagger):
+        return F.mse_loss(out, y)
+    return F.cross_entropy(out, y)
+
+
+def test_gradients_reach_inputs_and_eager_graph_outside():
+    fl.manual_seed(0)
+    lin = nn.Linear(5, 4)
+    emb = nn.Linear(3, 5)
+    f = fl.compile(lambda h: (lin(h).tanh() * 2).sum(-1))
+    grads = []
+    for _ in range(3):
+        x = fl.randn(6, 3, requires_grad=True)
+        out = f(emb(x) * 1.5)  # the input carries eager history into the compiled call
+        out.pow(2).mean().backward()
+        grads.append((x.grad.clone(), lin.weight.grad.clone(), emb.weight.grad.clone()))
+        for p in (*lin.parameters(), *emb.parameters()):
+            p.grad = None
+        x2 = x.detach().requires_grad_()
+        ((lin(emb(x2) * 1.5).tanh() * 2).sum(-1)).pow(2).mean().backward()
+        assert fl.equal(x2.grad, grads[-1][0])
+        assert fl.allclose(lin.weight.grad, grads[-1][1]) and fl.allclose(emb.weight.grad, grads[-1][2])
+        for p in (*lin.parameters(), *emb.parameters()):
+            p.grad = None
+    assert f._compiled_code.captures == 1
+
+
+def test_inference_is_replayed_and_outputs_have_no_history():
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2)).eval()
+    cm = fl.compile(model)
+    calls = []
+    model.register_forward_hook(lambda *a: calls.append(1))
+    with fl.no_grad():
+        for _ in range(4):
+            x = fl.randn(3, 4)
+            assert fl.equal(cm(x), model(x))
+    assert len(calls) == 4 + 1  # one capture plus the four eager references
+    assert cm._compiled.captures == 1
+
+
+def test_guards_recapture_and_log_the_failed_guard(caplog):
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    cm = fl.compile(model)
+    code = cm._compiled
+    with caplog.at_level(logging.DEBUG, logger="flowlike.compile"):
+        with fl.no_grad():
+            cm(fl.randn(2, 4))
+            cm(fl.randn(2, 4))
+            assert code.captures == 1
+            cm(fl.randn(3, 4).double().float())  # a new shape
+            assert code.captures == 2
+            model.eval()
+            out = cm(fl.randn(3, 4))
+            assert code.captures == 3
+            x = fl.randn(3, 4)
+            assert fl.equal(cm(x), model(x))  # eval: no dropout
+    assert "guard failed: tensor shapes/dtypes/requires_grad" in caplog.text
+    assert "guard failed: train/eval flags or module attributes" in caplog.text
+    assert out.shape == (3, 4)
+
+
+SCALE = 2.0
+
+
+def test_guard_on_python_values_read_and_non_tensor_arguments():
+    def f(x, k):
+        return x * SCALE + k
+
+    cf = fl.compile(f)
+    x = fl.ones(2)
+    assert cf(x, 1).tolist() == [3.0, 3.0]
+    assert cf(x, 2).tolist() == [4.0, 4.0]  # another argument value: captured again
+    global SCALE
+    SCALE = 3.0
+    try:
+        assert cf(x, 2).tolist() == [5.0, 5.0]
+    finally:
+        SCALE = 2.0
+    assert cf._compiled_code.captures == 3
+
+
+def test_recompile_limit_warns_and_runs_eagerly():
+    f = fl.compile(lambda x: x + 1)
+    with fl._dynamo.config.patch(recompile_limit=2):
+        f(fl.ones(1))
+        f(fl.ones(2))
+        with pytest.warns(UserWarning, match=r"recompile_limit \(2\)"):
+            assert f(fl.ones(3)).tolist() == [2.0] * 3
+    assert f._compiled_code.captures == 2
+    assert fl._dynamo.config.cache_size_limit == fl._dynamo.config.recompile_limit == 8
+
+
+class Breaks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.sum() > 0:  # a host read: the graph breaks here
+            h = h * 2
+        return self.b(h)
+
+
+def test_graph_break_in_module_runs_children_as_pieces_and_matches_eager():
+    fl.manual_seed(0)
+    model = Breaks()
+    ref = copy.deepcopy(model)
+    cm = fl.compile(model)
+    for _ in range(3):
+        x = fl.randn(3, 4)
+        out, want = cm(x), ref(x)
+        assert fl.equal(out, want)
+        out.sum().backward()
+        want.sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert fl.equal(p.grad, q.grad)
+    code = cm._compiled
+    assert code.captures == 0 and code.all_captures() == 2  # the two Linear children
+    assert len(code.breaks) == 1 and "test_compile.py" in code.breaks[0].where
+
+
+@pytest.mark.parametrize("pattern", ["item", "tolist", "bool", "numpy"])
+def test_explain_lists_breaks_with_reason_and_line(pattern):
+    def f(x):
+        y = x * 2
+        if pattern == "item":
+            s = y.sum().item()
+        elif pattern == "tolist":
+            s = y.tolist()[0]
+        elif pattern == "bool":
+            s = 1.0 if y.sum() > 0 else -1.0
+        else:
+            s = float(y.numpy().sum())
+        return y + s
+
+    x = fl.randn(3)
+    report = fl.compiler.explain(f, x)
+    assert report.graph_break_count == 1 and report.graph_count == 0
+    brk = report.break_reasons[0]
+    assert "on the host" in brk.reason
+    assert brk.where.startswith(__file__) and int(brk.where.rsplit(":", 1)[1]) > 0
+    assert "Graph Break Count: 1" in str(report)
+    assert fl.allclose(fl.compile(f)(x), f(x))
+
+
+def test_explain_of_a_module_counts_piece_graphs():
+    report = fl._dynamo.explain(Breaks())(fl.randn(2, 4))
+    assert report.graph_break_count == 1 and report.graph_count == 2
+
+
+def test_fullgraph_raises_naming_the_line():
+    def f(x):
+        return x * x.sum().item()
+
+    with pytest.raises(fl._dynamo.exc.Unsupported, match=r"test_compile.py:\d+"):
+        fl.compile(f, fullgraph=True)(fl.ones(2))
+
+
+def test_break_puts_back_state_changed_before_it():
+    bn = nn.BatchNorm1d(3)
+
+    def f(x):
+        y = bn(x)
+        return y * y.mean().item()
+
+    ref = copy.deepcopy(bn)
+    x = fl.randn(4, 3)
+    out = fl.compile(f)(x)
+    y = ref(x)
+    assert fl.equal(out, y * y.mean().item())
+    assert fl.equal(bn.running_mean, ref.running_mean) and int(bn.num_batches_tracked) == 1
+
+
+def test_is_compiling_and_disable():
+    seen = []
+
+    @fl.compiler.disable
+    def eager_only(x):
+        seen.append(fl.compiler.is_compiling())
+        return x + 1
+
+    @fl.compile
+    def f(x):
+        seen.append(fl.compiler.is_compiling())
+        return eager_only(x) * 2
+
+    assert f(fl.ones(2)).tolist() == [4.0, 4.0]
+    # the capture sees is_compiling(), breaks at the disabled call, and the call runs eagerly
+    assert seen == [True, False, False] and not fl.compiler.is_compiling()
+    code = f._compiled_code
+    assert code.captures == 0 and "eager_only" in code.breaks[0].reason and "test_compile.py" in code.breaks[0].where
+
+
+def test_decorator_forms_options_and_unknown_backend():
+    @fl.compile(fullgraph=False, dynamic=False, mode="max-autotune")
+    def f(x):
+        return x.sin()
+
+    assert fl.equal(f(fl.ones(2)), fl.ones(2).sin())
+    with pytest.warns(UserWarning, match="backend 'tvm_fancy'"):
+        g = fl.compile(lambda x: x + 1, backend="tvm_fancy")
+    assert g(fl.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        fl.compile(f, mode="default", options={})
+    with pytest.raises(AssertionError):
+        fl.compile(3)
+    assert fl.compile(f, disable=True) is f
+
+
+def test_optimized_module_behaves_as_the_module():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    model.extra = 7
+    cm = fl.compile(model)
+    assert isinstance(cm, OptimizedModule) and cm._orig_mod is model and cm.extra == 7
+    assert list(cm.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
+    assert len(list(cm.parameters())) == 2 and cm.training
+    cm.eval()
+    assert not model.training
+
+
+def test_module_compile_in_place_keeps_state_dict_keys():
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
+    ref = copy.deepcopy(model)
+    model.compile()
+    assert list(model.state_dict()) == ["0.weight", "0.bias"]
+    for _ in range(3):
+        x = fl.randn(4, 2)
+        assert fl.equal(model(x), ref(x))
+    assert model.forward.captures == 1
+
+
+def test_reset_forgets_programs():
+    f = fl.compile(lambda x: x * 3)
+    f(fl.ones(2))
+    fl._dynamo.reset()
+    f(fl.ones(2))
+    assert f._compiled_code.captures == 2
+
+
+def test_compiled_module_inside_nn_graph_is_part_of_its_program():
+    fl.manual_seed(0)
+    model = nn.Linear(3, 2)
+    cm = fl.compile(model)
+
+    class G(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.m = cm
+
+        def build(self, x):
+            return self.m(x)
+
+    g = G()
+    x = fl.randn(2, 3)
+    with fl.no_grad():
+        assert fl.equal(g(x), model(x)) and fl.equal(g(x), model(x))
+    assert cm._compiled.captures == 0
