@@ -18,6 +18,7 @@ back and the call runs eagerly; a module's call runs its own forward eagerly and
 piece of its own (which may break in turn). explain() lists the breaks with reason and source line; with
 fullgraph=True the first break raises Unsupported naming the line.
 """
+import copy
 import logging
 import warnings
 import weakref
@@ -27,6 +28,7 @@ from .. import _C, _random
 from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
+from ._symbolic import SymbolicProgram, masked, shape_difference
 from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
 
 __all__ = ["compile", "CompiledCode", "OptimizedModule", "Unsupported", "is_compiling", "reset", "disable", "explain"]
@@ -188,6 +190,7 @@ class _CaptureCall:
         program.release_capture_state()
         _log.debug("%s: captured the backward (%d ops, %d forward values saved for it)", self.code.name,
                    len(program), len(saved))
+        self.code._completed(plan)
         return result
 
 
@@ -255,6 +258,8 @@ class CompiledCode:
         self._guarded = None          # (structure version, modules, parameters)
         self._pieces = None
         self._limit_hit = False
+        self.symbolic = None          # the _SymbolicPlan of dimensions that vary (dynamic=None)
+        self._fit_failed = False
         _all.add(self)
 
     # ---- guards -----------------------------------------------------------------------------------------------
@@ -298,6 +303,12 @@ class CompiledCode:
             else:
                 self.entries.move_to_end(key)
                 return self._run(entry, args, kwargs, tensors)
+        sym = self.symbolic
+        if sym is not None and sym.verified:
+            masked_key, size = masked(key, sym.positions)
+            plan = sym.at(size) if masked_key == sym.masked_key and size is not None else None
+            if plan is not None:
+                return self._run(plan, args, kwargs, tensors)
         if len(self.entries) >= config.recompile_limit:
             if not self._limit_hit:
                 self._limit_hit = True
@@ -381,9 +392,11 @@ class CompiledCode:
         plan.diff_inputs = [k for k, t in enumerate(program.inputs) if t.requires_grad]
         _log.debug("%s: captured %d ops (%d inputs, %s)", self.name, len(program), len(program.inputs),
                    "forward of a training step" if plan.diff_outputs else "no gradients")
+        plan.key = key
         self.entries[key] = plan
         if not plan.diff_outputs:
             program.release_capture_state()
+            self._completed(plan)
             return unflatten(out_spec, [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)])
         # the backward program is captured from this call's backward, through the autograd graph the capture built
         state = _CaptureCall(self, plan, [out_tensors[i] for i in plan.diff_outputs],
@@ -421,11 +434,88 @@ class CompiledCode:
     def all_captures(self):
         return self.captures + sum(piece.all_captures() for _, piece in (self._pieces or ()))
 
+    # ---- symbolic dimensions ------------------------------------------------------------------------------------
+    def _completed(self, plan):
+        """A plan got all its programs: the second size of a dimension makes it symbolic (a fit of the two
+        captures), a third size checks the fit."""
+        if self.dynamic is False or self._fit_failed:
+            return
+        sym = self.symbolic
+        if sym is not None:
+            if sym.verified:
+                return
+            masked_key, size = masked(plan.key, sym.positions)
+            if masked_key != sym.masked_key or size in (sym.forward.s1, sym.forward.s2):
+                return
+            sym.verified = (_same_structure(sym.base, plan) and sym.forward.predicts(plan.program, size) and
+                            (sym.backward is None or sym.backward.predicts(plan.backward, size)))
+            if not sym.verified:
+                self.symbolic, self._fit_failed = None, True
+            _log.debug("%s: the fit of the symbolic dimensions %s %s at size %d", self.name, sym.positions,
+                       "holds" if sym.verified else "fails (each size is captured)", size)
+            return
+        for other in self.entries.values():
+            if other is plan or not isinstance(other, _Plan) or (other.diff_outputs and other.backward is None):
+                continue
+            positions = shape_difference(other.key, plan.key)
+            if positions is None or not _same_structure(other, plan):
+                continue
+            s1, s2 = masked(other.key, positions)[1], masked(plan.key, positions)[1]
+            forward = SymbolicProgram.fit(other.program, plan.program, s1, s2)
+            backward = None if plan.backward is None else SymbolicProgram.fit(other.backward, plan.backward, s1, s2)
+            if forward is None or (plan.backward is not None and backward is None):
+                continue
+            self.symbolic = _SymbolicPlan(positions, masked(plan.key, positions)[0], plan, forward, backward)
+            _log.debug("%s: dimensions (tensor, dim) %s made symbolic (sizes %d, %d)", self.name, positions, s1, s2)
+            return
+
     def reset(self):
+        self.symbolic = None
+        self._fit_failed = False
         self.entries.clear()
         self.breaks.clear()
         self._pieces = None
         self._limit_hit = False
+
+
+def _same_where(a, b):
+    return len(a) == len(b) and all(x[0] == y[0] and (x[1] is y[1] if x[0] == "fixed" else x[1] == y[1])
+                                    for x, y in zip(a, b))
+
+
+def _same_structure(p1, p2):
+    """Whether two plans feed and read their programs alike (what a symbolic fit needs besides the calls)."""
+    return (_same_where(p1.sources, p2.sources) and p1.out_spec == p2.out_spec and _same_where(p1.out_ids, p2.out_ids)
+            and p1.wanted == p2.wanted and p1.diff_inputs == p2.diff_inputs and p1.diff_outputs == p2.diff_outputs
+            and (p1.backward is None) == (p2.backward is None)
+            and (p1.backward is None or (_same_where(p1.backward_sources, p2.backward_sources) and
+                                         p1.grad_ids == p2.grad_ids and p1.backward_wanted == p2.backward_wanted)))
+
+
+class _SymbolicPlan:
+    """A plan whose programs serve every size of the symbolic dimensions (positions: (tensor, dim) pairs of the
+    call's tensors), instantiated per size from the fit of two captures, checked at a third."""
+
+    def __init__(self, positions, masked_key, base, forward, backward):
+        self.positions, self.masked_key, self.base = positions, masked_key, base
+        self.forward, self.backward = forward, backward
+        self.verified = False
+        self.sizes = OrderedDict()  # size -> the plan instantiated for it (the most recent few)
+
+    def at(self, size):
+        plan = self.sizes.get(size)
+        if plan is None:
+            program = self.forward.at(size)
+            backward = self.backward.at(size) if self.backward is not None else None
+            if program is None or (self.backward is not None and backward is None):
+                return None
+            plan = copy.copy(self.base)
+            plan.program, plan.backward = program, backward
+            self.sizes[size] = plan
+            while len(self.sizes) > 16:
+                self.sizes.popitem(last=False)
+        self.sizes.move_to_end(size)
+        return plan
 
 
 def _attach(state, plan, diff_inputs, outs):

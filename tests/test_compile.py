@@ -327,3 +327,75 @@ def test_compiled_module_inside_nn_graph_is_part_of_its_program():
     with fl.no_grad():
         assert fl.equal(g(x), model(x)) and fl.equal(g(x), model(x))
     assert cm._compiled.captures == 0
+
+
+def _gpt_example():
+    from test_capture_replay import _example
+    return _example("train_gpt")
+
+
+def test_gpt_sequence_length_sweep_is_served_by_one_program(caplog):
+    fl.manual_seed(0)
+    model = _gpt_example().build_model(fl, 20, d_model=32, heads=4, layers=2, context=128)
+    ref = copy.deepcopy(model)
+    cm = fl.compile(model)
+    opts = [fl.optim.SGD(m.parameters(), lr=0.01) for m in (model, ref)]
+    lengths = list(range(8, 129, 4)) + [128, 9]
+    with caplog.at_level(logging.DEBUG, logger="flowlike.compile"):
+        for t in lengths:
+            idx, y = fl.randint(0, 20, (2, t)), fl.randint(0, 20, (2, t))
+            losses = []
+            for m, opt in zip((cm, ref), opts):
+                _, loss = m(idx, y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                losses.append(loss.item())
+            assert losses[0] == losses[1], t
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert fl.equal(p, q)
+    code = cm._compiled
+    # two captures fit the symbolic length, a third checks the fit; every other length runs that one program
+    assert code.captures == 3 and code.symbolic.verified and code.symbolic.positions == [(0, 1), (1, 1)]
+    assert "made symbolic (sizes 8, 12)" in caplog.text and "holds at size 16" in caplog.text
+
+
+def test_cnn_batch_sweep_is_served_by_one_program():
+    from test_capture_replay import _example
+    fl.manual_seed(0)
+    model = _example("train_cnn").build_model(fl)
+    ref = copy.deepcopy(model)
+    cm = fl.compile(model)
+    for batch in [4, 7, 2, 16, 9, 32, 5, 3]:
+        x = fl.randn(batch, 1, 12, 12)
+        out, want = cm(x), ref(x)
+        assert fl.equal(out, want), batch
+        out.square().mean().backward()
+        want.square().mean().backward()
+        for p, q in zip(model.parameters(), ref.parameters()):
+            assert fl.equal(p.grad, q.grad), batch
+            p.grad = q.grad = None
+    assert fl.equal(model.features[1].running_mean, ref.features[1].running_mean)
+    assert cm._compiled.captures == 3 and cm._compiled.symbolic.verified
+
+
+def test_dynamic_false_specializes_each_size():
+    f = fl.compile(lambda x: x.view(x.shape[0] * 2, -1).sum(1), dynamic=False)
+    for n in (2, 3, 4, 5):
+        assert f(fl.ones(n, 4)).tolist() == [2.0] * (2 * n)
+    assert f._compiled_code.captures == 4 and f._compiled_code.symbolic is None
+
+
+def test_size_dependent_float_is_not_made_symbolic():
+    f = fl.compile(lambda x: x * (1.0 / x.shape[0]))  # a float argument that follows the size: no fit
+    for n in (2, 3, 4, 5):
+        assert fl.allclose(f(fl.ones(n)), fl.ones(n) / n)
+    assert f._compiled_code.captures == 4 and f._compiled_code.symbolic is None
+
+
+def test_wrong_fit_is_caught_at_the_third_size():
+    f = fl.compile(lambda x: x.reshape(x.shape[0] * x.shape[0]).sum())  # n*n is not affine in n
+    for n in (2, 3, 4, 5, 6):
+        assert f(fl.ones(n, n)).item() == n * n
+    code = f._compiled_code
+    assert code.captures == 5 and code.symbolic is None
