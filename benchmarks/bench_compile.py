@@ -15,7 +15,20 @@ import numpy as np
 import torch
 
 import flowlike as fl
-from bench_graph import _example, cpu_peak, graph_of, timed, training_case
+from bench_graph import _example, cpu_peak, graph_of, training_case
+
+
+def interleaved(fns, rounds):
+    """Seconds per call of each fn (None stays None): the best of `rounds` rounds, each calling every fn once in
+    turn, so that a load change on the machine hits all sides alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            if fn is not None:
+                t0 = time.perf_counter()
+                fn()
+                best[i] = min(best[i], time.perf_counter() - t0)
+    return [None if fn is None else t for fn, t in zip(fns, best)]
 
 
 def first_call(fn):
@@ -24,7 +37,7 @@ def first_call(fn):
     return time.perf_counter() - t0
 
 
-def gelu_case(number=10):
+def gelu_case(number=15):
     def gelu(lib):
         def f(x):
             return 0.5 * x * (1.0 + lib.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
@@ -36,8 +49,7 @@ def gelu_case(number=10):
     cf, ctf = fl.compile(f), torch.compile(tf)
     firsts = (first_call(lambda: cf(x)), first_call(lambda: ctf(tx)))
     assert np.allclose(cf(x).numpy(), ctf(tx).numpy(), rtol=1e-4, atol=1e-5)
-    times = [timed(lambda: f(x), number), timed(lambda: cf(x), number), None, timed(lambda: tf(tx), number),
-             timed(lambda: ctf(tx), number)]
+    times = interleaved([lambda: f(x), lambda: cf(x), None, lambda: tf(tx), lambda: ctf(tx)], number)
     report("tanh-GELU chain, 4M float32 (a compiled function)", times, firsts)
 
 
@@ -78,8 +90,7 @@ def training_compare(title, make_model, make_batch, number):
     firsts = (first_call(c_step), first_call(ct_step))  # forward capture and, at its backward, the backward's
     graph(*args)
     graph(*args)
-    times = [timed(fl_step, number), timed(c_step, number), timed(lambda: graph(*args), number),
-             timed(t_step, number), timed(ct_step, number)]
+    times = interleaved([fl_step, c_step, lambda: graph(*args), t_step, ct_step], number)
     assert cmodel._compiled.captures == 1
     report(title, times, firsts)
 
@@ -99,9 +110,8 @@ def inference_compare(title, make_model, x_of, number):
 
     firsts = (first_call(no_grad(fl, lambda: cmodel(x))), first_call(no_grad(torch, lambda: ct_model(tx))))
     no_grad(fl, lambda: graph(x))()
-    times = [timed(no_grad(fl, lambda: model(x)), number), timed(no_grad(fl, lambda: cmodel(x)), number),
-             timed(no_grad(fl, lambda: graph(x)), number), timed(no_grad(torch, lambda: t_model(tx)), number),
-             timed(no_grad(torch, lambda: ct_model(tx)), number)]
+    times = interleaved([no_grad(fl, lambda: model(x)), no_grad(fl, lambda: cmodel(x)), no_grad(fl, lambda: graph(x)),
+                         no_grad(torch, lambda: t_model(tx)), no_grad(torch, lambda: ct_model(tx))], number)
     report(title, times, firsts)
 
 

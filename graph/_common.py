@@ -17,7 +17,8 @@ def flatten(value, tensors, path="input", who="nn.Graph"):
         tensors.append(value)
         return ("T", len(tensors) - 1)
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(flatten(v, tensors, f"{path}[{i}]", who) for i, v in enumerate(value)))
+        kind = type(value).__name__ if type(value) in (list, tuple) else type(value)  # a namedtuple: its class
+        return (kind, tuple(flatten(v, tensors, f"{path}[{i}]", who) for i, v in enumerate(value)))
     if isinstance(value, dict):
         return ("dict", tuple((k, flatten(v, tensors, f"{path}[{k!r}]", who)) for k, v in value.items()))
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -35,6 +36,8 @@ def unflatten(spec, tensors):
     if kind == "dict":
         return {k: unflatten(v, tensors) for k, v in body}
     items = [unflatten(v, tensors) for v in body]
+    if isinstance(kind, type):
+        return kind(*items) if hasattr(kind, "_fields") else kind(items)
     return tuple(items) if kind == "tuple" else items
 
 

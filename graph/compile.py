@@ -376,15 +376,13 @@ class CompiledCode:
         _capturing -= 1
         if program.holes:
             return self._broke(key, _Break(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
-                               program, None, args, kwargs, rerun=False, result=result)
-        self.captures += 1
+                               program, rng, args, kwargs)
         out_tensors = []
         try:
             out_spec = flatten(result, out_tensors, "the result", who="torch.compile")
         except TypeError as e:
-            self.entries[key] = None
-            self._note_break(_Break(str(e), self.name))
-            return result
+            return self._broke(key, _Break(str(e), self.name), program, rng, args, kwargs)
+        self.captures += 1
         known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
         locate = locator(program)
         plan = _Plan(program, sources(program, known), out_spec, [locate(t) for t in out_tensors])
@@ -407,16 +405,14 @@ class CompiledCode:
                 outs)
         return unflatten(out_spec, outs)
 
-    def _broke(self, key, brk, program, rng, args, kwargs, rerun=True, result=None):
+    def _broke(self, key, brk, program, rng, args, kwargs):
         """A capture that cannot be a program: puts back what it changed, then runs the call eagerly (a module's
-        as pieces); returns its result."""
+        as pieces); returns its result. (The rerun also gives the result its autograd history from the call's own
+        inputs, which the capture replaced by detached leaves.)"""
+        _restore(program, rng)
         self._note_break(brk)
-        if rerun:
-            _restore(program, rng)
         entry = _Pieces(self) if self.module is not None and self.pieces() else None
         self.entries[key] = entry
-        if not rerun:
-            return result
         return entry(args, kwargs) if entry is not None else self.fn(*args, **kwargs)
 
     def pieces(self):

@@ -57,7 +57,7 @@ def _spec_to_json(spec):
         return [kind, body]
     if kind == "dict":
         return [kind, [[k, _spec_to_json(v)] for k, v in body]]
-    return [kind, [_spec_to_json(v) for v in body]]
+    return ["tuple" if isinstance(kind, type) else kind, [_spec_to_json(v) for v in body]]  # a namedtuple: a tuple
 
 
 def _spec_from_json(spec):
