@@ -399,3 +399,27 @@ def test_wrong_fit_is_caught_at_the_third_size():
         assert f(fl.ones(n, n)).item() == n * n
     code = f._compiled_code
     assert code.captures == 5 and code.symbolic is None
+
+
+def test_backward_recomputes_cheap_pointwise_values_instead_of_saving_them():
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4))
+    ref = copy.deepcopy(model)
+    cm = fl.compile(model)
+    for _ in range(3):
+        x = fl.randn(4, 12)
+        cm(x).square().sum().backward()
+        ref(x).square().sum().backward()
+        for p, q in zip(model.parameters(), ref.parameters()):
+            assert fl.equal(p.grad, q.grad)
+            p.grad = q.grad = None
+    plan = next(iter(cm._compiled.entries.values()))
+    ops = plan.program.ops
+    made_by = {}
+    for name, (_, _, _, results) in zip(ops, plan.program.export()[0]):
+        for ids in results:
+            made_by.update({vid: name for vid in ids})
+    kept = [made_by[vid] for vid in plan.wanted]
+    # the activations' inputs are kept, their outputs are recomputed by the backward program's first calls
+    assert "gelu" not in kept and "relu" not in kept and kept.count("addmm") == 3
+    assert sorted(plan.backward.ops[:2]) == ["gelu", "relu"]
