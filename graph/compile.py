@@ -14,8 +14,9 @@ loss.backward() and opt.step() outside the compiled call work as with eager modu
 
 Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
 bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
-back and the call runs eagerly; a module's call runs its own forward eagerly and captures each child module as a
-piece of its own (which may break in turn). explain() lists the breaks with reason and source line; with
+back and the call runs its own Python eagerly, with the modules it calls compiled as pieces of their own (a
+module's children, a function's modules; a piece may break in turn). A torch.compiler.disable'd function called
+during a capture breaks it the same way. explain() lists the breaks with reason and source line; with
 fullgraph=True the first break raises Unsupported naming the line.
 """
 import copy
@@ -267,7 +268,7 @@ class _ReplayCall:
 
 
 class _Pieces:
-    """A module call that broke: its forward runs eagerly and each child module runs compiled on its own."""
+    """A call that broke: its Python runs eagerly and the modules it calls (pieces()) run compiled on their own."""
 
     def __init__(self, code):
         self.code = code
@@ -455,16 +456,20 @@ class CompiledCode:
         inputs, which the capture replaced by detached leaves.)"""
         _restore(program, rng)
         self._note_break(brk)
-        entry = _Pieces(self) if self.module is not None and self.pieces() else None
+        entry = _Pieces(self) if self.pieces() else None
         self.entries[key] = entry
         return entry(args, kwargs) if entry is not None else self.fn(*args, **kwargs)
 
     def pieces(self):
-        """(child, its compiled forward) for each direct child of a compiled module."""
+        """(module, its compiled forward) for each module a call that broke runs compiled on its own: the direct
+        children of a compiled module (or of a method's module), the modules a compiled function holds."""
         if self._pieces is None:
+            owner = self.module if self.module is not None else getattr(self.fn, "__self__", None)
+            named = (list(owner.named_children()) if isinstance(owner, Module) else
+                     [(type(m).__name__, m) for m in _modules_of(self.fn, None)])
             self._pieces = [(child, CompiledCode(type(child).forward.__get__(child), child, fullgraph=False,
                                                  dynamic=self.dynamic, name=f"{self.name}.{name}"))
-                            for name, child in self.module.named_children()]
+                            for name, child in named]
         return self._pieces
 
     def all_breaks(self):

@@ -423,3 +423,30 @@ def test_backward_recomputes_cheap_pointwise_values_instead_of_saving_them():
     # the activations' inputs are kept, their outputs are recomputed by the backward program's first calls
     assert "gelu" not in kept and "relu" not in kept and kept.count("addmm") == 3
     assert sorted(plan.backward.ops[:2]) == ["gelu", "relu"]
+
+
+def test_function_that_breaks_runs_its_modules_as_pieces():
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    ref = copy.deepcopy(model)
+
+    def step(x):
+        out = model(x)
+        scale = out.abs().max().item()  # breaks the function's graph
+        return out / scale
+
+    cstep = fl.compile(step)
+    for _ in range(3):
+        x = fl.randn(5, 4)
+        got = cstep(x)
+        want = ref(x)
+        want = want / want.abs().max().item()
+        assert fl.equal(got, want)
+        got.sum().backward()
+        want.sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert fl.equal(p.grad, q.grad)
+    code = cstep._compiled_code
+    assert code.captures == 0 and code.all_captures() == 1 and len(code.breaks) == 1
+    report = fl.compiler.explain(step, fl.randn(5, 4))
+    assert report.graph_count == 1 and report.graph_break_count == 1
