@@ -602,9 +602,6 @@ class OptimizedModule(Module):
         except AttributeError:
             return getattr(self.__dict__["_modules"]["_orig_mod"], name)
 
-    def __repr__(self):
-        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)".replace("\n  (_orig_mod)", "\n  (_orig_mod)")
-
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):

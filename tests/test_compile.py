@@ -450,3 +450,22 @@ def test_function_that_breaks_runs_its_modules_as_pieces():
     assert code.captures == 0 and code.all_captures() == 1 and len(code.breaks) == 1
     report = fl.compiler.explain(step, fl.randn(5, 4))
     assert report.graph_count == 1 and report.graph_break_count == 1
+
+
+def test_torch_names_under_mock_torch():
+    from flowlike.compat import mock_torch
+    with mock_torch():
+        import torch
+        import torch._dynamo
+        from torch._dynamo.eval_frame import OptimizedModule as Optimized
+        compiled = torch.compile(torch.nn.ReLU())
+        assert isinstance(compiled, Optimized) and torch.compile is fl.compile
+        old = torch._dynamo.config.recompile_limit
+        torch._dynamo.config.cache_size_limit = 3  # torch's older name of the same option
+        try:
+            assert torch._dynamo.config.recompile_limit == 3
+        finally:
+            torch._dynamo.config.recompile_limit = old
+        assert torch.compiler.is_compiling() is False and torch._dynamo.is_compiling() is False
+        with pytest.raises(AttributeError, match="no option"):
+            torch._dynamo.config.patch(not_an_option=1)
