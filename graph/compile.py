@@ -10,7 +10,13 @@ autograd node (CompiledFunctionBackward). At the first backward through it the o
 the captured region are captured as a second program; later backwards run that program with the forward's values
 it reads (the saved activations: exactly the forward values the backward program takes as inputs, so the forward
 run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
-loss.backward() and opt.step() outside the compiled call work as with eager modules.
+loss.backward() and opt.step() outside the compiled call work as with eager modules. A saved value that a cheap
+elementwise op made from another value the backward reads anyway is recomputed by the backward program instead.
+
+Shapes that vary (dynamic=None): the second size of a dimension makes it symbolic (graph/_symbolic.py): one
+program, its size-derived integer arguments recomputed per size, then serves every size without a capture;
+dynamic=False captures each size. The recompile limit (torch._dynamo.config.recompile_limit) bounds the guard keys
+a compiled call captures; past it the call runs eagerly, after a warning.
 
 Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
 bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
@@ -62,12 +68,14 @@ def _warn_once(key, message):
         warnings.warn(message, UserWarning, stacklevel=4)
 
 
-class _Break(Exception):
-    """A capture that cannot become a program: its reason and the user's source line."""
+class GraphBreak:
+    """Why a capture could not become a program (reason) and the user's source line of it (where, 'file:line')."""
 
     def __init__(self, reason, where):
-        super().__init__(f"{where}: {reason}")
         self.reason, self.where = reason, where
+
+    def __repr__(self):
+        return f"GraphBreak({self.where}: {self.reason})"
 
 
 def _read_values(fn):
@@ -158,7 +166,7 @@ class _CaptureCall:
         finally:
             program = trace_end()
         if program.holes:
-            self.code._note_break(_Break(f"the backward uses a tensor made outside the dispatcher "
+            self.code._note_break(GraphBreak(f"the backward uses a tensor made outside the dispatcher "
                                          f"({program.holes[0]})", "backward"))
             plan.capture_call = None  # the next call captures again
             return result
@@ -298,7 +306,7 @@ class CompiledCode:
         self.name = name or getattr(fn, "__qualname__", type(fn).__name__)
         self.entries = OrderedDict()  # guard key -> _Plan | _Pieces | None (eager)
         self.captures = 0             # forward programs captured (a counter tests read)
-        self.breaks = []              # the graph breaks met: _Break
+        self.breaks = []              # the graph breaks met: GraphBreak
         self._read = _read_values(getattr(fn, "__func__", fn))
         self._guarded = None          # (structure version, modules, parameters)
         self._pieces = None
@@ -337,7 +345,7 @@ class CompiledCode:
         try:
             spec = flatten((args, kwargs), tensors, who="torch.compile")
         except TypeError as e:
-            return self._eager(_Break(str(e), self.name), args, kwargs)
+            return self._eager(GraphBreak(str(e), self.name), args, kwargs)
         key = self._key(spec, tensors)
         entry = self.entries.get(key, False)
         if entry is not False:
@@ -383,8 +391,9 @@ class CompiledCode:
         return self.fn(*args, **kwargs)
 
     def _note_break(self, brk):
-        self.breaks.append(brk)
-        _log.debug("%s: graph break at %s: %s", self.name, brk.where, brk.reason)
+        if not any(b.where == brk.where and b.reason == brk.reason for b in self.breaks):  # each break once
+            self.breaks.append(brk)
+            _log.debug("%s: graph break at %s: %s", self.name, brk.where, brk.reason)
         if self.fullgraph:
             raise Unsupported(f"torch.compile(fullgraph=True): graph break in {self.name} at {brk.where}: "
                               f"{brk.reason}") from None
@@ -415,18 +424,18 @@ class CompiledCode:
                 reason = str(e).split(" while ")[0]
             else:
                 raise
-            return self._broke(key, _Break(reason, user_frame(e.__traceback__, self.name)), program, rng, args,
+            return self._broke(key, GraphBreak(reason, user_frame(e.__traceback__, self.name)), program, rng, args,
                                kwargs)
         program = trace_end()
         _capturing -= 1
         if program.holes:
-            return self._broke(key, _Break(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
+            return self._broke(key, GraphBreak(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
                                program, rng, args, kwargs)
         out_tensors = []
         try:
             out_spec = flatten(result, out_tensors, "the result", who="torch.compile")
         except TypeError as e:
-            return self._broke(key, _Break(str(e), self.name), program, rng, args, kwargs)
+            return self._broke(key, GraphBreak(str(e), self.name), program, rng, args, kwargs)
         self.captures += 1
         known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
         locate = locator(program)
@@ -437,15 +446,15 @@ class CompiledCode:
                    "forward of a training step" if plan.diff_outputs else "no gradients")
         plan.key = key
         self.entries[key] = plan
+        outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
         if not plan.diff_outputs:
             program.release_capture_state()
             self._completed(plan)
-            return unflatten(out_spec, [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)])
+            return unflatten(out_spec, outs)
         # the backward program is captured from this call's backward, through the autograd graph the capture built
         state = _CaptureCall(self, plan, [out_tensors[i] for i in plan.diff_outputs],
                              [program.inputs[k] for k in plan.diff_inputs])
         plan.capture_call = weakref.ref(state)
-        outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
         _attach(state, plan, [tensors[w] if k == "arg" else w for k, w in (plan.sources[i] for i in plan.diff_inputs)],
                 outs)
         return unflatten(out_spec, outs)
@@ -692,10 +701,11 @@ class ExplainOutput:
         self.graph_break_count = len(break_reasons)
         self.break_reasons = break_reasons
         self.ops_per_graph = ops_per_graph
+        self.op_count = sum(ops_per_graph)
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
-                 f"Op Count: {sum(self.ops_per_graph)}", "Break Reasons:"]
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
         for i, b in enumerate(self.break_reasons, 1):
             lines += [f"  Break Reason {i}:", f"    Reason: {b.reason}", f"    User Stack: {b.where}"]
         return "\n".join(lines) + "\n"

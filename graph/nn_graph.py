@@ -30,8 +30,8 @@ from .. import serialization as _serialization
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from ._common import flatten as _flatten, locator, resolve, sources as _sources, trace_begin, trace_end, unflatten as _unflatten, \
-    user_frame
+from ._common import (flatten as _flatten, locator, resolve, sources as _sources, trace_begin, trace_end,
+                      unflatten as _unflatten, user_frame)
 
 __all__ = ["Graph"]
 
