@@ -47,6 +47,15 @@ def masked(key, positions):
     return masked_key, (sizes.pop() if len(sizes) == 1 else None)
 
 
+def export(program):
+    """The program as plain data (_TracedProgram.export), None for one that cannot be (an explicit generator's
+    draws)."""
+    try:
+        return program.export()
+    except RuntimeError:
+        return None
+
+
 class SymbolicProgram:
     """A program's exported calls with the integer arguments that follow a size s (the fit of two captures)."""
 
@@ -57,7 +66,9 @@ class SymbolicProgram:
     @staticmethod
     def fit(program1, program2, s1, s2):
         """The symbolic form of two captures at sizes s1 != s2, or None when they differ in more than integers."""
-        e1, e2 = program1.export(), program2.export()
+        e1, e2 = export(program1), export(program2)
+        if e1 is None or e2 is None:
+            return None
         calls1, input_ids1, consts1, n1, _ = e1
         calls2, input_ids2, consts2, n2, _ = e2
         if input_ids1 != input_ids2 or n1 != n2 or len(calls1) != len(calls2) or len(consts1) != len(consts2):

@@ -35,7 +35,7 @@ from .. import _C, _random
 from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
-from ._symbolic import SymbolicProgram, masked, shape_difference
+from ._symbolic import SymbolicProgram, export, masked, shape_difference
 from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
 
 __all__ = ["compile", "CompiledCode", "OptimizedModule", "Unsupported", "is_compiling", "reset", "disable", "explain"]
@@ -212,7 +212,10 @@ def _recompute_pointwise(plan, backward, srcs):
     """The backward program and its sources, with each saved forward value that a cheap elementwise op made from
     a tensor the backward reads anyway (another saved value, a forward input) recomputed at the backward's start
     instead of kept from the forward: a lower peak between the programs, the same bits."""
-    calls = plan.program.export()[0]
+    exported = export(plan.program)
+    if exported is None:
+        return backward, srcs
+    calls = exported[0]
     last_write = {}  # forward value id -> index of the last call that wrote it
     for ci, call in enumerate(calls):
         for ids in call[3]:
@@ -234,9 +237,10 @@ def _recompute_pointwise(plan, backward, srcs):
         if name in _POINTWISE and len(tensors) == 1 and result_ids == [[vid]] and tensors[0] in read and \
                 last_write.get(tensors[0], -1) < ci:  # its input is not written after it (in place)
             redo[k] = ci
-    if not redo:
+    b_exported = export(backward) if redo else None
+    if b_exported is None:
         return backward, srcs
-    b_calls, _, constants, num_values, meta = backward.export()
+    b_calls, _, constants, num_values, meta = b_exported
     first = [(calls[ci][0], calls[ci][1], [[read[i] for i in ids] for ids in calls[ci][2]], [[b_ids[k]]])
              for k, ci in redo.items()]
     kept = [k for k in range(len(srcs)) if k not in redo]

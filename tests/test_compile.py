@@ -469,3 +469,23 @@ def test_torch_names_under_mock_torch():
         assert torch.compiler.is_compiling() is False and torch._dynamo.is_compiling() is False
         with pytest.raises(AttributeError, match="no option"):
             torch._dynamo.config.patch(not_an_option=1)
+
+
+def test_explicit_generator_draws_keep_their_own_programs():
+    g = fl.Generator()
+
+    def f(x):
+        return (x * fl.rand(x.shape, generator=g)).relu()
+
+    cf = fl.compile(f)
+    for n in (3, 4, 5):
+        x = fl.randn(n, requires_grad=True)
+        g.manual_seed(n)
+        got = cf(x)
+        got.sum().backward()
+        g.manual_seed(n)
+        x2 = x.detach().requires_grad_()
+        want = f(x2)
+        want.sum().backward()
+        assert fl.equal(got, want) and fl.equal(x.grad, x2.grad)
+    assert cf._compiled_code.captures == 3 and cf._compiled_code.symbolic is None  # no symbolic program
