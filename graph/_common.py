@@ -11,18 +11,23 @@ from .. import _C, _tensor
 _OWN_DIRS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, _tensor.__file__))
 
 
-def flatten(value, tensors, path="input", who="nn.Graph"):
-    """The structure of value with every tensor replaced by its index in `tensors` (appended in order)."""
+def flatten(value, tensors, path="input", who="nn.Graph", objects=None):
+    """The structure of value with every tensor replaced by its index in `tensors` (appended in order). Values of
+    the types `objects` (modules, for compile) stay in the structure as themselves, and are appended to `objects`
+    ((types, found list))."""
     if isinstance(value, _C.Tensor):
         tensors.append(value)
         return ("T", len(tensors) - 1)
     if isinstance(value, (list, tuple)):
         kind = type(value).__name__ if type(value) in (list, tuple) else type(value)  # a namedtuple: its class
-        return (kind, tuple(flatten(v, tensors, f"{path}[{i}]", who) for i, v in enumerate(value)))
+        return (kind, tuple(flatten(v, tensors, f"{path}[{i}]", who, objects) for i, v in enumerate(value)))
     if isinstance(value, dict):
-        return ("dict", tuple((k, flatten(v, tensors, f"{path}[{k!r}]", who)) for k, v in value.items()))
+        return ("dict", tuple((k, flatten(v, tensors, f"{path}[{k!r}]", who, objects)) for k, v in value.items()))
     if value is None or isinstance(value, (bool, int, float, str)):
         return ("V", value)
+    if objects is not None and isinstance(value, objects[0]):
+        objects[1].append(value)
+        return ("O", value)
     raise TypeError(f"{who}: {path} is a {type(value).__name__}; a graph takes tensors, Python numbers, bools, "
                     "strings, None and lists, tuples and dicts of them")
 
@@ -31,7 +36,7 @@ def unflatten(spec, tensors):
     kind, body = spec
     if kind == "T":
         return tensors[body]
-    if kind == "V":
+    if kind in ("V", "O"):
         return body
     if kind == "dict":
         return {k: unflatten(v, tensors) for k, v in body}

@@ -327,8 +327,13 @@ class CompiledCode:
             self._guarded = (version, mods, [p for m in mods for p in m._parameters.values() if p is not None])
         return self._guarded
 
-    def _key(self, spec, tensors):
+    def _key(self, spec, tensors, arg_modules):
+        """The guard key of a call (modules passed as arguments, such as a compiled method's self, are guarded as
+        the modules the code holds)."""
         version, mods, params = self._modules()
+        if arg_modules:
+            mods = mods + [m for root in arg_modules for m in root.modules()]
+            params = params + [p for root in arg_modules for p in root.parameters()]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
                 tuple((m.training, tuple(v for k, v in m.__dict__.items() if type(v) in _SIMPLE)) for m in mods),
                 tuple(p.requires_grad for p in params), self._read(), version)
@@ -345,12 +350,12 @@ class CompiledCode:
         config = _config()
         if tracing() or config.disable:
             return self.fn(*args, **kwargs)  # inside a capture (ours or nn.Graph's) the call is part of its program
-        tensors = []
+        tensors, modules = [], (Module, [])
         try:
-            spec = flatten((args, kwargs), tensors, who="torch.compile")
+            spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
         except TypeError as e:
             return self._eager(GraphBreak(str(e), self.name), args, kwargs)
-        key = self._key(spec, tensors)
+        key = self._key(spec, tensors, modules[1])
         entry = self.entries.get(key, False)
         if entry is not False:
             if isinstance(entry, _Plan) and entry.backward is None and entry.diff_outputs:
@@ -409,7 +414,8 @@ class CompiledCode:
         leaves = [t.detach().requires_grad_() if t.requires_grad else t for t in tensors]
         call_args, call_kwargs = args, kwargs
         if any(a is not b for a, b in zip(leaves, tensors)):
-            call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile"), leaves)
+            call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile", objects=(Module, [])),
+                                               leaves)
         rng = _random.get_rng_state()
         _capturing += 1
         try:

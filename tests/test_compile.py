@@ -489,3 +489,33 @@ def test_explicit_generator_draws_keep_their_own_programs():
         want.sum().backward()
         assert fl.equal(got, want) and fl.equal(x.grad, x2.grad)
     assert cf._compiled_code.captures == 3 and cf._compiled_code.symbolic is None  # no symbolic program
+
+
+def test_compiled_forward_method_takes_self_as_a_guarded_argument():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.drop = nn.Linear(3, 3), nn.Dropout(0.5)
+
+        @fl.compile
+        def forward(self, x):
+            return self.drop(self.lin(x)).tanh()
+
+    fl.manual_seed(0)
+    net = Net()
+    ref = copy.deepcopy(net)
+    code = Net.forward._compiled_code
+    x = fl.randn(4, 3)
+    for mode in (True, True, False, False):
+        net.train(mode)
+        ref.train(mode)
+        fl.manual_seed(1)
+        got = net(x)
+        fl.manual_seed(1)
+        want = type(ref).forward.__wrapped__(ref, x)
+        assert fl.equal(got, want)
+        got.sum().backward()
+        want.sum().backward()
+    for p, q in zip(net.parameters(), ref.parameters()):
+        assert fl.equal(p.grad, q.grad)
+    assert code.captures == 2 and not code.breaks  # train and eval
