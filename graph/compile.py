@@ -145,6 +145,8 @@ class CompiledFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
+            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
         return (None, *ctx.state.backward(grads))
 
 

@@ -519,3 +519,11 @@ def test_compiled_forward_method_takes_self_as_a_guarded_argument():
     for p, q in zip(net.parameters(), ref.parameters()):
         assert fl.equal(p.grad, q.grad)
     assert code.captures == 2 and not code.breaks  # train and eval
+
+
+def test_double_backward_through_compiled_code_is_an_error():
+    f = fl.compile(lambda x: (x * x).sum())
+    x = fl.ones(3, requires_grad=True)
+    f(x).backward()  # the capture
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        fl.autograd.grad(f(x), x, create_graph=True)
