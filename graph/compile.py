@@ -687,6 +687,8 @@ def disable(fn=None, recursive=True, *, reason=None):
     there (a decorator, with or without arguments)."""
     if fn is None:
         return lambda f: disable(f, recursive, reason=reason)
+    if getattr(fn, "_torchdynamo_disable", False):
+        return fn  # disabled already
     import functools
 
     @functools.wraps(fn)
