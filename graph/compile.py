@@ -545,7 +545,9 @@ class CompiledCode:
 
 
 def _same_where(a, b):
-    return len(a) == len(b) and all(x[0] == y[0] and (x[1] is y[1] if x[0] == "fixed" else x[1] == y[1])
+    """Whether two lists of (kind, what) places (or None) name the same places (a fixed tensor: the same one)."""
+    return len(a) == len(b) and all(x is y if x is None or y is None else
+                                    x[0] == y[0] and (x[1] is y[1] if x[0] == "fixed" else x[1] == y[1])
                                     for x, y in zip(a, b))
 
 
@@ -555,7 +557,8 @@ def _same_structure(p1, p2):
             and p1.wanted == p2.wanted and p1.diff_inputs == p2.diff_inputs and p1.diff_outputs == p2.diff_outputs
             and (p1.backward is None) == (p2.backward is None)
             and (p1.backward is None or (_same_where(p1.backward_sources, p2.backward_sources) and
-                                         p1.grad_ids == p2.grad_ids and p1.backward_wanted == p2.backward_wanted)))
+                                         _same_where(p1.grad_ids, p2.grad_ids) and
+                                         p1.backward_wanted == p2.backward_wanted)))
 
 
 class _SymbolicPlan:
