@@ -31,7 +31,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 
-from .. import _C, _random
+from .. import _C, _random, codegen
 from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -128,10 +128,13 @@ class _Plan:
         self.diff_outputs = []      # the outputs that carry gradients (positions in out_ids)
         self.backward = None        # the backward program once captured
         self.capture_call = None    # a weak reference to the capturing call's backward state, until then
+        self.fusion = self.backward_fusion = None  # the programs' fused kernels (codegen), installed when built
 
     def run(self, tensors):
         """Runs the forward; returns (its inputs, value id -> tensor of the values it handed back)."""
         inputs = [tensors[what] if kind == "arg" else what for kind, what in self.sources]
+        if self.fusion is not None:
+            self.fusion.poll()
         return inputs, dict(zip(self.wanted, self.program.run(inputs, self.wanted)))
 
 
@@ -198,6 +201,8 @@ class _CaptureCall:
         plan.backward, plan.backward_sources = _recompute_pointwise(plan, program, srcs)
         saved = {what for kind, what in plan.backward_sources if kind == "saved"}
         plan.wanted = sorted(set(plan.wanted) | saved)  # the forward now keeps what the backward reads
+        plan.fusion = _fuse(fwd, plan.wanted)
+        plan.backward_fusion = _fuse(plan.backward, plan.backward_wanted)
         plan.capture_call = None
         _log.debug("%s: captured the backward (%d ops, %d forward values saved for it, %d recomputed)",
                    self.code.name, len(plan.backward), len(saved), len(plan.backward) - len(program))
@@ -253,6 +258,15 @@ def _recompute_pointwise(plan, backward, srcs):
     return program, [srcs[k] for k in kept]
 
 
+def _fuse(program, keep):
+    """The program's fused kernels (codegen.fuse), None for a program codegen cannot read (one that draws from an
+    explicit generator cannot be exported): it runs unfused."""
+    try:
+        return codegen.fuse(program, keep)
+    except RuntimeError:
+        return None
+
+
 def _grad_of(outputs, leaves, grads):
     # retain_graph: a user's retain_graph=True backward may come again; the graph dies with the node anyway
     from ..autograd import grad
@@ -277,6 +291,8 @@ class _ReplayCall:
                 binputs.append(self.got[what])
             else:
                 binputs.append(what)
+        if plan.backward_fusion is not None:
+            plan.backward_fusion.poll()
         got = dict(zip(plan.backward_wanted, plan.backward.run(binputs, plan.backward_wanted)))
         return [None if where is None else resolve(where, got, binputs) for where in plan.grad_ids]
 
@@ -460,6 +476,7 @@ class CompiledCode:
         self.entries[key] = plan
         outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
         if not plan.diff_outputs:
+            plan.fusion = _fuse(program, plan.wanted)
             program.release_capture_state()
             self._completed(plan)
             return unflatten(out_spec, outs)
@@ -580,6 +597,7 @@ class _SymbolicPlan:
                 return None
             plan = copy.copy(self.base)
             plan.program, plan.backward = program, backward
+            plan.fusion = plan.backward_fusion = None  # (per-size kernels would mean a compiler run per size)
             self.sizes[size] = plan
             while len(self.sizes) > 16:
                 self.sizes.popitem(last=False)

@@ -36,6 +36,8 @@ from ._common import (flatten as _flatten, locator, resolve, sources as _sources
 __all__ = ["Graph"]
 
 _log = logging.getLogger("flowlike.nn.Graph")
+
+
 def _to_json(value):
     """A program argument as JSON (dtypes by name)."""
     if isinstance(value, _dtype.dtype):

@@ -527,3 +527,30 @@ def test_double_backward_through_compiled_code_is_an_error():
     f(x).backward()  # the capture
     with pytest.raises(RuntimeError, match="does not currently support double backward"):
         fl.autograd.grad(f(x), x, create_graph=True)
+
+
+def test_compiled_programs_run_fused_kernels_with_eager_bits():
+    fl.manual_seed(0)
+
+    def gelu(x):
+        return 0.5 * x * (1.0 + fl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+    cf = fl.compile(gelu)
+    x = fl.randn(1000)
+    cf(x)
+    assert fl.equal(cf(x), gelu(x))
+    plan = next(iter(cf._compiled_code.entries.values()))
+    assert plan.fusion.installed and len(plan.fusion.groups) == 1
+
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 2))
+    ref = copy.deepcopy(model)
+    cm = fl.compile(model)
+    for _ in range(3):
+        x = fl.randn(5, 8)
+        (cm(x) * 3).exp().sum().backward()
+        (ref(x) * 3).exp().sum().backward()
+        for p, q in zip(model.parameters(), ref.parameters()):
+            assert fl.equal(p.grad, q.grad)
+            p.grad = q.grad = None
+    plan = next(iter(cm._compiled.entries.values()))
+    assert plan.backward_fusion.installed and plan.backward_fusion.groups  # tanh's backward chain
