@@ -353,8 +353,9 @@ class CompiledCode:
             mods = mods + [m for root in arg_modules for m in root.modules()]
             params = params + [p for root in arg_modules for p in root.parameters()]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
-                tuple((m.training, tuple(v for k, v in m.__dict__.items() if type(v) in _SIMPLE)) for m in mods),
-                tuple(p.requires_grad for p in params), self._read(), version)
+                # the modules' plain attributes, their `training` flags among them (one flat list: this runs per call)
+                tuple([v for m in mods for v in m.__dict__.values() if type(v) in _SIMPLE]),
+                tuple([p.requires_grad for p in params]), self._read(), version)
 
     def _why(self, key):
         names = ("argument structure or values", "tensor shapes/dtypes/requires_grad", "grad mode",
