@@ -26,6 +26,7 @@ during a capture breaks it the same way. explain() lists the breaks with reason 
 fullgraph=True the first break raises Unsupported naming the line.
 """
 import copy
+import functools
 import logging
 import warnings
 import weakref
@@ -35,6 +36,7 @@ from .. import _C, _random, codegen
 from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
 from ._symbolic import SymbolicProgram, export, masked, shape_difference
 from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
 
@@ -97,21 +99,48 @@ def _cell(c):
         return None
 
 
-def _modules_of(fn, module):
-    """The modules whose train/eval flag and plain attributes guard a compiled call: the compiled module's, or
-    those a function holds (bound self, closure, the globals it names)."""
-    if module is not None:
-        return [module]
+def _held(fn, kind):
+    """The objects of type `kind` a function holds: its bound self, its closure, the globals it names."""
     found = []
     owner = getattr(fn, "__self__", None)
-    if isinstance(owner, Module):
+    if isinstance(owner, kind):
         found.append(owner)
     fn = getattr(fn, "__func__", fn)
     code = getattr(fn, "__code__", None)
     if code is not None:
-        found += [_cell(c) for c in (fn.__closure__ or ()) if isinstance(_cell(c), Module)]
-        found += [fn.__globals__[n] for n in code.co_names if isinstance(fn.__globals__.get(n), Module)]
+        found += [_cell(c) for c in (fn.__closure__ or ()) if isinstance(_cell(c), kind)]
+        found += [fn.__globals__[n] for n in code.co_names if isinstance(fn.__globals__.get(n), kind)]
     return found
+
+
+def _modules_of(fn, module):
+    """The modules whose train/eval flag and plain attributes guard a compiled call: the compiled module's, or
+    those a function holds."""
+    return [module] if module is not None else _held(fn, Module)
+
+
+class _HeldState:
+    """The parameters' .grad and the optimizers' states before a capture. A call that rebinds them (a backward
+    after zero_grad(), an optimizer's first step, a step count kept as a Python number) made objects a program
+    cannot hand back on its runs: the capture breaks, and this puts them back before the eager rerun."""
+
+    def __init__(self, params, optimizers):
+        self.params, self.optimizers = params, optimizers
+        self.grads = [p.grad for p in params]
+        self.states = [[(k, dict(v)) for k, v in o.state.items()] for o in optimizers]
+
+    def changed(self):
+        return any(p.grad is not g for p, g in zip(self.params, self.grads)) or any(
+            len(o.state) != len(state) or any(o.state.get(k) is None or o.state[k].keys() != v.keys() or
+                                              any(o.state[k][n] is not x for n, x in v.items()) for k, v in state)
+            for o, state in zip(self.optimizers, self.states))
+
+    def restore(self):
+        for p, g in zip(self.params, self.grads):
+            p.grad = g
+        for o, state in zip(self.optimizers, self.states):
+            o.state.clear()
+            o.state.update((k, dict(v)) for k, v in state)
 
 
 class _Plan:
@@ -330,7 +359,7 @@ class CompiledCode:
         self.captures = 0             # forward programs captured (a counter tests read)
         self.breaks = []              # the graph breaks met: GraphBreak
         self._read = _read_values(getattr(fn, "__func__", fn))
-        self._guarded = None          # (structure version, modules, parameters)
+        self._guarded = None          # (structure version, modules, parameters, optimizers) the guards read
         self._pieces = None
         self._limit_hit = False
         self.symbolic = None          # the _SymbolicPlan of dimensions that vary (dynamic=None)
@@ -342,25 +371,31 @@ class CompiledCode:
         version = _module.structure_version()
         if self._guarded is None or self._guarded[0] != version:
             mods = [m for root in _modules_of(self.fn, self.module) for m in root.modules()]
-            self._guarded = (version, mods, [p for m in mods for p in m._parameters.values() if p is not None])
+            self._guarded = (version, mods, [p for m in mods for p in m._parameters.values() if p is not None],
+                             _held(self.fn, Optimizer) if self.module is None else [])
         return self._guarded
 
     def _key(self, spec, tensors, arg_modules):
         """The guard key of a call (modules passed as arguments, such as a compiled method's self, are guarded as
         the modules the code holds)."""
-        version, mods, params = self._modules()
+        version, mods, params, optimizers = self._modules()
         if arg_modules:
             mods = mods + [m for root in arg_modules for m in root.modules()]
             params = params + [p for root in arg_modules for p in root.parameters()]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
                 # the modules' plain attributes, their `training` flags among them (one flat list: this runs per call)
                 tuple([v for m in mods for v in m.__dict__.values() if type(v) in _SIMPLE]),
-                tuple([p.requires_grad for p in params]), self._read(), version)
+                tuple([p.requires_grad for p in params]), self._read(), version,
+                # a step that runs an optimizer reads its hyperparameters and state tensors (load_state_dict
+                # replaces them)
+                (tuple([v for o in optimizers for g in o.param_groups for k, v in g.items()
+                        if k != "params" and type(v) in _SIMPLE]),
+                 tuple([id(state) for o in optimizers for state in o.state.values()])))
 
     def _why(self, key):
         names = ("argument structure or values", "tensor shapes/dtypes/requires_grad", "grad mode",
                  "train/eval flags or module attributes", "parameters' requires_grad", "globals or closure values read",
-                 "the modules' parameters or buffers")
+                 "the modules' parameters or buffers", "optimizer hyperparameters or state")
         last = next(reversed(self.entries))
         return ", ".join(n for n, a, b in zip(names, key, last) if a != b) or "guard"
 
@@ -400,7 +435,7 @@ class CompiledCode:
             return self.fn(*args, **kwargs)
         if self.entries:
             _log.debug("%s: recompiling (%d cached): guard failed: %s", self.name, len(self.entries), self._why(key))
-        return self._capture(key, args, kwargs, tensors)
+        return self._capture(key, args, kwargs, tensors, modules[1])
 
     def _run(self, entry, args, kwargs, tensors):
         if entry is None:
@@ -427,7 +462,7 @@ class CompiledCode:
                               f"{brk.reason}") from None
 
     # ---- capturing --------------------------------------------------------------------------------------------
-    def _capture(self, key, args, kwargs, tensors):
+    def _capture(self, key, args, kwargs, tensors, modules):
         global _capturing
         # tensors that need gradients enter as detached leaves, so the capture's backward stops at them
         leaves = [t.detach().requires_grad_() if t.requires_grad else t for t in tensors]
@@ -436,6 +471,7 @@ class CompiledCode:
             call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile", objects=(Module, [])),
                                                leaves)
         rng = _random.get_rng_state()
+        held = _HeldState(self._modules()[2] + [p for m in modules for p in m.parameters()], self._modules()[3])
         _capturing += 1
         try:
             trace_begin(forbid_host_reads=True)
@@ -453,18 +489,23 @@ class CompiledCode:
                 reason = str(e).split(" while ")[0]
             else:
                 raise
-            return self._broke(key, GraphBreak(reason, user_frame(e.__traceback__, self.name)), program, rng, args,
-                               kwargs)
+            return self._broke(key, GraphBreak(reason, user_frame(e.__traceback__, self.name)), program, rng, held,
+                               args, kwargs)
         program = trace_end()
         _capturing -= 1
         if program.holes:
             return self._broke(key, GraphBreak(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
-                               program, rng, args, kwargs)
+                               program, rng, held, args, kwargs)
+        if held.changed():
+            return self._broke(key, GraphBreak("the call rebinds parameters' .grad or optimizer state (a backward "
+                                               "after zero_grad(), an optimizer's first step): compile the model "
+                                               "and keep the step eager, or use nn.Graph", self.name),
+                               program, rng, held, args, kwargs)
         out_tensors = []
         try:
             out_spec = flatten(result, out_tensors, "the result", who="torch.compile")
         except TypeError as e:
-            return self._broke(key, GraphBreak(str(e), self.name), program, rng, args, kwargs)
+            return self._broke(key, GraphBreak(str(e), self.name), program, rng, held, args, kwargs)
         self.captures += 1
         known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
         locate = locator(program)
@@ -489,10 +530,11 @@ class CompiledCode:
                 outs)
         return unflatten(out_spec, outs)
 
-    def _broke(self, key, brk, program, rng, args, kwargs):
+    def _broke(self, key, brk, program, rng, held, args, kwargs):
         """A capture that cannot be a program: puts back what it changed, then runs the call eagerly (a module's
         as pieces); returns its result. (The rerun also gives the result its autograd history from the call's own
         inputs, which the capture replaced by detached leaves.)"""
+        held.restore()
         _restore(program, rng)
         self._note_break(brk)
         entry = _Pieces(self) if self.pieces() else None
@@ -516,7 +558,13 @@ class CompiledCode:
         return self.breaks + [b for _, piece in (self._pieces or ()) for b in piece.all_breaks()]
 
     def all_captures(self):
+        """The forward programs captured by this code and its pieces."""
         return self.captures + sum(piece.all_captures() for _, piece in (self._pieces or ()))
+
+    def all_plans(self):
+        """The captured plans of this code and its pieces."""
+        return ([e for e in self.entries.values() if isinstance(e, _Plan)] +
+                [p for _, piece in (self._pieces or ()) for p in piece.all_plans()])
 
     # ---- symbolic dimensions ------------------------------------------------------------------------------------
     def _completed(self, plan):
@@ -662,9 +710,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledCode(model.__call__, model, fullgraph=fullgraph, dynamic=dynamic,
                                                    name=type(model).__name__))
-    code = CompiledCode(model, None, fullgraph=fullgraph, dynamic=dynamic)
-    wrapper = _wraps(model, code)
-    return wrapper
+    return _wraps(model, CompiledCode(model, None, fullgraph=fullgraph, dynamic=dynamic))
 
 
 def compile_forward(module, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
@@ -686,8 +732,8 @@ def _check_options(backend, mode, options):
 
 
 def _wraps(fn, code):
-    import functools
-
+    """The function the compiled code is called through (functools.wraps of fn, with torch's attribute naming the
+    original)."""
     @functools.wraps(fn)
     def compiled(*args, **kwargs):
         return code(*args, **kwargs)
@@ -711,7 +757,6 @@ def disable(fn=None, recursive=True, *, reason=None):
         return lambda f: disable(f, recursive, reason=reason)
     if getattr(fn, "_torchdynamo_disable", False):
         return fn  # disabled already
-    import functools
 
     @functools.wraps(fn)
     def eager_only(*args, **kwargs):
@@ -759,7 +804,6 @@ def explain(fn, *args, **kwargs):
         code = CompiledCode(target.__call__ if module is not None else target, module, name=getattr(
             target, "__qualname__", type(target).__name__))
         code(*args, **kwargs)
-        plans = [e for c in [code] + [p for _, p in (code._pieces or ())] for e in c.entries.values()
-                 if isinstance(e, _Plan)]
+        plans = code.all_plans()
         return ExplainOutput(len(plans), code.all_breaks(), [len(p.program) for p in plans])
     return run(*args, **kwargs) if args or kwargs else run

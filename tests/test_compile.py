@@ -554,3 +554,65 @@ def test_compiled_programs_run_fused_kernels_with_eager_bits():
             p.grad = q.grad = None
     plan = next(iter(cm._compiled.entries.values()))
     assert plan.backward_fusion.installed and plan.backward_fusion.groups  # tanh's backward chain
+
+
+def test_whole_training_step_compiled_breaks_and_matches_eager():
+    (eager, compiled), data_fn = build_pair("mlp_adam")
+    model, opt = compiled
+
+    @fl.compile
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    data = batches(data_fn, n=6)
+    fl.manual_seed(3)
+    want = [_eager_step(*eager, x, y) for x, y in data]
+    fl.manual_seed(3)
+    got = [step(x, y).item() for x, y in data]
+    assert got == want
+    for (k, a), b in zip(eager[0].state_dict().items(), model.state_dict().values()):
+        assert fl.equal(a, b), k
+    code = step._compiled_code
+    # the first step creates the optimizer's state: a break (the model runs as a piece); from the second step on
+    # the whole step (forward, backward, update in place) is one program
+    assert "rebinds parameters' .grad or optimizer state" in code.breaks[0].reason
+    assert code.captures == 1 and code.all_captures() == 2 and len(code.breaks) == 1
+
+    (_, (model2, opt2)), _ = build_pair("mlp_adam")
+
+    def fresh_step(x, y):
+        F.cross_entropy(model2(x), y).backward()
+        opt2.step()
+
+    with pytest.raises(fl._dynamo.exc.Unsupported, match="optimizer state"):
+        fl.compile(fresh_step, fullgraph=True)(*data[0])
+
+
+def test_learning_rate_change_recaptures_a_compiled_step():
+    fl.manual_seed(0)
+    w = nn.Parameter(fl.randn(3))
+    opt = fl.optim.SGD([w], lr=0.1)
+    w.grad = fl.ones(3)
+
+    @fl.compile
+    def update():
+        opt.step()
+
+    before = w.detach().clone()
+    update()
+    update()
+    opt.param_groups[0]["lr"] = 0.5
+    update()
+    assert fl.allclose(w, before - 0.7) and update._compiled_code.captures == 2
+
+
+def _eager_step(model, opt, x, y):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.item()
