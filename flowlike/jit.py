@@ -1,4 +1,4 @@
-"""torch.jit: script and trace return their input unchanged (flowlike's graph mode will take this over).
+"""torch.jit: script and trace return their input unchanged (flowlike.compile is the way to graph mode).
 
 Code that scripts or traces a model for speed keeps working and computes the same results eagerly; a
 one-time warning says so.
@@ -66,16 +66,11 @@ def annotate(the_type, the_value):
 
 def _compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
              disable=False):
-    """torch.compile: returns model unchanged (after a one-time warning); usable as a decorator with or without
-    arguments."""
-    if model is None:
-        return lambda fn: _compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
-                                   options=options, disable=disable)
-    if not callable(model):
-        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    if not disable:
-        _warn_once("torch.compile")
-    return model
+    """torch.compile: the function or module, compiled by flowlike's graph mode (flowlike.graph.compile); usable
+    as a decorator with or without arguments."""
+    from .graph.compile import compile  # graph mode builds on nn, which imports after this module
+    return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                   disable=disable)
 
 
 __getattr__ = module_getattr(__name__, "torch.jit")

@@ -6,18 +6,18 @@ A bypass of the dispatcher shows up twice: as a hole (a tensor the program reads
 as a replayed value that differs from eager's (a write the program never saw)."""
 import numpy as np
 
-from .. import _C
 from .. import _dtype, _random
+from ._common import trace_begin, trace_end
 
 
 def record(step):
     """Runs step() with the tracer installed; returns (its result, the program, the RNG state it started from)."""
     rng = _random.get_rng_state()
-    _C._trace_begin()
+    trace_begin()
     try:
         result = step()
     finally:
-        program = _C._trace_end()
+        program = trace_end()
     return result, program, rng
 
 

@@ -22,56 +22,20 @@ import logging
 import math
 import os
 import time
-import traceback
 from collections import OrderedDict
 
-from .. import _C, _dtype, _tensor
+from .. import _C, _dtype
 from .. import codegen
 from .. import serialization as _serialization
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from ._common import (flatten as _flatten, locator, resolve, sources as _sources, trace_begin, trace_end,
+                      unflatten as _unflatten, user_frame)
 
 __all__ = ["Graph"]
 
 _log = logging.getLogger("flowlike.nn.Graph")
-# flowlike's own code (the package, and this graph package wherever it is installed from)
-_OWN_DIRS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, _tensor.__file__))
-
-
-def _flatten(value, tensors, path="input"):
-    """The structure of value with every tensor replaced by its index in `tensors` (appended in order)."""
-    if isinstance(value, _C.Tensor):
-        tensors.append(value)
-        return ("T", len(tensors) - 1)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_flatten(v, tensors, f"{path}[{i}]") for i, v in enumerate(value)))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _flatten(v, tensors, f"{path}[{k!r}]")) for k, v in value.items()))
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return ("V", value)
-    raise TypeError(f"nn.Graph: {path} is a {type(value).__name__}; a graph takes tensors, Python numbers, bools, "
-                    "strings, None and lists, tuples and dicts of them")
-
-
-def _unflatten(spec, tensors):
-    kind, body = spec
-    if kind == "T":
-        return tensors[body]
-    if kind == "V":
-        return body
-    if kind == "dict":
-        return {k: _unflatten(v, tensors) for k, v in body}
-    items = [_unflatten(v, tensors) for v in body]
-    return tuple(items) if kind == "tuple" else items
-
-
-def _user_frame(tb):
-    """'file:line' of the innermost frame of the traceback outside flowlike itself."""
-    for frame in reversed(traceback.extract_tb(tb)):
-        if not os.path.abspath(frame.filename).startswith(_OWN_DIRS):
-            return f"{frame.filename}:{frame.lineno}"
-    return "build"
 
 
 def _to_json(value):
@@ -95,7 +59,7 @@ def _spec_to_json(spec):
         return [kind, body]
     if kind == "dict":
         return [kind, [[k, _spec_to_json(v)] for k, v in body]]
-    return [kind, [_spec_to_json(v) for v in body]]
+    return ["tuple" if isinstance(kind, type) else kind, [_spec_to_json(v) for v in body]]  # a namedtuple: a tuple
 
 
 def _spec_from_json(spec):
@@ -374,40 +338,25 @@ class Graph:
         self._params = None
         slots = self._slots()
         before = [s.get() for s in slots]
-        _C._trace_begin(forbid_host_reads=True)
+        trace_begin(forbid_host_reads=True)
         try:
             result = self.build(*args, **kwargs)
         except RuntimeError as e:
-            _C._trace_end()
+            trace_end()
             if "reads a tensor's value on the host" in str(e):
-                raise RuntimeError(f"nn.Graph {type(self).__name__}: at {_user_frame(e.__traceback__)}: {e}") from None
+                raise RuntimeError(f"nn.Graph {type(self).__name__}: at {user_frame(e.__traceback__)}: {e}") from None
             raise
         except BaseException:
-            _C._trace_end()
+            trace_end()
             raise
-        program = _C._trace_end()
+        program = trace_end()
         if program.holes:
             raise RuntimeError(f"nn.Graph {type(self).__name__}: build() used tensors made outside the dispatcher, "
                                f"which a program cannot replay: {program.holes[0]}")
-        by_id = {id(t): i for i, t in enumerate(tensors)}
-        by_slot = {id(t): j for j, t in enumerate(before) if t is not None}
-        sources = []
-        for t in program.inputs:
-            if id(t) in by_id:
-                sources.append(("arg", by_id[id(t)]))
-            elif id(t) in by_slot:
-                sources.append(("slot", by_slot[id(t)]))
-            else:
-                sources.append(("fixed", t))
-        input_pos = {id(t): k for k, t in enumerate(program.inputs)}
-
-        def locate(t):
-            if id(t) in input_pos:
-                return ("input", input_pos[id(t)])
-            vid = program.value_of(t)
-            if vid < 0:
-                return ("fixed", t)
-            return ("value", vid)
+        known = {id(t): ("slot", j) for j, t in enumerate(before) if t is not None}
+        known.update({id(t): ("arg", i) for i, t in enumerate(tensors)})
+        sources = _sources(program, known)
+        locate = locator(program)
 
         out_tensors = []
         out_spec = _flatten(result, out_tensors, "build's result")
@@ -463,11 +412,6 @@ class Graph:
             inputs.append(tensors[what] if kind == "arg" else slots[what].get() if kind == "slot" else what)
         plan.fusion.poll()
         got = dict(zip(plan.wanted, plan.program.run(inputs, plan.wanted)))
-
-        def resolve(where):
-            kind, what = where
-            return got[what] if kind == "value" else inputs[what] if kind == "input" else what
-
         for j, where in plan.writebacks:
-            slots[j].set(None if where is None else resolve(where))
-        return _unflatten(plan.out_spec, [resolve(w) for w in plan.out_ids])
+            slots[j].set(None if where is None else resolve(where, got, inputs))
+        return _unflatten(plan.out_spec, [resolve(w, got, inputs) for w in plan.out_ids])

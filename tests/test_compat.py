@@ -291,7 +291,7 @@ def test_determinism_and_matmul_precision():
         flowlike.set_float32_matmul_precision("highest")
 
 
-def test_jit_and_compile_return_input_unchanged_with_one_warning(monkeypatch):
+def test_jit_returns_input_unchanged_with_one_warning_and_compile_compiles(monkeypatch):
     monkeypatch.setattr(flowlike.jit, "_warned", set())
 
     def f(x):
@@ -304,9 +304,13 @@ def test_jit_and_compile_return_input_unchanged_with_one_warning(monkeypatch):
         assert flowlike.jit.script(f) is f  # warned once only
     with pytest.warns(UserWarning, match="torch.jit.trace"):
         assert flowlike.jit.trace(f, (flowlike.ones(2),)) is f
-    with pytest.warns(UserWarning, match="torch.compile"):
-        assert flowlike.compile(f) is f
-    assert flowlike.compile(mode="max-autotune")(f) is f
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = flowlike.compile(f)  # flowlike's graph mode (tests/test_compile.py), without a warning
+    assert compiled is not f and compiled.__wrapped__ is f
+    assert flowlike.equal(compiled(flowlike.ones(2)), f(flowlike.ones(2)))
+    assert flowlike.compile(mode="max-autotune")(f).__wrapped__ is f
+    assert flowlike.compile(f, disable=True) is f
 
     @flowlike.compile
     def g(x):

@@ -1,7 +1,23 @@
-"""torch._dynamo: the names transformers uses at import (the compile branch provides the full module)."""
+"""torch._dynamo: the names user code touches around torch.compile (reset, config, explain, disable, mark_dynamic
+and friends), served by flowlike's graph mode (flowlike.graph.compile)."""
+from . import config, exc
 from ..compiler import allow_in_graph, assume_constant_result
+from ..graph.compile import OptimizedModule, disable, explain, is_compiling, reset
 from .._missing import module_getattr
 
-__all__ = ["allow_in_graph", "assume_constant_result"]
+__all__ = ["config", "exc", "reset", "explain", "disable", "is_compiling", "mark_dynamic", "mark_static",
+           "maybe_mark_dynamic", "allow_in_graph", "assume_constant_result", "OptimizedModule"]
+
+
+def mark_dynamic(t, index, *, min=None, max=None):
+    """Marks dimension(s) of t as varying; flowlike's compile makes a dimension symbolic on its own."""
+
+
+maybe_mark_dynamic = mark_dynamic
+
+
+def mark_static(t, index=None):
+    """Marks dimension(s) of t as fixed (a hint; flowlike's guards see every shape)."""
+
 
 __getattr__ = module_getattr(__name__, "torch._dynamo")

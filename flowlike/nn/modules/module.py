@@ -876,4 +876,7 @@ class Module:
         return replica
 
     def compile(self, *args, **kwargs):
-        """torch.compile in place: flowlike runs the module eagerly."""
+        """torch.compile in place (torch.compile's arguments): the module's forward runs compiled from now on, its
+        state_dict keys unchanged."""
+        from ...graph.compile import compile_forward
+        compile_forward(self, *args, **kwargs)
