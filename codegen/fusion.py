@@ -61,7 +61,7 @@ class ProgramView:
     """The exported program with what the pass needs: producers, readers and each value's geometry."""
 
     def __init__(self, program):
-        calls, self.input_ids, constants, self.num_values, _ = program.export()
+        calls, self.input_ids, constants, self.num_values, _ = program.export(for_saving=False)
         self.calls = calls
         self.meta = program.value_meta  # (sizes, strides, dtype, wrapped) per value id
         self.constants = {vid: t for vid, t in constants}

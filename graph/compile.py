@@ -230,8 +230,8 @@ class _CaptureCall:
         plan.backward, plan.backward_sources = _recompute_pointwise(plan, program, srcs)
         saved = {what for kind, what in plan.backward_sources if kind == "saved"}
         plan.wanted = sorted(set(plan.wanted) | saved)  # the forward now keeps what the backward reads
-        plan.fusion = _fuse(fwd, plan.wanted)
-        plan.backward_fusion = _fuse(plan.backward, plan.backward_wanted)
+        plan.fusion = codegen.fuse(fwd, plan.wanted)
+        plan.backward_fusion = codegen.fuse(plan.backward, plan.backward_wanted)
         plan.capture_call = None
         _log.debug("%s: captured the backward (%d ops, %d forward values saved for it, %d recomputed)",
                    self.code.name, len(plan.backward), len(saved), len(plan.backward) - len(program))
@@ -285,15 +285,6 @@ def _recompute_pointwise(plan, backward, srcs):
     plan.grad_ids = [where if where is None or where[0] != "input" else ("input", shift[where[1]])
                      for where in plan.grad_ids]
     return program, [srcs[k] for k in kept]
-
-
-def _fuse(program, keep):
-    """The program's fused kernels (codegen.fuse), None for a program codegen cannot read (one that draws from an
-    explicit generator cannot be exported): it runs unfused."""
-    try:
-        return codegen.fuse(program, keep)
-    except RuntimeError:
-        return None
 
 
 def _grad_of(outputs, leaves, grads):
@@ -518,7 +509,7 @@ class CompiledCode:
         self.entries[key] = plan
         outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
         if not plan.diff_outputs:
-            plan.fusion = _fuse(program, plan.wanted)
+            plan.fusion = codegen.fuse(program, plan.wanted)
             program.release_capture_state()
             self._completed(plan)
             return unflatten(out_spec, outs)

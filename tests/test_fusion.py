@@ -517,3 +517,17 @@ def test_no_epilogue_where_backward_reads_the_pre_activation():
     graph = graph_of(lambda x: nn.functional.relu(conv(x)).sum().backward())
     graph(fl.randn(1, 2, 6, 6))
     assert not any(g.replacement for g in plan_of(graph).fusion.groups)
+
+
+def test_programs_drawing_from_an_explicit_generator_fuse():
+    g = fl.Generator().manual_seed(3)
+    fn = lambda x: (x * 2 + fl.rand(x.shape, generator=g)).exp() * 3  # noqa: E731
+    graph = graph_of(fn)
+    x = fl.randn(40)
+    graph(x)
+    # (rand fills a new tensor in place, a write that x * 2 cannot be delayed past)
+    assert [[n.op for n in gr.nodes] for gr in plan_of(graph).fusion.groups] == [["add", "exp", "mul"]]
+    g.manual_seed(5)
+    got = graph(x)
+    g.manual_seed(5)
+    assert fl.equal(got, fn(x))

@@ -37,7 +37,7 @@ std::string arg_text(const IValue& v) {
 }
 
 // A non-tensor argument of a recorded call as a Python value (a saved program); tensors are placeholders (None).
-py::object arg_object(const IValue& v, const char* op) {
+py::object arg_object(const IValue& v, const char* op, bool for_saving) {
   return std::visit([&](const auto& x) -> py::object {
     using T = std::decay_t<decltype(x)>;
     if constexpr (std::is_same_v<T, IntList> || std::is_same_v<T, std::vector<double>> ||
@@ -48,7 +48,7 @@ py::object arg_object(const IValue& v, const char* op) {
     else if constexpr (std::is_same_v<T, Scalar>) return scalar_to_python(x);
     else if constexpr (std::is_same_v<T, ScalarType>) return x == ScalarType::NumTypes ? py::none() : dtype_object(x);
     else if constexpr (std::is_same_v<T, Generator*>) {
-      FL_CHECK(!x, Error, "a program whose ", op, "() draws from an explicit generator cannot be saved");
+      FL_CHECK(!x || !for_saving, Error, "a program whose ", op, "() draws from an explicit generator cannot be saved");
       return py::none();
     } else return py::none();
   }, v);
@@ -145,14 +145,14 @@ void bind(py::module_& m, TensorClass&) {
         }
         return lines;
       }, "The program, one line per recorded call, values with their dtype and shape at capture.")
-      .def("export", [](graph::RecordingTracer& r) {
+      .def("export", [](graph::RecordingTracer& r, bool for_saving) {
         // the program as plain data: calls (op name, non-tensor arguments, argument ids, result ids), input ids,
         // constants, the number of values and each value's dtype and shape
         const graph::Program& p = r.program();
         py::list calls;
         for (const graph::Call& c : p.calls) {
           py::list args;
-          for (const IValue& v : c.args) args.append(arg_object(v, c.op.name));
+          for (const IValue& v : c.args) args.append(arg_object(v, c.op.name, for_saving));
           calls.append(py::make_tuple(c.op.name, args, py::cast(c.arg_ids), py::cast(c.result_ids)));
         }
         py::list constants, meta;
@@ -160,7 +160,9 @@ void bind(py::module_& m, TensorClass&) {
         for (const graph::ValueMeta& m : p.value_meta)
           meta.append(py::make_tuple(py::cast(m.sizes), dtype_object(m.dtype), py::cast(m.strides), m.wrapped));
         return py::make_tuple(calls, py::cast(p.input_ids), constants, p.num_values, meta);
-      }, "The program as plain Python data (what _program_from takes back).")
+      }, py::arg("for_saving") = true,
+         "The program as plain Python data (what _program_from takes back). for_saving=False lists an explicit "
+         "generator argument as None instead of refusing (a pass reading the program, not a file).")
       .def("float_args", [](graph::RecordingTracer& r, const std::string& name) {
         py::list found;  // (call index, argument index, value, the ids of the call's first argument's tensors)
         const auto& calls = r.program().calls;
