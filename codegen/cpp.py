@@ -37,6 +37,11 @@ _HEADERS = ["graph/fused_prelude.h", "core/dtype.h", "kernels/vec_math.h", "ops/
             "ops/pointwise_list.h", "ops/pointwise_math.h", "ops/pointwise_special.h"]
 
 
+def _dtype_size(dt):
+    return {"bool": 1, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "int32_t": 4, "int64_t": 8, "fl::Half": 2,
+            "fl::BFloat16": 2, "float": 4, "double": 8}[CTYPES[dt]]
+
+
 def opmath(dt):
     return "float" if dt in (_dtype.float16, _dtype.bfloat16) else CTYPES[dt]
 
@@ -237,6 +242,12 @@ class _Rows:
         self.shape = group.shape
         self.lines = []
         self.row_done = set()
+        self.cached = set()  # values a reduction's loop kept in a row buffer for the loops after it
+        self.readers = {}
+        for node in group.nodes:
+            for v in node.inputs:
+                self.readers.setdefault(v, []).append(node)
+        self.outputs = set(group.outputs)
         for node in group.nodes:
             if node.kind == "reduce":
                 self._reduce(node)
@@ -285,6 +296,9 @@ class _Rows:
                 return f"v{vid}"
             done.add(vid)
             t = CTYPES[self.meta[vid][2]]
+            if vid in self.cached:
+                stmts.append(f"      const {t} v{vid} = s{vid}[i];")
+                return f"v{vid}"
             if vid in self.inputs:
                 k = self.index[vid]
                 offset = f"o{k} + i * {self.stride[k]}" if self.stride[k] else f"o{k}"
@@ -334,11 +348,21 @@ class _Rows:
         om, t = opmath(node.compute), CTYPES[self.meta[node.out][2]]
         init, combine, clause, finish = _REDUCE[node.op]
         reset = [f"acc = {init}; nan = 0;"]
+        # the reduced value, when a later loop reads it again (softmax's exp), is kept in a row buffer instead of
+        # being computed twice
+        keep = (x not in self.inputs and x not in self.cached and not self._row_level(x)
+                and self.n * _dtype_size(self.meta[x][2]) <= 65536
+                and (x in self.outputs or any(r is not node for r in self.readers.get(x, ()))))
+        store = [f"      s{x}[i] = v{x};"] if keep else []
+        if keep:
+            self.lines.append(f"    alignas(64) {CTYPES[self.meta[x][2]]} s{x}[{self.n}];")
         self.lines.append(f"    {t} v{node.out};  // {node.op}")
         self.lines.append("    {")
         self.lines.append(f"    {om} acc = {init}; int nan = 0;")
-        self._loop(lambda emit: [f"      {{ const {om} v = static_cast<{om}>({emit(x)}); {combine} }}"], reset,
-                   (clause, "|:nan"))
+        self._loop(lambda emit: [f"      {{ const {om} v = static_cast<{om}>({emit(x)}); {combine} }}", *store],
+                   reset, (clause, "|:nan"))
+        if keep:
+            self.cached.add(x)
         self.lines.append(f"    v{node.out} = static_cast<{t}>({finish.replace('/ n', f'/ {om}({self.n})')});")
         self.lines.append("    }")
         self.row_done.add(node.out)
