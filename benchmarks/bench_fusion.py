@@ -10,7 +10,6 @@ The GELU chain is memory-bound when fused: its kernel reads 16 MB and writes 16 
 the time of a 16 MB copy (same traffic) and the fraction of that copy speed the fused kernel reaches.
 """
 import os
-import statistics
 import sys
 import time
 
@@ -20,7 +19,7 @@ import flowlike as fl
 from flowlike import codegen
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_graph import cpu_peak  # noqa: E402
+from bench_graph import cpu_peak, timed  # noqa: E402
 
 
 def gelu_chain(t):
@@ -45,12 +44,7 @@ def layer_norm_primitives(t):
 
 def median_time(fn, number=20):
     fn()
-    times = []
-    for _ in range(number):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return timed(fn, number)
 
 
 def as_graph(fn):

@@ -2,6 +2,8 @@
 (`body(lib, *inputs)`), and what comes out is compared: values, dtypes, shapes, gradients and the classes of
 raised exceptions. Inputs are given once (numpy arrays, torch tensors, numbers, containers of them) and built
 for each library."""
+import importlib.util
+import pathlib
 import warnings
 
 import numpy as np
@@ -237,3 +239,14 @@ def assert_raises_same(body, *inputs, match_message=False, **convert_options):
 def copy_state(t_module, f_module):
     """Loads a torch module's whole state (parameters and buffers) into the flowlike module."""
     f_module.load_state_dict({k: to_flowlike(v) for k, v in t_module.state_dict().items()})
+
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+def load_example(name):
+    """The module of examples/<name>.py (the examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

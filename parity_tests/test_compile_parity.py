@@ -4,8 +4,6 @@ graph-mode parity tests with `model = torch.compile(model)` in an ordinary train
 outside the compiled call), 20 steps: losses and parameters bit for bit equal to flowlike eager and within float32
 tolerance of torch; each model captured once (forward and backward programs), asserted through capture counters.
 The unmodified GPT example also runs under `python -m flowlike.compat` with torch.compile added."""
-import importlib.util
-import pathlib
 import subprocess
 import sys
 
@@ -15,17 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import copy_state  # noqa: E402
+from helpers import EXAMPLES, copy_state, load_example  # noqa: E402
 from test_graph_parity import CASES  # noqa: E402
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def compiled_builds(example):
@@ -43,7 +32,7 @@ def compiled_builds(example):
 
 
 def test_train_cnn_compiled_matches_eager_and_torch():
-    example = load("train_cnn")
+    example = load_example("train_cnn")
     torch.manual_seed(0)
     init = {k: v.detach().numpy().copy() for k, v in example.build_model(torch).state_dict().items()}
     e_losses, e_accuracy, e_state = example.train(fl, epochs=2, init_state=init, progress=False)
@@ -60,7 +49,7 @@ def test_train_cnn_compiled_matches_eager_and_torch():
 
 
 def test_train_gpt_compiled_matches_eager_and_torch():
-    example = load("train_gpt")
+    example = load_example("train_gpt")
     vocab = len(set(example.corpus()))
     torch.manual_seed(0)
     init = {k: v.detach().numpy().copy() for k, v in example.build_model(torch, vocab).state_dict().items()}

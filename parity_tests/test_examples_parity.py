@@ -1,6 +1,4 @@
 """The examples give the same losses on flowlike and on torch."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -8,20 +6,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same  # noqa: E402
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import EXAMPLES, assert_same, load_example  # noqa: E402
 
 
 def test_quickstart_losses_match_torch():
-    quickstart = load("quickstart")
+    quickstart = load_example("quickstart")
     fl_losses, fl_w = quickstart.train(fl, log_every=0)
     t_losses, t_w = quickstart.train(torch, log_every=0)
     np.testing.assert_allclose(fl_losses, t_losses, rtol=1e-5, atol=1e-7)
@@ -30,7 +19,7 @@ def test_quickstart_losses_match_torch():
 
 
 def test_train_cnn_losses_match_torch_from_identical_weights():
-    example = load("train_cnn")
+    example = load_example("train_cnn")
     torch.manual_seed(0)
     init = {k: v.detach().numpy().copy() for k, v in example.build_model(torch).state_dict().items()}
     t_losses, t_accuracy, t_state = example.train(torch, epochs=2, init_state=init, progress=False)
@@ -43,7 +32,7 @@ def test_train_cnn_losses_match_torch_from_identical_weights():
 
 
 def test_train_gpt_losses_match_torch_from_identical_weights():
-    example = load("train_gpt")
+    example = load_example("train_gpt")
     vocab = len(set(example.corpus()))
     torch.manual_seed(0)
     init = {k: v.detach().numpy().copy() for k, v in example.build_model(torch, vocab).state_dict().items()}

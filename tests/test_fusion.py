@@ -478,18 +478,20 @@ def test_triton_row_groups_match_the_cpp_kernels(case):
 
 # ---- epilogues: a convolution or linear layer and its activation as one op ------------------------------------------
 
+def _inference(fn, x):
+    """(graph, its replayed result, eager's result) of fn on x without grad."""
+    graph = graph_of(fn)
+    with fl.no_grad():
+        graph(x)
+        return graph, graph(x), fn(x)
+
+
 @pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh", "silu"])
 def test_conv_and_activation_become_one_call_in_inference(act):
     conv = nn.Conv2d(3, 8, 3, padding=1)
     f = {"relu": nn.functional.relu, "gelu": nn.functional.gelu, "silu": nn.functional.silu,
          "gelu_tanh": lambda t: nn.functional.gelu(t, approximate="tanh")}[act]
-    fn = lambda x: f(conv(x))  # noqa: E731
-    x = fl.randn(2, 3, 9, 9)
-    graph = graph_of(fn)
-    with fl.no_grad():
-        graph(x)
-        got = graph(x)
-        want = fn(x)
+    graph, got, want = _inference(lambda x: f(conv(x)), fl.randn(2, 3, 9, 9))
     (group,) = plan_of(graph).fusion.groups
     assert group.replacement[0] == "_conv2d_bias_act" and group.replacement[1][-1] == act
     assert np.array_equal(bits(got), bits(want))
@@ -498,13 +500,7 @@ def test_conv_and_activation_become_one_call_in_inference(act):
 @pytest.mark.parametrize("act, use_gelu", [("relu", False), ("gelu", True)])
 def test_linear_and_activation_become_addmm_activation(act, use_gelu):
     lin = nn.Linear(20, 30)
-    fn = lambda x: getattr(nn.functional, act)(lin(x))  # noqa: E731
-    x = fl.randn(16, 20)
-    graph = graph_of(fn)
-    with fl.no_grad():
-        graph(x)
-        got = graph(x)
-        want = fn(x)
+    graph, got, want = _inference(lambda x: getattr(nn.functional, act)(lin(x)), fl.randn(16, 20))
     (group,) = plan_of(graph).fusion.groups
     assert group.replacement[0] == "_addmm_activation" and group.replacement[1][-1] is use_gelu
     assert np.array_equal(bits(got), bits(want))
