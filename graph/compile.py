@@ -127,6 +127,7 @@ class _HeldState:
     def __init__(self, params, optimizers):
         self.params, self.optimizers = params, optimizers
         self.grads = [p.grad for p in params]
+        self.versions = [p._version for p in params]
         self.states = [[(k, dict(v)) for k, v in o.state.items()] for o in optimizers]
 
     def changed(self):
@@ -134,6 +135,10 @@ class _HeldState:
             len(o.state) != len(state) or any(o.state.get(k) is None or o.state[k].keys() != v.keys() or
                                               any(o.state[k][n] is not x for n, x in v.items()) for k, v in state)
             for o, state in zip(self.optimizers, self.states))
+
+    def stepped(self):
+        """Whether the call updated parameters that require grad in place (an optimizer step)."""
+        return any(p.requires_grad and p._version != v for p, v in zip(self.params, self.versions))
 
     def restore(self):
         for p, g in zip(self.params, self.grads):
@@ -171,15 +176,17 @@ class CompiledFunction(Function):
     """The autograd node of a compiled call's outputs: its backward runs the captured backward program."""
 
     @staticmethod
-    def forward(ctx, state, *diff_inputs):
+    def forward(ctx, state, outputs, *diff_inputs):
+        # the outputs (fresh aliases: the state's values hold the tensors a run made) get the node, which holds the
+        # state: a state holding them would be a cycle through C++ that no collector frees (a leak of saved values)
         ctx.state = state
-        return tuple(state.outputs)
+        return tuple(outputs)
 
     @staticmethod
     def backward(ctx, *grads):
         if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
             raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
-        return (None, *ctx.state.backward(grads))
+        return (None, None, *ctx.state.backward(grads))
 
 
 class _CaptureCall:
@@ -188,7 +195,6 @@ class _CaptureCall:
 
     def __init__(self, code, plan, eager_outputs, leaves):
         self.code, self.plan, self.eager_outputs, self.leaves = code, plan, eager_outputs, leaves
-        self.outputs = [t.detach() for t in eager_outputs]  # what the node hands out
 
     def backward(self, grads):
         plan = self.plan
@@ -296,8 +302,8 @@ def _grad_of(outputs, leaves, grads):
 class _ReplayCall:
     """Backward of a replayed call: the backward program run on the values the forward handed back."""
 
-    def __init__(self, plan, inputs, got, outputs):
-        self.plan, self.inputs, self.got, self.outputs = plan, inputs, got, outputs  # outputs: what the node hands out
+    def __init__(self, plan, inputs, got):
+        self.plan, self.inputs, self.got = plan, inputs, got
 
     def backward(self, grads):
         plan = self.plan
@@ -406,7 +412,9 @@ class CompiledCode:
             if isinstance(entry, _Plan) and entry.backward is None and entry.diff_outputs:
                 if entry.capture_call is not None and entry.capture_call() is not None:
                     return self.fn(*args, **kwargs)  # the backward program comes with the capturing call's backward
-                del self.entries[key]  # that call's outputs died without a backward: capture again
+                # that call's outputs died without a backward: capture again (the same program, counted once)
+                del self.entries[key]
+                self.captures -= 1
             else:
                 self.entries.move_to_end(key)
                 return self._run(entry, args, kwargs, tensors)
@@ -436,8 +444,7 @@ class CompiledCode:
         inputs, got = entry.run(tensors)
         outs = [resolve(w, got, inputs) for w in entry.out_ids]
         if entry.diff_outputs:
-            _attach(_ReplayCall(entry, inputs, got, [outs[i] for i in entry.diff_outputs]), entry,
-                    [inputs[k] for k in entry.diff_inputs], outs)
+            _attach(_ReplayCall(entry, inputs, got), entry, [inputs[k] for k in entry.diff_inputs], outs)
         return unflatten(entry.out_spec, outs)
 
     def _eager(self, brk, args, kwargs):
@@ -501,7 +508,10 @@ class CompiledCode:
         known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
         locate = locator(program)
         plan = _Plan(program, sources(program, known), out_spec, [locate(t) for t in out_tensors])
-        plan.diff_outputs = [i for i, t in enumerate(out_tensors) if t.requires_grad and t.grad_fn is not None]
+        # a call that steps the optimizer ran its backward already (eagerly the outputs' graph is consumed, its
+        # leaves updated in place): its outputs get no node waiting for a backward that never comes
+        plan.diff_outputs = [] if held.stepped() else [
+            i for i, t in enumerate(out_tensors) if t.requires_grad and t.grad_fn is not None]
         plan.diff_inputs = [k for k, t in enumerate(program.inputs) if t.requires_grad]
         _log.debug("%s: captured %d ops (%d inputs, %s)", self.name, len(program), len(program.inputs),
                    "forward of a training step" if plan.diff_outputs else "no gradients")
@@ -646,9 +656,9 @@ class _SymbolicPlan:
 
 
 def _attach(state, plan, diff_inputs, outs):
-    """Gives the differentiable outputs (state.outputs, at plan.diff_outputs in outs) one CompiledFunctionBackward
-    node over the inputs that need gradients."""
-    made = CompiledFunction.apply(state, *diff_inputs)
+    """Gives the differentiable outputs (at plan.diff_outputs in outs) one CompiledFunctionBackward node over the
+    inputs that need gradients."""
+    made = CompiledFunction.apply(state, [outs[i].detach() for i in plan.diff_outputs], *diff_inputs)
     for i, t in zip(plan.diff_outputs, made):
         outs[i] = t
 
