@@ -28,9 +28,11 @@ fullgraph=True the first break raises Unsupported naming the line.
 import copy
 import functools
 import logging
+import operator
 import warnings
 import weakref
 from collections import OrderedDict
+from itertools import chain
 
 from .. import _C, _random, codegen
 from ..autograd.function import Function
@@ -357,6 +359,7 @@ class CompiledCode:
         self.breaks = []              # the graph breaks met: GraphBreak
         self._read = _read_values(getattr(fn, "__func__", fn))
         self._guarded = None          # (structure version, modules, parameters, optimizers) the guards read
+        self._last_values = None      # (the modules' attribute values, the plain ones among them) at the last call
         self._pieces = None
         self._limit_hit = False
         self.symbolic = None          # the _SymbolicPlan of dimensions that vary (dynamic=None)
@@ -380,14 +383,25 @@ class CompiledCode:
             mods = mods + [m for root in arg_modules for m in root.modules()]
             params = params + [p for root in arg_modules for p in root.parameters()]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
-                # the modules' plain attributes, their `training` flags among them (one flat list: this runs per call)
-                tuple([v for m in mods for v in m.__dict__.values() if type(v) in _SIMPLE]),
+                self._plain_values(mods),
                 tuple([p.requires_grad for p in params]), self._read(), version,
                 # a step that runs an optimizer reads its hyperparameters and state tensors (load_state_dict
                 # replaces them)
                 (tuple([v for o in optimizers for g in o.param_groups for k, v in g.items()
                         if k != "params" and type(v) in _SIMPLE]),
                  tuple([id(state) for o in optimizers for state in o.state.values()])))
+
+    def _plain_values(self, mods):
+        """The modules' plain attribute values, their `training` flags among them. This runs per call: while every
+        attribute is the same object as at the last call (an identity check in C), the last answer stands, without
+        a type test per attribute."""
+        values = list(chain.from_iterable(map(dict.values, [m.__dict__ for m in mods])))
+        last = self._last_values
+        if last is not None and len(last[0]) == len(values) and all(map(operator.is_, values, last[0])):
+            return last[1]
+        plain = tuple([v for v in values if type(v) in _SIMPLE])
+        self._last_values = (values, plain)
+        return plain
 
     def _why(self, key):
         names = ("argument structure or values", "tensor shapes/dtypes/requires_grad", "grad mode",
