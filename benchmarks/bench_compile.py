@@ -6,7 +6,8 @@ Run: python benchmarks/bench_compile.py   (needs torch==2.13.0 and a C++ compile
 A ratio below 1.0 means the first named side is faster. Workloads: the tanh-GELU chain on 4M float32 (a compiled
 function), the training steps of benchmarks/bench_graph.py written as torch users write them with torch.compile
 (`model = torch.compile(model)`, then loss.backward() and opt.step() eagerly outside: the compiled forward and
-backward run as captured programs, the optimizer eagerly) and the BERT-like encoder's inference. The nn.Graph
+backward run as captured programs, the optimizer eagerly), two steps so small that the per-call Python work is
+most of their time, and the BERT-like encoder's inference. The nn.Graph
 column captures the whole step, optimizer included, as does `fl.compile(step)` (the first call creates the
 optimizer's state, a graph break; from the second call the whole step is one program).
 """
@@ -145,6 +146,13 @@ def main():
                      lambda lib: gpt.build_model(lib, 64, d_model=128, heads=4, layers=4, context=64),
                      lambda lib: (lib.from_numpy(tokens[:, :-1].copy()), lib.from_numpy(tokens[:, 1:].copy())),
                      number=10)
+    # steps so small that the per-call Python work (guards, flattening, the autograd node) is most of the time
+    training_compare("per-call overhead: MLP 8-8-2, batch 4, AdamW step",
+                     lambda lib: lib.nn.Sequential(lib.nn.Linear(8, 8), lib.nn.ReLU(), lib.nn.Linear(8, 2)),
+                     data((4, 8), 2, (4,)), number=300)
+    inference_compare("per-call overhead: Linear 8-8 inference, batch 4",
+                      lambda lib: lib.nn.Linear(8, 8), lambda lib: lib.from_numpy(np.ones((4, 8), np.float32)),
+                      number=300)
     hidden = rng.standard_normal((8, 128, 384)).astype(np.float32)
     inference_compare("BERT-like encoder inference (6 layers, hidden 384, seq 128, batch 8)",
                       lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(

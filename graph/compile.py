@@ -50,6 +50,8 @@ _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "flowlike")
 _warned = set()
 _capturing = 0  # depth of the compiled calls now being captured
 _all = weakref.WeakSet()  # every CompiledCode, for reset()
+_dynamo_config = None  # flowlike._dynamo.config, once a call has imported it
+_TENSOR_SPECS = {}  # number of arguments -> flatten's structure of a call with that many tensors and no keywords
 
 
 class Unsupported(RuntimeError):
@@ -62,7 +64,9 @@ def is_compiling():
 
 
 def _config():
-    from .._dynamo import config
+    global _dynamo_config
+    from .._dynamo import config  # imported at the first call: flowlike._dynamo imports this module
+    _dynamo_config = config
     return config
 
 
@@ -412,14 +416,21 @@ class CompiledCode:
 
     # ---- calling ----------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        config = _config()
+        config = _dynamo_config or _config()
         if tracing() or config.disable:
             return self.fn(*args, **kwargs)  # inside a capture (ours or nn.Graph's) the call is part of its program
-        tensors, modules = [], (Module, [])
-        try:
-            spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
-        except TypeError as e:
-            return self._eager(GraphBreak(str(e), self.name), args, kwargs)
+        alone = not kwargs and all([isinstance(a, _C.Tensor) for a in args])  # the common call: tensors alone
+        spec = _TENSOR_SPECS.get(len(args)) if alone else None
+        if spec is not None:  # its structure is the one flattened before
+            tensors, modules = list(args), (Module, [])
+        else:
+            tensors, modules = [], (Module, [])
+            try:
+                spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
+            except TypeError as e:
+                return self._eager(GraphBreak(str(e), self.name), args, kwargs)
+            if alone:
+                _TENSOR_SPECS[len(args)] = spec
         key = self._key(spec, tensors, modules[1])
         entry = self.entries.get(key, False)
         if entry is not False:
