@@ -35,7 +35,6 @@ from collections import OrderedDict
 from itertools import chain
 
 from .. import _C, _random, codegen
-from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
@@ -178,21 +177,12 @@ class _Plan:
         return inputs, dict(zip(self.wanted, self.program.run(inputs, self.wanted)))
 
 
-class CompiledFunction(Function):
-    """The autograd node of a compiled call's outputs: its backward runs the captured backward program."""
-
-    @staticmethod
-    def forward(ctx, state, outputs, *diff_inputs):
-        # the outputs (fresh aliases: the state's values hold the tensors a run made) get the node, which holds the
-        # state: a state holding them would be a cycle through C++ that no collector frees (a leak of saved values)
-        ctx.state = state
-        return tuple(outputs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
-            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
-        return (None, None, *ctx.state.backward(grads))
+def _compiled_backward(state, *grads):
+    """The backward of a compiled call's autograd node (its ctx is the call's state): the captured backward
+    program."""
+    if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
+        raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
+    return tuple(state.backward(grads))
 
 
 class _CaptureCall:
@@ -682,8 +672,14 @@ class _SymbolicPlan:
 
 def _attach(state, plan, diff_inputs, outs):
     """Gives the differentiable outputs (at plan.diff_outputs in outs) one CompiledFunctionBackward node over the
-    inputs that need gradients."""
-    made = CompiledFunction.apply(state, [outs[i].detach() for i in plan.diff_outputs], *diff_inputs)
+    inputs that need gradients, made in C++ directly (autograd.Function.apply's general work, per call, has nothing
+    to do here)."""
+    if not (_C.is_grad_enabled() and any([t.requires_grad for t in diff_inputs])):
+        return  # as Function.apply: no input needs a gradient, no node
+    # fresh aliases get the node, which holds the state: the state's values hold the tensors a run made, and a state
+    # holding the node's outputs would be a cycle through C++ that no collector frees (a leak of the saved values)
+    made = [outs[i].detach() for i in plan.diff_outputs]
+    _C._function_node("CompiledFunctionBackward", state, _compiled_backward, diff_inputs, made, [], True)
     for i, t in zip(plan.diff_outputs, made):
         outs[i] = t
 
