@@ -7,9 +7,9 @@ A ratio below 1.0 means the first named side is faster. Workloads: the tanh-GELU
 function), the training steps of benchmarks/bench_graph.py written as torch users write them with torch.compile
 (`model = torch.compile(model)`, then loss.backward() and opt.step() eagerly outside: the compiled forward and
 backward run as captured programs, the optimizer eagerly), two steps so small that the per-call Python work is
-most of their time, and the BERT-like encoder's inference. The nn.Graph
-column captures the whole step, optimizer included, as does `fl.compile(step)` (the first call creates the
-optimizer's state, a graph break; from the second call the whole step is one program).
+most of their time, and the BERT-like encoder's inference. The nn.Graph column captures the whole step, optimizer
+included, as does `fl.compile(step)` (the first call creates the optimizer's state, a graph break; from the second
+call the whole step is one program).
 """
 import time
 
