@@ -21,12 +21,14 @@ from bench_graph import _example, cpu_peak, graph_of, training_case
 
 
 def interleaved(fns, rounds):
-    """Seconds per call of each fn (None stays None): the best of `rounds` rounds, each calling every fn once in
-    turn, so that a load change on the machine hits all sides alike."""
+    """Seconds per call of each fn (None stays None): the best of `rounds` rounds, each calling every fn in turn, so
+    that a load change on the machine hits all sides alike. Each timed call follows an untimed one of the same fn:
+    a side timed right after another library's step measured up to 15% slower (caches and memory that step left)."""
     best = [float("inf")] * len(fns)
     for _ in range(rounds):
         for i, fn in enumerate(fns):
             if fn is not None:
+                fn()
                 t0 = time.perf_counter()
                 fn()
                 best[i] = min(best[i], time.perf_counter() - t0)
@@ -58,10 +60,10 @@ def gelu_case(number=15):
 def report(title, times, firsts, whole=None):
     eager, comp, graph, t_eager, t_comp = times
     print(title)
-    line = (f"  fl eager {eager * 1e3:8.2f} ms   fl.compile {comp * 1e3:8.2f} ms   torch eager {t_eager * 1e3:8.2f} ms"
-            f"   torch.compile {t_comp * 1e3:8.2f} ms")
+    line = (f"  fl eager {eager * 1e3:8.3f} ms   fl.compile {comp * 1e3:8.3f} ms   torch eager {t_eager * 1e3:8.3f} ms"
+            f"   torch.compile {t_comp * 1e3:8.3f} ms")
     if graph is not None:
-        line += f"   nn.Graph {graph * 1e3:8.2f} ms"
+        line += f"   nn.Graph {graph * 1e3:8.3f} ms"
     print(line)
     ratios = (f"  fl.compile/fl eager {comp / eager:5.2f}x   fl.compile/torch eager {comp / t_eager:5.2f}x   "
               f"fl.compile/torch.compile {comp / t_comp:5.2f}x")
@@ -69,7 +71,7 @@ def report(title, times, firsts, whole=None):
         ratios += f"   fl.compile/nn.Graph {comp / graph:5.2f}x"
     print(ratios)
     if whole is not None:
-        print(f"  the whole step compiled (optimizer inside): {whole * 1e3:8.2f} ms   /nn.Graph {whole / graph:5.2f}x   "
+        print(f"  the whole step compiled (optimizer inside): {whole * 1e3:8.3f} ms   /nn.Graph {whole / graph:5.2f}x   "
               f"/torch.compile (model) {whole / t_comp:5.2f}x")
     print(f"  first call: fl.compile {firsts[0]:.2f} s   torch.compile {firsts[1]:.2f} s   "
           f"ratio {firsts[0] / firsts[1]:5.3f}x", flush=True)
