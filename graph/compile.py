@@ -12,6 +12,8 @@ it reads (the saved activations: exactly the forward values the backward program
 run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
 loss.backward() and opt.step() outside the compiled call work as with eager modules. A saved value that a cheap
 elementwise op made from another value the backward reads anyway is recomputed by the backward program instead.
+A compiled step that runs its backward and the step of an optimizer it holds (its parameters change in place)
+hands back its outputs without that node: the call's backward already ran, and the whole step is one program.
 
 Shapes that vary (dynamic=None): the second size of a dimension makes it symbolic (graph/_symbolic.py): one
 program, its size-derived integer arguments recomputed per size, then serves every size without a capture;
@@ -142,8 +144,9 @@ class _HeldState:
             for o, state in zip(self.optimizers, self.states))
 
     def stepped(self):
-        """Whether the call updated parameters that require grad in place (an optimizer step)."""
-        return any(p.requires_grad and p._version != v for p, v in zip(self.params, self.versions))
+        """Whether the call, holding optimizers, updated parameters that require grad in place (a step)."""
+        return bool(self.optimizers) and any(p.requires_grad and p._version != v
+                                             for p, v in zip(self.params, self.versions))
 
     def restore(self):
         for p, g in zip(self.params, self.grads):
