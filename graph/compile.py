@@ -12,6 +12,8 @@ it reads (the saved activations: exactly the forward values the backward program
 run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
 loss.backward() and opt.step() outside the compiled call work as with eager modules. A saved value that a cheap
 elementwise op made from another value the backward reads anyway is recomputed by the backward program instead.
+A compiled step that runs its backward and the step of an optimizer it holds (its parameters change in place)
+hands back its outputs without that node: the call's backward already ran, and the whole step is one program.
 
 Shapes that vary (dynamic=None): the second size of a dimension makes it symbolic (graph/_symbolic.py): one
 program, its size-derived integer arguments recomputed per size, then serves every size without a capture;
@@ -28,12 +30,13 @@ fullgraph=True the first break raises Unsupported naming the line.
 import copy
 import functools
 import logging
+import operator
 import warnings
 import weakref
 from collections import OrderedDict
+from itertools import chain
 
 from .. import _C, _random, codegen
-from ..autograd.function import Function
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
@@ -48,6 +51,8 @@ _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "flowlike")
 _warned = set()
 _capturing = 0  # depth of the compiled calls now being captured
 _all = weakref.WeakSet()  # every CompiledCode, for reset()
+_dynamo_config = None  # flowlike._dynamo.config, once a call has imported it
+_TENSOR_SPECS = {}  # number of arguments -> flatten's structure of a call with that many tensors and no keywords
 
 
 class Unsupported(RuntimeError):
@@ -60,7 +65,9 @@ def is_compiling():
 
 
 def _config():
-    from .._dynamo import config
+    global _dynamo_config
+    from .._dynamo import config  # imported at the first call: flowlike._dynamo imports this module
+    _dynamo_config = config
     return config
 
 
@@ -127,6 +134,7 @@ class _HeldState:
     def __init__(self, params, optimizers):
         self.params, self.optimizers = params, optimizers
         self.grads = [p.grad for p in params]
+        self.versions = [p._version for p in params]
         self.states = [[(k, dict(v)) for k, v in o.state.items()] for o in optimizers]
 
     def changed(self):
@@ -134,6 +142,11 @@ class _HeldState:
             len(o.state) != len(state) or any(o.state.get(k) is None or o.state[k].keys() != v.keys() or
                                               any(o.state[k][n] is not x for n, x in v.items()) for k, v in state)
             for o, state in zip(self.optimizers, self.states))
+
+    def stepped(self):
+        """Whether the call, holding optimizers, updated parameters that require grad in place (a step)."""
+        return bool(self.optimizers) and any(p.requires_grad and p._version != v
+                                             for p, v in zip(self.params, self.versions))
 
     def restore(self):
         for p, g in zip(self.params, self.grads):
@@ -167,19 +180,12 @@ class _Plan:
         return inputs, dict(zip(self.wanted, self.program.run(inputs, self.wanted)))
 
 
-class CompiledFunction(Function):
-    """The autograd node of a compiled call's outputs: its backward runs the captured backward program."""
-
-    @staticmethod
-    def forward(ctx, state, *diff_inputs):
-        ctx.state = state
-        return tuple(state.outputs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
-            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
-        return (None, *ctx.state.backward(grads))
+def _compiled_backward(state, *grads):
+    """The backward of a compiled call's autograd node (its ctx is the call's state): the captured backward
+    program."""
+    if _C.is_grad_enabled():  # create_graph: the backward program's results carry no history
+        raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
+    return tuple(state.backward(grads))
 
 
 class _CaptureCall:
@@ -188,7 +194,6 @@ class _CaptureCall:
 
     def __init__(self, code, plan, eager_outputs, leaves):
         self.code, self.plan, self.eager_outputs, self.leaves = code, plan, eager_outputs, leaves
-        self.outputs = [t.detach() for t in eager_outputs]  # what the node hands out
 
     def backward(self, grads):
         plan = self.plan
@@ -296,8 +301,8 @@ def _grad_of(outputs, leaves, grads):
 class _ReplayCall:
     """Backward of a replayed call: the backward program run on the values the forward handed back."""
 
-    def __init__(self, plan, inputs, got, outputs):
-        self.plan, self.inputs, self.got, self.outputs = plan, inputs, got, outputs  # outputs: what the node hands out
+    def __init__(self, plan, inputs, got):
+        self.plan, self.inputs, self.got = plan, inputs, got
 
     def backward(self, grads):
         plan = self.plan
@@ -351,6 +356,7 @@ class CompiledCode:
         self.breaks = []              # the graph breaks met: GraphBreak
         self._read = _read_values(getattr(fn, "__func__", fn))
         self._guarded = None          # (structure version, modules, parameters, optimizers) the guards read
+        self._last_values = None      # (the modules' attribute values, the plain ones among them) at the last call
         self._pieces = None
         self._limit_hit = False
         self.symbolic = None          # the _SymbolicPlan of dimensions that vary (dynamic=None)
@@ -374,14 +380,25 @@ class CompiledCode:
             mods = mods + [m for root in arg_modules for m in root.modules()]
             params = params + [p for root in arg_modules for p in root.parameters()]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
-                # the modules' plain attributes, their `training` flags among them (one flat list: this runs per call)
-                tuple([v for m in mods for v in m.__dict__.values() if type(v) in _SIMPLE]),
+                self._plain_values(mods),
                 tuple([p.requires_grad for p in params]), self._read(), version,
                 # a step that runs an optimizer reads its hyperparameters and state tensors (load_state_dict
                 # replaces them)
                 (tuple([v for o in optimizers for g in o.param_groups for k, v in g.items()
                         if k != "params" and type(v) in _SIMPLE]),
                  tuple([id(state) for o in optimizers for state in o.state.values()])))
+
+    def _plain_values(self, mods):
+        """The modules' plain attribute values, their `training` flags among them. This runs per call: while every
+        attribute is the same object as at the last call (an identity check in C), the last answer stands, without
+        a type test per attribute."""
+        values = list(chain.from_iterable(map(dict.values, [m.__dict__ for m in mods])))
+        last = self._last_values
+        if last is not None and len(last[0]) == len(values) and all(map(operator.is_, values, last[0])):
+            return last[1]
+        plain = tuple([v for v in values if type(v) in _SIMPLE])
+        self._last_values = (values, plain)
+        return plain
 
     def _why(self, key):
         names = ("argument structure or values", "tensor shapes/dtypes/requires_grad", "grad mode",
@@ -392,21 +409,30 @@ class CompiledCode:
 
     # ---- calling ----------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        config = _config()
+        config = _dynamo_config or _config()
         if tracing() or config.disable:
             return self.fn(*args, **kwargs)  # inside a capture (ours or nn.Graph's) the call is part of its program
-        tensors, modules = [], (Module, [])
-        try:
-            spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
-        except TypeError as e:
-            return self._eager(GraphBreak(str(e), self.name), args, kwargs)
+        alone = not kwargs and all([isinstance(a, _C.Tensor) for a in args])  # the common call: tensors alone
+        spec = _TENSOR_SPECS.get(len(args)) if alone else None
+        if spec is not None:  # its structure is the one flattened before
+            tensors, modules = list(args), (Module, [])
+        else:
+            tensors, modules = [], (Module, [])
+            try:
+                spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
+            except TypeError as e:
+                return self._eager(GraphBreak(str(e), self.name), args, kwargs)
+            if alone:
+                _TENSOR_SPECS[len(args)] = spec
         key = self._key(spec, tensors, modules[1])
         entry = self.entries.get(key, False)
         if entry is not False:
             if isinstance(entry, _Plan) and entry.backward is None and entry.diff_outputs:
                 if entry.capture_call is not None and entry.capture_call() is not None:
                     return self.fn(*args, **kwargs)  # the backward program comes with the capturing call's backward
-                del self.entries[key]  # that call's outputs died without a backward: capture again
+                # that call's outputs died without a backward: capture again (the same program, counted once)
+                del self.entries[key]
+                self.captures -= 1
             else:
                 self.entries.move_to_end(key)
                 return self._run(entry, args, kwargs, tensors)
@@ -436,8 +462,7 @@ class CompiledCode:
         inputs, got = entry.run(tensors)
         outs = [resolve(w, got, inputs) for w in entry.out_ids]
         if entry.diff_outputs:
-            _attach(_ReplayCall(entry, inputs, got, [outs[i] for i in entry.diff_outputs]), entry,
-                    [inputs[k] for k in entry.diff_inputs], outs)
+            _attach(_ReplayCall(entry, inputs, got), entry, [inputs[k] for k in entry.diff_inputs], outs)
         return unflatten(entry.out_spec, outs)
 
     def _eager(self, brk, args, kwargs):
@@ -501,7 +526,10 @@ class CompiledCode:
         known = {id(t): ("arg", i) for i, t in enumerate(leaves)}
         locate = locator(program)
         plan = _Plan(program, sources(program, known), out_spec, [locate(t) for t in out_tensors])
-        plan.diff_outputs = [i for i, t in enumerate(out_tensors) if t.requires_grad and t.grad_fn is not None]
+        # a call that steps the optimizer ran its backward already (eagerly the outputs' graph is consumed, its
+        # leaves updated in place): its outputs get no node waiting for a backward that never comes
+        plan.diff_outputs = [] if held.stepped() else [
+            i for i, t in enumerate(out_tensors) if t.requires_grad and t.grad_fn is not None]
         plan.diff_inputs = [k for k, t in enumerate(program.inputs) if t.requires_grad]
         _log.debug("%s: captured %d ops (%d inputs, %s)", self.name, len(program), len(program.inputs),
                    "forward of a training step" if plan.diff_outputs else "no gradients")
@@ -646,9 +674,15 @@ class _SymbolicPlan:
 
 
 def _attach(state, plan, diff_inputs, outs):
-    """Gives the differentiable outputs (state.outputs, at plan.diff_outputs in outs) one CompiledFunctionBackward
-    node over the inputs that need gradients."""
-    made = CompiledFunction.apply(state, *diff_inputs)
+    """Gives the differentiable outputs (at plan.diff_outputs in outs) one CompiledFunctionBackward node over the
+    inputs that need gradients, made in C++ directly (autograd.Function.apply's general work, per call, has nothing
+    to do here)."""
+    if not (_C.is_grad_enabled() and any([t.requires_grad for t in diff_inputs])):
+        return  # as Function.apply: no input needs a gradient, no node
+    # fresh aliases get the node, which holds the state: the state's values hold the tensors a run made, and a state
+    # holding the node's outputs would be a cycle through C++ that no collector frees (a leak of the saved values)
+    made = [outs[i].detach() for i in plan.diff_outputs]
+    _C._function_node("CompiledFunctionBackward", state, _compiled_backward, diff_inputs, made, [], True)
     for i, t in zip(plan.diff_outputs, made):
         outs[i] = t
 

@@ -4,13 +4,14 @@ and forward hooks that fire only while capturing); guards recapture and say why;
 falls back to eager; graph breaks run eagerly (a module's children as pieces) and explain() lists them with
 their source lines; fullgraph=True raises at the break; the torch.compiler/_dynamo names work."""
 import copy
+import gc
 import logging
 
 import pytest
 
 import flowlike as fl
 import flowlike.nn as nn
-from flowlike.graph.compile import OptimizedModule
+from flowlike.graph.compile import OptimizedModule, _ReplayCall
 from test_graph import MODELS, batches, build_pair, loss_of
 
 F = nn.functional
@@ -590,6 +591,50 @@ def test_whole_training_step_compiled_breaks_and_matches_eager():
 
     with pytest.raises(fl._dynamo.exc.Unsupported, match="optimizer state"):
         fl.compile(fresh_step, fullgraph=True)(*data[0])
+
+
+def test_compiled_step_that_runs_its_optimizer_replays():
+    fl.manual_seed(0)
+    model = nn.Linear(3, 2)
+    ref = copy.deepcopy(model)
+    opt, ref_opt = fl.optim.SGD(model.parameters(), lr=0.1), fl.optim.SGD(ref.parameters(), lr=0.1)
+    ran = []
+
+    @fl.compile
+    def step(x):
+        ran.append(1)
+        loss = model(x).square().sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    xs = [fl.randn(4, 3) for _ in range(4)]
+    got = [step(x) for x in xs]  # the results are kept: none of them waits for a backward
+    want = []
+    for x in xs:
+        loss = ref(x).square().sum()
+        loss.backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        want.append(loss)
+    assert len(ran) == 1 and step._compiled_code.captures == 1  # the later calls replay the program
+    assert [g.item() for g in got] == [w.item() for w in want]
+    assert all(g.grad_fn is None for g in got)  # the step's backward ran inside it
+    assert fl.equal(model.weight, ref.weight) and fl.equal(model.bias, ref.bias)
+
+
+def test_replayed_training_calls_free_their_saved_values():
+    fl.manual_seed(0)
+    model = fl.compile(nn.Sequential(nn.Linear(3, 4), nn.Tanh()))
+    x = fl.randn(2, 3)
+    for _ in range(3):
+        model(x).sum().backward()
+    out = model(x)  # a replay without a backward: its node holds the values the backward would read
+    assert model._compiled.captures == 1
+    del out
+    gc.collect()
+    assert not [o for o in gc.get_objects() if type(o) is _ReplayCall]
 
 
 def test_learning_rate_change_recaptures_a_compiled_step():
