@@ -60,7 +60,8 @@ class FusionPlan:
         self.program = program
         self.groups = groups
         self.meta = meta  # per value id: (sizes, strides, dtype, wrapped) at capture
-        self.generated = []  # the groups computed by generated kernels (the others run an op: epilogues)
+        # the groups computed by generated kernels (the others run an op: epilogues)
+        self.generated = [g for g in groups if g.replacement is None]
         self.installed = False
         self.failed = None
         self.compiled = 0  # libraries compiled (not found in the cache)
@@ -69,8 +70,7 @@ class FusionPlan:
         for g in groups:
             if g.replacement is not None:
                 program.add_group(g.name, g.calls, g.inputs, g.outputs, 0, g.replacement)
-        groups = [g for g in groups if g.replacement is None]
-        self.generated = groups
+        groups = self.generated
         if not groups:
             self.installed = bool(self.groups)
             return
@@ -94,7 +94,7 @@ class FusionPlan:
             return False
         try:
             built = [f.result() for f in self._futures]
-        except (OSError, cpp.CompileError, FileNotFoundError) as e:
+        except (OSError, cpp.CompileError) as e:  # (a missing compiler is an OSError)
             self.failed = str(e)
             log.debug("fusion off for this program: %s", e)
             _warn_once(str(e).splitlines()[0])
@@ -103,7 +103,7 @@ class FusionPlan:
             self.compiled += compiled
             addresses = cpp.load(path, [g.name for g in unit])
             for g, address in zip(unit, addresses):
-                self.program.add_group(g.name, [n.call for n in g.nodes], g.inputs, g.outputs, address)
+                self.program.add_group(g.name, g.calls, g.inputs, g.outputs, address)
         self.installed = True
         log.debug("installed %d fused groups (%d libraries compiled, %d from the cache)", len(self.generated),
                   self.compiled, len(built) - self.compiled)
@@ -125,7 +125,7 @@ class _Done:
     def __init__(self, source):
         try:
             self._value, self._error = cpp.build(source), None
-        except (OSError, cpp.CompileError, FileNotFoundError) as e:
+        except (OSError, cpp.CompileError) as e:  # (a missing compiler is an OSError)
             self._value, self._error = None, e
 
     def done(self):

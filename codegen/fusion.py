@@ -296,7 +296,8 @@ def find_groups(program, keep, *, min_size=2):
     for calls in sorted(members.values()):
         if len(calls) < min_size:
             continue
-        groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}", space[group_of[calls[0]]]))
+        groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}",
+                                  space[group_of[calls[0]]]))
     return epilogues + groups, view
 
 
