@@ -28,7 +28,8 @@ CTYPES = {
     _dtype.int32: "int32_t", _dtype.int64: "int64_t", _dtype.float16: "fl::Half", _dtype.bfloat16: "fl::BFloat16",
     _dtype.float32: "float", _dtype.float64: "double",
 }
-FLAGS = ["-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC",
+FLAGS = ["-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+         "-fPIC",
          "-shared", "-w"]
 BLOCK = 4096          # elements per task of the innermost loop
 PARALLEL_MIN = 32768  # fewer elements run on one thread
@@ -307,7 +308,8 @@ class _Rows:
             node = self.node_of[vid]
             for v in node.inputs:
                 emit(v)
-            stmts.append(f"      const {t} v{vid} = static_cast<{t}>({_node_expr(node, self.meta, lambda v: f'v{v}', fast)});"
+            expr = _node_expr(node, self.meta, lambda v: f"v{v}", fast)
+            stmts.append(f"      const {t} v{vid} = static_cast<{t}>({expr});"
                          f"  // {node.op}")
             if fast and node.kind == "unary" and node.params["dense"]:
                 checked.append(node)

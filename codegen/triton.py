@@ -3,7 +3,8 @@ CUDA. Each kernel is specialized as the C++ one is (the merged loop's sizes and 
 constants), takes the outputs' then the inputs' pointers, and covers BLOCK elements per program, BLOCK chosen from
 the group's size. The float32 math is codegen/triton_math.py, csrc/kernels/vec_math.h step for step, and no
 floating-point contraction is allowed (launch with enable_fp_fusion=False on a GPU) and divisions are IEEE's
-(tl.math.div_rn; a GPU's `/` is approximate), so the kernels compute what the C++ kernels compute; 16-bit floats round after every op as eager does.
+(tl.math.div_rn; a GPU's `/` is approximate), so the kernels compute what the C++ kernels compute; 16-bit floats
+round after every op as eager does.
 
 Until flowlike has a CUDA device the kernels run in tests through Triton's interpreter (TRITON_INTERPRET=1) on
 flowlike CPU tensors: `run(group, meta, inputs)`.
@@ -22,10 +23,13 @@ TL = {
 }
 _UNARY = {
     "neg": "-{0}", "abs": "tl.abs({0})", "square": "{0} * {0}", "exp": "tl.exp({0})", "log": "tl.log({0})",
-    "sqrt": "tl.sqrt_rn({0})", "rsqrt": "tl.math.div_rn(1.0, tl.sqrt_rn({0}))", "reciprocal": "tl.math.div_rn(1.0, {0})", "sin": "tl.sin({0})",
-    "cos": "tl.cos({0})", "floor": "tl.floor({0})", "ceil": "tl.ceil({0})", "log2": "tl.log2({0})",
-    "exp2": "tl.exp2({0})", "sigmoid": "tl.math.div_rn(1.0, 1 + tl.exp(-{0}))", "tanh": "tl.math.div_rn(2.0, 1 + tl.exp(-2 * {0})) - 1",
-    "erf": "tl.erf({0})", "logical_not": "{0} == 0", "isnan": "{0} != {0}", "sign": "tl.where({0} > 0, 1, 0) - tl.where({0} < 0, 1, 0)",
+    "sqrt": "tl.sqrt_rn({0})", "rsqrt": "tl.math.div_rn(1.0, tl.sqrt_rn({0}))",
+    "reciprocal": "tl.math.div_rn(1.0, {0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})", "floor": "tl.floor({0})",
+    "ceil": "tl.ceil({0})", "log2": "tl.log2({0})",
+    "exp2": "tl.exp2({0})", "sigmoid": "tl.math.div_rn(1.0, 1 + tl.exp(-{0}))",
+    "tanh": "tl.math.div_rn(2.0, 1 + tl.exp(-2 * {0})) - 1",
+    "erf": "tl.erf({0})", "logical_not": "{0} == 0", "isnan": "{0} != {0}",
+    "sign": "tl.where({0} > 0, 1, 0) - tl.where({0} < 0, 1, 0)",
 }
 _DENSE = {"exp": "dense_exp({0})", "tanh": "dense_tanh({0})", "sigmoid": "dense_sigmoid({0})", "erf": "dense_erf({0})"}
 _BINARY = {
@@ -129,7 +133,8 @@ def group_source(group, meta):
         lines.append(f"    x{vid} = tl.load(p{k} + {off[k]}, mask=mask)")
     for node in group.nodes:
         names[node.out] = f"v{node.out}"
-        lines.append(f"    v{node.out} = ({_expr(node, meta, names.__getitem__)}).to({TL[meta[node.out][2]]})  # {node.op}")
+        expr = _expr(node, meta, names.__getitem__)
+        lines.append(f"    v{node.out} = ({expr}).to({TL[meta[node.out][2]]})  # {node.op}")
     for vid in group.outputs:
         k = index[vid]
         lines.append(f"    tl.store(p{k} + {off[k]}, v{vid}, mask=mask)")

@@ -1,6 +1,7 @@
 """csrc/kernels/vec_math.h in Triton: the float32 exp, tanh, sigmoid, erf and erfc that flowlike's eager kernels and
 its generated C++ use, step for step (same constants, same order of operations), so that a generated Triton kernel
-computes what the C++ kernel computes. Divisions are IEEE's (div_rn): a GPU's `/` is approximate. Kernels written by codegen/triton.py import these."""
+computes what the C++ kernel computes. Divisions are IEEE's (div_rn): a GPU's `/` is approximate. Kernels written
+by codegen/triton.py import these."""
 import triton
 import triton.language as tl
 
