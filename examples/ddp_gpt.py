@@ -7,6 +7,8 @@ PyTorch code, which runs unchanged on flowlike.
 
 Every rank trains on its own share of each batch (DistributedSampler over the batch positions); DDP averages the
 gradients, so the ranks keep identical weights, and the run equals one process training on the whole batch.
+With --graph (flowlike only) each step is an nn.Graph: forward, backward, the gradient all-reduces, clipping and
+the AdamW update recorded once and replayed as one program.
 """
 import argparse
 import math
@@ -25,6 +27,7 @@ def main():
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=32, help="the global batch, split over the ranks")
     parser.add_argument("--context", type=int, default=64)
+    parser.add_argument("--graph", action="store_true", help="run each step as an nn.Graph (flowlike's graph mode)")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -45,15 +48,34 @@ def main():
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / 10) * 0.5 * (1 + math.cos(math.pi * s / args.steps)))
 
-    for step, (batch,) in enumerate(loader):
-        _, loss = model(batch[:, :-1].contiguous(), batch[:, 1:].contiguous())
+    def train_step(x, y):
+        _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        scheduler.step()
         mean_loss = loss.detach().clone()
         dist.all_reduce(mean_loss, op=dist.ReduceOp.SUM)
+        return mean_loss
+
+    if args.graph:
+        class GraphStep(torch.nn.Graph):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+                self.add_optimizer(optimizer, lr_sch=scheduler)  # the graph steps the scheduler after each call
+
+            def build(self, x, y):
+                return train_step(x, y)
+        step_fn = GraphStep()
+    else:
+        def step_fn(x, y):
+            mean_loss = train_step(x, y)
+            scheduler.step()
+            return mean_loss
+
+    for step, (batch,) in enumerate(loader):
+        mean_loss = step_fn(batch[:, :-1].contiguous(), batch[:, 1:].contiguous())
         if rank == 0 and step % 20 == 0:
             print(f"step {step:4d}  loss {mean_loss.item() / world:.3f}", flush=True)
 

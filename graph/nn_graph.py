@@ -144,6 +144,7 @@ class Graph:
         self._debug = 0
         self._is_built = False
         self._params = None  # the modules' parameters, listed at the last capture
+        self._keyed = []  # the modules with a _graph_signature(), listed with _params
         self._params_version = -1
         self._lr_inputs = set()  # ids of the param groups whose lr every plan takes as an input
 
@@ -280,6 +281,8 @@ class Graph:
         version = _module.structure_version()  # any parameter, buffer or submodule added, rebound or converted
         if self._params is None or self._params_version != version:
             self._params = [p for m in modules for p in m.parameters()]
+            # modules whose Python state changes what a step records (DistributedDataParallel's no_sync())
+            self._keyed = [m for root in modules for m in root.modules() if hasattr(m, "_graph_signature")]
             self._params_version = version
         # a learning rate the plans feed as an input (the fused steps' `lr`) is left out: a scheduler changes it
         # without a recapture
@@ -292,7 +295,8 @@ class Graph:
                        for opt, _ in self._optimizers)
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors),
                 tuple(m.training for m in modules), _C.is_grad_enabled(),
-                tuple(p.grad is None for p in self._params), (hyper, states), version)
+                tuple(p.grad is None for p in self._params), (hyper, states), version,
+                tuple(m._graph_signature() for m in self._keyed))
 
     # ---- running ---------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -330,7 +334,8 @@ class Graph:
 
     def _why(self, key):
         names = ("argument structure", "tensor shapes/dtypes/requires_grad", "train/eval flags", "grad mode",
-                 "which gradients exist", "optimizer hyperparameters or state", "the modules' parameters or buffers")
+                 "which gradients exist", "optimizer hyperparameters or state", "the modules' parameters or buffers",
+                 "module state (DistributedDataParallel.no_sync)")
         last = next(reversed(self._plans))
         return ", ".join(n for n, a, b in zip(names, key, last) if a != b) or "signature"
 

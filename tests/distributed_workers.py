@@ -2,6 +2,7 @@
 times (by the test, the launcher or mpiexec). Each rank writes what it computed to OUT_DIR/rank{R}.npz; the test
 compares against numpy."""
 import datetime
+import functools
 import os
 import signal
 import sys
@@ -169,11 +170,11 @@ def gpt_batches(steps, batch, seed=0):
     return data[..., :-1], data[..., 1:]
 
 
-def gpt_train(model, xs, ys, sl=slice(None)):
+def gpt_train(model, xs, ys, sl=slice(None), opt=None):
     """SGD steps with momentum on batches xs[step][sl]; returns the losses. (Not Adam: it divides by the gradient's
     magnitude, which turns rounding noise in gradients that are zero in exact arithmetic, such as the attention
     key biases', into full-size steps, so no two summation orders would agree to 1e-6.)"""
-    opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    opt = opt or torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
     losses = []
     for x, y in zip(xs, ys):
         logits = model(torch.from_numpy(x[sl].copy()))
@@ -186,21 +187,55 @@ def gpt_train(model, xs, ys, sl=slice(None)):
     return losses
 
 
-def ddp(out):
+def gpt_step_graph(model, opt):
+    """An nn.Graph of one training step (forward, backward, the DDP all-reduce, the optimizer's update)."""
+    class Step(torch.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.opt = opt
+            self.add_optimizer(opt)
+
+        def build(self, x, y):
+            loss = torch.nn.functional.cross_entropy(self.model(x).reshape(-1, GPT["vocab"]), y.reshape(-1))
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            return loss
+    return Step()
+
+
+def ddp(out, graph=False):
     r, n = dist.get_rank(), dist.get_world_size()
     example = load_train_gpt()
     torch.manual_seed(1234 + r)  # different initial weights on each rank: DDP broadcasts rank 0's
     model = example.build_model(torch, GPT["vocab"], d_model=GPT["d_model"], heads=2, layers=2,
                                 context=GPT["context"])
-    xs, ys = gpt_batches(steps=4, batch=4 * n)
+    xs, ys = gpt_batches(steps=5, batch=4 * n)
     per = 4
     ddp_model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.01)  # several buckets
     assert len(ddp_model._buckets) > 2
     res = {"initial." + k: v.detach().numpy().copy() for k, v in ddp_model.module.state_dict().items()}
-    res["losses"] = np.array(gpt_train(ddp_model, xs, ys, slice(r * per, (r + 1) * per)))
+    sl = slice(r * per, (r + 1) * per)
+    if graph:  # steps 0 and 4 eager, 1-3 as a graph (captured at 1, replayed at 2 and 3): the modes alternate
+        opt = torch.optim.SGD(ddp_model.parameters(), lr=0.5, momentum=0.9)
+        step = gpt_step_graph(ddp_model, opt)
+        losses = gpt_train(ddp_model, xs[:1], ys[:1], sl, opt)
+        losses += [step(torch.from_numpy(x[sl].copy()), torch.from_numpy(y[sl].copy())).item()
+                   for x, y in zip(xs[1:4], ys[1:4])]
+        losses += gpt_train(ddp_model, xs[4:], ys[4:], sl, opt)
+        res["program_all_reduces"] = np.array(repr(step).count("_c10d_all_reduce_("))
+        res["buckets"] = np.array(len(ddp_model._buckets))
+    else:
+        losses = gpt_train(ddp_model, xs, ys, sl)
+    res["losses"] = np.array(losses)
     for k, v in ddp_model.state_dict().items():
         res["final." + k] = v.detach().numpy().copy()
     np.savez(os.path.join(out, f"rank{r}.npz"), **res)
+
+
+def ddp_graph(out):
+    ddp(out, graph=True)
 
 
 def ddp_features(out):
@@ -258,6 +293,62 @@ def ddp_features(out):
     local.register_comm_hook(10.0, scaled_locally)
     local(x).sum().backward()
     res["local_hook_grad"] = local.module.weight.grad.numpy().copy()
+    np.savez(os.path.join(out, f"rank{r}.npz"), **res)
+
+
+def ddp_graph_features(out):
+    """DistributedDataParallel's options inside nn.Graph steps, each against the same steps run eagerly."""
+    import contextlib
+    from flowlike.distributed.algorithms.ddp_comm_hooks import default_hooks
+    r = dist.get_rank()
+    x = torch.from_numpy(rank_input(r, (6, 3)))
+
+    class Net(torch.nn.Module):
+        def __init__(self, skip):
+            super().__init__()
+            self.body, self.norm = torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)  # a buffer DDP broadcasts
+            self.used, self.unused = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)
+            self.skip = skip
+
+        def forward(self, x):
+            h = torch.relu(self.norm(self.body(x)))
+            return self.used(h) if self.skip else self.used(h) + self.unused(h)
+
+    class Backward(torch.nn.Graph):  # no optimizer: gradients accumulate over calls, as eager backwards do
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def build(self, x):
+            loss = self.model(x).square().mean()
+            loss.backward()
+            return loss
+
+    def eager_step(model, x):
+        loss = model(x).square().mean()
+        loss.backward()
+        return loss
+
+    res = {}
+    for case, options in [("plain", {}), ("unused", {"find_unused_parameters": True}), ("fp16_hook", {})]:
+        for mode in ("eager", "graph"):
+            torch.manual_seed(r)  # different weights per rank: DDP broadcasts rank 0's
+            model = torch.nn.parallel.DistributedDataParallel(Net(skip=case == "unused"), **options)
+            if case == "fp16_hook":
+                model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+            graph = Backward(model) if mode == "graph" else None
+            step = graph if graph is not None else functools.partial(eager_step, model)
+            losses = []
+            for i, scale in enumerate([1.0, 2.0, 3.0, 1.5]):  # two local steps in no_sync(), then two synced
+                with model.no_sync() if i < 2 else contextlib.nullcontext():
+                    losses.append(step(x * scale).item())
+            prefix = f"{case}.{mode}."
+            res[prefix + "losses"] = np.array(losses)
+            for name, p in model.module.named_parameters():
+                res[prefix + name + ".grad"] = np.array(np.nan) if p.grad is None else p.grad.numpy().copy()
+            res[prefix + "running_mean"] = model.module.norm.running_mean.numpy().copy()
+            if graph is not None:
+                res[prefix + "plans"] = np.array(len(graph._plans))
     np.savez(os.path.join(out, f"rank{r}.npz"), **res)
 
 

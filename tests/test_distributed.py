@@ -171,8 +171,9 @@ def test_groups_device_mesh_and_mismatched_shapes(collective_results):
 
 # ---- DistributedDataParallel ----------------------------------------------------------------------------------
 
-def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path):
-    check_ok(spawn("ddp", 2, tmp_path))
+@pytest.mark.parametrize("scenario", ["ddp", "ddp_graph"])
+def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path, scenario):
+    check_ok(spawn(scenario, 2, tmp_path))
     res = [load(tmp_path, r) for r in range(2)]
     example = workers.load_train_gpt()
     torch.manual_seed(1234)  # rank 0's initial weights, which DDP broadcast
@@ -180,12 +181,15 @@ def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path):
                                 context=workers.GPT["context"])
     for k, v in model.state_dict().items():  # both ranks started from rank 0's weights
         np.testing.assert_array_equal(res[1]["initial." + k], v.numpy())
-    xs, ys = workers.gpt_batches(steps=4, batch=8)
+    xs, ys = workers.gpt_batches(steps=5, batch=8)
     losses = workers.gpt_train(model, xs, ys)
     np.testing.assert_allclose((res[0]["losses"] + res[1]["losses"]) / 2, losses, rtol=0, atol=1e-6)
     for k, v in model.state_dict().items():
         for r in range(2):
             np.testing.assert_allclose(res[r]["final.module." + k], v.numpy(), rtol=0, atol=1e-6)
+    if scenario == "ddp_graph":  # the graph step's program holds one all-reduce per gradient bucket
+        for r in range(2):
+            assert res[r]["program_all_reduces"] == res[r]["buckets"] > 2
 
 
 def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
@@ -208,6 +212,26 @@ def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):
         np.testing.assert_allclose(res[r]["fp16_hook_grad"], np.tile((xs[0].sum(0) + xs[1].sum(0)) / 2, (2, 1)),
                                    rtol=2e-3, atol=1e-3)
         np.testing.assert_allclose(res[r]["local_hook_grad"], np.tile(10 * xs[r].sum(0), (2, 1)), rtol=1e-5)
+
+
+def test_ddp_options_in_graph_steps_equal_eager(tmp_path):
+    check_ok(spawn("ddp_graph_features", 2, tmp_path))
+    res = [load(tmp_path, r) for r in range(2)]
+    for r in range(2):
+        for case in ("plain", "unused", "fp16_hook"):
+            eager = {k.split(".", 2)[2]: v for k, v in res[r].items() if k.startswith(f"{case}.eager.")}
+            graph = {k.split(".", 2)[2]: v for k, v in res[r].items() if k.startswith(f"{case}.graph.")}
+            assert set(graph) == set(eager) | {"plans"}
+            # three programs: the first backward (no gradients yet) and the second inside no_sync(), then the synced
+            # one, captured at step 3 and replayed at step 4
+            assert graph["plans"] == 3
+            for k, v in eager.items():
+                np.testing.assert_allclose(graph[k], v, rtol=1e-6, atol=1e-7, err_msg=f"rank {r} {case} {k}")
+            # the synced gradients are the same on both ranks
+            np.testing.assert_allclose(res[r][f"{case}.graph.body.weight.grad"], res[0][f"{case}.graph.body.weight.grad"],
+                                       rtol=1e-6)
+        assert np.isnan(res[r]["unused.graph.unused.weight.grad"])  # a parameter no rank used keeps grad None
+        assert not np.isnan(res[r]["plain.graph.unused.weight.grad"]).any()
 
 
 def test_sync_batchnorm_equals_batchnorm_on_the_combined_batch(tmp_path):
@@ -326,13 +350,18 @@ def test_mpiexec_starts_the_group(tmp_path):
 
 def test_launcher_runs_a_torchrun_script_unchanged():
     """examples/ddp_gpt.py imports torch, torch.distributed and DistributedDataParallel: the launcher runs it
-    under mock_torch, and its ranks end with identical weights (the script checks with an all_gather)."""
+    under mock_torch, and its ranks end with identical weights (the script checks with an all_gather). With --graph
+    its steps are nn.Graph programs holding the all-reduces, and print the same losses."""
     script = os.path.join(os.path.dirname(HERE), "examples", "ddp_gpt.py")
-    proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node", "2",
-                           script, "--steps", "3", "--batch-size", "4", "--context", "16"], capture_output=True,
-                          text=True, timeout=120, env=worker_env())
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 ranks, identical weights" in proc.stdout
+    printed = []
+    for flags in ([], ["--graph"]):
+        proc = subprocess.run([sys.executable, "-m", "flowlike.distributed.run", "--standalone", "--nproc-per-node",
+                               "2", script, "--steps", "21", "--batch-size", "4", "--context", "16", *flags],
+                              capture_output=True, text=True, timeout=120, env=worker_env())
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "2 ranks, identical weights" in proc.stdout
+        printed.append([line for line in proc.stdout.splitlines() if "loss" in line])
+    assert len(printed[0]) == 3 and printed[1] == printed[0]
 
 
 # ---- torch.multiprocessing.spawn -------------------------------------------------------------------------------

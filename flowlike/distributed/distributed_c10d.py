@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from .. import _C
 from . import _rendezvous
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "GradBucket", "GroupMember", "group", "P2POp", "DistError",
@@ -108,6 +109,10 @@ class ProcessGroup:
         self._ranks = list(ranks)
         self._backend = backend
         self._timeout = timeout
+        # torch's names: "0" for the default group, then one number per group this process creates; the collective
+        # ops of a graph program name their group this way
+        self.group_name = str(_world.group_count)
+        _world.group_count += 1
 
     def rank(self):
         """This process's rank in the group."""
@@ -148,6 +153,7 @@ class _World:
     MPI = None              # the mpi4py.MPI module, once MPI is initialized
     default_pg = None
     groups = []
+    group_count = 0         # groups created since the default group (their group_name)
     watch = None            # the watch line to the rendezvous server (None under mpiexec)
     failure = None          # why the groups are unusable (a dead rank, a timeout)
     exited = {}             # rank -> when the server said it ended its program
@@ -392,10 +398,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         atexit.register(_at_exit)
         _world.previous_excepthook, sys.excepthook = sys.excepthook, _excepthook
         _world.at_exit_registered = True
+    _world.group_count = 0
     pg = ProcessGroup(comm, range(comm.Get_size()), name, timeout)
     _world.default_pg = pg
     _world.groups = [pg]
     GroupMember.WORLD = pg
+    _C._set_collective_backend(_OpEngine)
 
 
 def destroy_process_group(group=None):
@@ -403,6 +411,8 @@ def destroy_process_group(group=None):
     if group is None or group is GroupMember.WORLD:
         pgs, _world.groups = _world.groups, []
         _world.default_pg = GroupMember.WORLD = None
+        _world.group_count = 0
+        _C._set_collective_backend(None)
     elif _not_member(group):
         return
     else:
@@ -651,7 +661,11 @@ class GradBucket:
 
 
 def _run(requests, pg, opname, async_op, finish=None, outputs=None):
-    work = Work(requests, pg, opname, finish, outputs)
+    return _finish_or_return(Work(requests, pg, opname, finish, outputs), async_op)
+
+
+def _finish_or_return(work, async_op):
+    """What a collective returns: its Work with async_op=True, else None once it completed."""
     if async_op:
         return work
     work.wait()
@@ -786,16 +800,21 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if _not_member(group):
         return None
     pg = _group(group)
-    mpi_op = _mpi_op(op, tensor, "all_reduce")
+    _mpi_op(op, tensor, "all_reduce")
     _agree(pg, "all_reduce", _signature(1, tensor, int(op) + 1))
-    buf = _Buffer(tensor)
-    req = pg._comm.Iallreduce(_world.MPI.IN_PLACE, buf.array, mpi_op)
-    return _run([req], pg, "all_reduce", async_op, _averaged([buf], op, pg.size()), [tensor])
+    return _finish_or_return(_all_reduce_unchecked(tensor, pg, op), async_op)
 
 
 def _all_reduce_unchecked(tensor, pg, op=ReduceOp.SUM):
     """all_reduce without the cross-rank shape check, for callers that checked shapes once (DDP's buckets);
-    returns its Work."""
+    returns its Work. Inside a graph capture it is the collective op, which the program records."""
+    if _capturing():
+        _C._call_op("_c10d_all_reduce_", tensor, ReduceOp.RedOpType(int(op)).name.lower(), pg.group_name)
+        return _completed(pg, "all_reduce", tensor)
+    return _mpi_all_reduce(tensor, pg, op)
+
+
+def _mpi_all_reduce(tensor, pg, op):
     buf = _Buffer(tensor)
     req = pg._comm.Iallreduce(_world.MPI.IN_PLACE, buf.array, _mpi_op(op, tensor, "all_reduce"))
     return Work([req], pg, "all_reduce", _averaged([buf], op, pg.size()), [tensor])
@@ -809,9 +828,60 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     pg = _group(group)
     root = _group_rank(pg, src, group_src, "src")
     _agree(pg, "broadcast", _signature(2, tensor, root + 1))
+    return _finish_or_return(_broadcast_unchecked(tensor, pg, root), async_op)
+
+
+def _broadcast_unchecked(tensor, pg, root):
+    """broadcast from group rank root without the shape check; returns its Work (the op inside a capture)."""
+    if _capturing():
+        _C._call_op("_c10d_broadcast_", tensor, root, pg.group_name)
+        return _completed(pg, "broadcast", tensor)
+    return _mpi_broadcast(tensor, pg, root)
+
+
+def _mpi_broadcast(tensor, pg, root):
     buf = _Buffer(tensor)
-    req = pg._comm.Ibcast(buf.array, root=root)
-    return _run([req], pg, "broadcast", async_op, _store_all([buf]), [tensor])
+    return Work([pg._comm.Ibcast(buf.array, root=root)], pg, "broadcast", _store_all([buf]), [tensor])
+
+
+def _host_all_reduce(array, pg, opname):
+    """Sums a numpy array over the group in place: bookkeeping that is not tensor data."""
+    _usable()
+    _wait([pg._comm.Iallreduce(_world.MPI.IN_PLACE, array, _world.MPI.SUM)], pg, opname)
+
+
+def _capturing():
+    from ..graph._common import tracing
+    return tracing()
+
+
+def _completed(pg, opname, tensor):
+    work = Work([], pg, opname, outputs=[tensor])
+    work._complete()
+    return work
+
+
+def _named_group(group_name):
+    for pg in _world.groups:
+        if pg.group_name == group_name:
+            return pg
+    raise RuntimeError(f"no process group named {group_name!r}: it was destroyed after the program that uses it was "
+                       "captured")
+
+
+class _OpEngine:
+    """Runs the collective ops of graph programs (_c10d_all_reduce_, _c10d_broadcast_; Note [Collectives as ops]
+    in csrc/ops/collective.h) on MPI, with the same waiting, timeout and dead-rank checks as eager collectives."""
+
+    @staticmethod
+    def all_reduce(tensor, reduce_op, group_name):
+        _usable()
+        _mpi_all_reduce(tensor, _named_group(group_name), ReduceOp.RedOpType[reduce_op.upper()]).wait()
+
+    @staticmethod
+    def broadcast(tensor, src, group_name):
+        _usable()
+        _mpi_broadcast(tensor, _named_group(group_name), src).wait()
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

@@ -15,6 +15,8 @@ parameters used anywhere is all-reduced with the last bucket, and a parameter us
 """
 import contextlib
 
+import numpy as np
+
 from ... import _C
 from ...distributed import distributed_c10d as c10d
 from ..modules.module import Module
@@ -210,13 +212,15 @@ class DistributedDataParallel(Module):
             bucket.future = hook(state, grad_bucket)
 
     def _finish(self):
-        from ... import int32, no_grad, tensor
+        from ... import no_grad
         self._armed = False
         used_everywhere = None
         if self._used is not None:
-            mask = tensor([1 if id(p) in self._used else 0 for p in self._params], dtype=int32)
-            c10d._all_reduce_unchecked(mask, self.process_group).wait()
-            used_everywhere = {id(p) for p, m in zip(self._params, mask.tolist()) if m}
+            # a host array, not a tensor: which parameters a step uses is fixed by its code, so inside an nn.Graph
+            # capture it is decided once, at the capture
+            mask = np.array([1 if id(p) in self._used else 0 for p in self._params], dtype=np.int32)
+            c10d._host_all_reduce(mask, self.process_group, "DistributedDataParallel")
+            used_everywhere = {id(p) for p, m in zip(self._params, mask) if m}
         with no_grad():
             for bucket in self._buckets:
                 reduced = bucket.future.wait()
@@ -231,6 +235,11 @@ class DistributedDataParallel(Module):
                     else:
                         p.grad.copy_(chunk)
                 bucket.future = None
+
+    def _graph_signature(self):
+        """What an nn.Graph step of this module depends on besides its inputs (a plan captured inside no_sync()
+        holds no all-reduce)."""
+        return self.require_backward_grad_sync, self.require_forward_param_sync
 
     # ---- user controls ------------------------------------------------------------------------------------
 
