@@ -205,7 +205,7 @@ def gpt_step_graph(model, opt):
     return Step()
 
 
-def ddp(out, graph=False):
+def ddp(out, mode="eager"):
     r, n = dist.get_rank(), dist.get_world_size()
     example = load_train_gpt()
     torch.manual_seed(1234 + r)  # different initial weights on each rank: DDP broadcasts rank 0's
@@ -217,7 +217,7 @@ def ddp(out, graph=False):
     assert len(ddp_model._buckets) > 2
     res = {"initial." + k: v.detach().numpy().copy() for k, v in ddp_model.module.state_dict().items()}
     sl = slice(r * per, (r + 1) * per)
-    if graph:  # steps 0 and 4 eager, 1-3 as a graph (captured at 1, replayed at 2 and 3): the modes alternate
+    if mode == "graph":  # steps 0 and 4 eager, 1-3 as a graph (captured at 1, replayed at 2 and 3): the modes alternate
         opt = torch.optim.SGD(ddp_model.parameters(), lr=0.5, momentum=0.9)
         step = gpt_step_graph(ddp_model, opt)
         losses = gpt_train(ddp_model, xs[:1], ys[:1], sl, opt)
@@ -226,6 +226,11 @@ def ddp(out, graph=False):
         losses += gpt_train(ddp_model, xs[4:], ys[4:], sl, opt)
         res["program_all_reduces"] = np.array(repr(step).count("_c10d_all_reduce_("))
         res["buckets"] = np.array(len(ddp_model._buckets))
+    elif mode == "compile":  # torch.compile(DDP(model)): the wrapped model compiles, DDP's hooks stay eager
+        compiled = torch.compile(ddp_model)
+        losses = gpt_train(compiled, xs, ys, sl)
+        res["compiled_programs"] = np.array(len(compiled._compiled.all_plans()))
+        res["compile_breaks"] = np.array([str(b.reason) for b in compiled._compiled.all_breaks()])
     else:
         losses = gpt_train(ddp_model, xs, ys, sl)
     res["losses"] = np.array(losses)
@@ -235,7 +240,11 @@ def ddp(out, graph=False):
 
 
 def ddp_graph(out):
-    ddp(out, graph=True)
+    ddp(out, mode="graph")
+
+
+def ddp_compile(out):
+    ddp(out, mode="compile")
 
 
 def ddp_features(out):

@@ -171,7 +171,7 @@ def test_groups_device_mesh_and_mismatched_shapes(collective_results):
 
 # ---- DistributedDataParallel ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("scenario", ["ddp", "ddp_graph"])
+@pytest.mark.parametrize("scenario", ["ddp", "ddp_graph", "ddp_compile"])
 def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path, scenario):
     check_ok(spawn(scenario, 2, tmp_path))
     res = [load(tmp_path, r) for r in range(2)]
@@ -187,9 +187,12 @@ def test_ddp_gpt_equals_single_process_training_on_the_combined_batch(tmp_path, 
     for k, v in model.state_dict().items():
         for r in range(2):
             np.testing.assert_allclose(res[r]["final.module." + k], v.numpy(), rtol=0, atol=1e-6)
-    if scenario == "ddp_graph":  # the graph step's program holds one all-reduce per gradient bucket
-        for r in range(2):
+    for r in range(2):
+        if scenario == "ddp_graph":  # the graph step's program holds one all-reduce per gradient bucket
             assert res[r]["program_all_reduces"] == res[r]["buckets"] > 2
+        if scenario == "ddp_compile":  # the model ran compiled; DDP's own forward was the one graph break
+            assert res[r]["compiled_programs"] == 1
+            assert len(res[r]["compile_breaks"]) == 1 and "DistributedDataParallel" in res[r]["compile_breaks"][0]
 
 
 def test_ddp_no_sync_unused_parameters_and_state_dict(tmp_path):

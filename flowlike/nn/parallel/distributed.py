@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import _C
 from ...distributed import distributed_c10d as c10d
+from ...graph.compile import disable as _compiler_disable
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -138,6 +139,10 @@ class DistributedDataParallel(Module):
 
     # ---- forward ----------------------------------------------------------------------------------------------
 
+    # Under torch.compile the wrapper's own Python (buffer broadcast, arming the gradient hooks) runs eagerly and the
+    # wrapped module compiles as a piece of its own, whose backward's gradients then reach the hooks as in eager
+    # mode: the all-reduce stays outside the compiled programs, as torch's graph breaks at DDP put it.
+    @_compiler_disable
     def forward(self, *inputs, **kwargs):
         if self._armed and self._marked > 0:
             raise RuntimeError(
