@@ -453,7 +453,15 @@ def env(out):
 if __name__ == "__main__":
     scenario, out_dir = sys.argv[1], sys.argv[2]
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TEST_TIMEOUT", "60")))
-    dist.init_process_group("gloo", init_method=os.environ.get("DIST_INIT_METHOD"), timeout=timeout)
+    if os.environ.get("DIST_STORE") == "tcp":  # as scripts that make their own TCPStore and pass store=
+        rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size, rank == 0,
+                              timeout=timeout)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size, timeout=timeout)
+        store.set(f"done/{rank}", "1")  # the store still serves after the group started
+        store.wait([f"done/{r}" for r in range(world_size)])
+    else:
+        dist.init_process_group("gloo", init_method=os.environ.get("DIST_INIT_METHOD"), timeout=timeout)
     globals()[scenario](out_dir)
     dist.destroy_process_group()
 

@@ -296,14 +296,22 @@ def test_rank_that_does_not_come_times_out(tmp_path):
     assert "timed out after 1000ms" in open(tmp_path / "rank0.txt").read()
 
 
-@pytest.mark.parametrize("method", ["tcp", "file"])
-def test_tcp_and_file_init_methods(tmp_path, method):
-    init = f"tcp://127.0.0.1:{free_port()}" if method == "tcp" else f"file://{tmp_path / 'rendezvous'}"
-    check_ok(spawn("env", 2, tmp_path, DIST_INIT_METHOD=init))
+@pytest.mark.parametrize("method", ["tcp", "file", "store"])
+def test_tcp_file_and_store_init_methods(tmp_path, method):
+    if method == "store":  # init_process_group(store=TCPStore(MASTER_ADDR, MASTER_PORT, ...), rank=, world_size=)
+        check_ok(spawn("env", 2, tmp_path, DIST_STORE="tcp"))
+    else:
+        init = f"tcp://127.0.0.1:{free_port()}" if method == "tcp" else f"file://{tmp_path / 'rendezvous'}"
+        check_ok(spawn("env", 2, tmp_path, DIST_INIT_METHOD=init))
     for r in range(2):
         res = load(tmp_path, r)
         assert res["sum"] == [3.0] and res["rank"] == r
     assert not os.path.exists(tmp_path / "rendezvous")  # rank 0 removes the address file once all joined
+
+
+def test_init_process_group_with_a_store_needs_rank_and_world_size():
+    with pytest.raises(ValueError, match="world_size and rank must be specified if store is specified"):
+        dist.init_process_group("gloo", store=dist.HashStore())
 
 
 # ---- the launchers ----------------------------------------------------------------------------------------------

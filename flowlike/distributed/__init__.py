@@ -12,5 +12,7 @@ from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
 from . import distributed_c10d  # noqa: F401
 from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
+from ._store import FileStore, HashStore, PrefixStore, Store, TCPStore  # noqa: F401
 
-__all__ = list(_c10d_all) + ["DeviceMesh", "init_device_mesh"]
+__all__ = list(_c10d_all) + ["DeviceMesh", "init_device_mesh", "Store", "TCPStore", "FileStore", "HashStore",
+                             "PrefixStore"]

@@ -247,9 +247,10 @@ def _import_mpi():
     return MPI
 
 
-def _join_world(init_method, rank, world_size, timeout):
+def _join_world(init_method, rank, world_size, timeout, store=None):
     """Initializes MPI with this process as `rank` of `world_size` (see Note [MPI world from independent
-    processes] in _rendezvous.py); returns the world communicator."""
+    processes] in _rendezvous.py); returns the world communicator. With a store (or file://), rank 0 publishes
+    where its rendezvous server listens there, and the others read it."""
     if _world.MPI is not None or _launched_by_mpiexec():
         MPI = _import_mpi()
         comm = MPI.COMM_WORLD
@@ -262,7 +263,9 @@ def _join_world(init_method, rank, world_size, timeout):
     method = init_method or "env://"
     seconds = timeout.total_seconds()
     file_path = None
-    if method.startswith("env://"):
+    if store is not None:
+        addr, port = None, 0
+    elif method.startswith("env://"):
         rank = _env_int("RANK", rank, "env://")
         world_size = _env_int("WORLD_SIZE", world_size, "env://")
         if world_size > 1:
@@ -295,13 +298,20 @@ def _join_world(init_method, rank, world_size, timeout):
                 port = _rendezvous.start_server(port, world_size, seconds)
             except OSError as e:
                 raise DistNetworkError(str(e)) from None
+            where = f"{socket.gethostbyname(socket.gethostname())}:{port}"
             if file_path is not None:
                 with open(file_path + ".tmp", "w") as f:
-                    f.write(f"{socket.gethostbyname(socket.gethostname())}:{port}")
+                    f.write(where)
                 os.replace(file_path + ".tmp", file_path)
+            if store is not None:
+                store.set(_STORE_ADDRESS_KEY, where)
+            if addr is None:
                 addr = "127.0.0.1"
         elif file_path is not None:
             addr, port = _read_address(file_path, seconds)
+        elif store is not None:
+            host, port = store.get(_STORE_ADDRESS_KEY).decode().rsplit(":", 1)
+            addr, port = host, int(port)
         try:
             pmi, watch = _rendezvous.join(addr, port, rank, world_size, seconds)
         except TimeoutError as e:
@@ -328,6 +338,9 @@ def _join_world(init_method, rank, world_size, timeout):
     if file_path is not None and rank == 0:
         os.remove(file_path)
     return comm
+
+
+_STORE_ADDRESS_KEY = "flowlike/rendezvous"  # where rank 0's rendezvous server listens, with init_process_group(store=)
 
 
 def _read_address(path, seconds):
@@ -380,8 +393,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if _world.default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
     if store is not None:
-        raise ValueError("flowlike's process groups rendezvous through init_method (env://, tcp://, file://) or "
-                         "mpirun; store= is not supported")
+        if init_method is not None:
+            raise ValueError("Cannot specify both init_method and store.")
+        if world_size <= 0 or rank < 0:
+            raise ValueError("world_size and rank must be specified if store is specified")
     name = Backend(backend or Backend.MPI)
     devices = dict(part.split(":", 1) if ":" in part else ("cpu", part) for part in name.split(","))
     if any(b not in (Backend.MPI, Backend.GLOO) for d, b in devices.items() if d == "cpu") or \
@@ -393,7 +408,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
     if not is_available():
         raise RuntimeError("torch.distributed needs the mpi4py package and an MPI library: pip install mpi4py mpich")
-    comm = _join_world(init_method, rank, world_size, timeout).Dup()
+    comm = _join_world(init_method, rank, world_size, timeout, store).Dup()
     if not _world.at_exit_registered:
         atexit.register(_at_exit)
         _world.previous_excepthook, sys.excepthook = sys.excepthook, _excepthook
