@@ -361,6 +361,54 @@ def ddp_graph_features(out):
     np.savez(os.path.join(out, f"rank{r}.npz"), **res)
 
 
+JOIN_STEPS = (3, 5)  # batches of rank 0 and rank 1
+
+
+class CountingMLP(torch.nn.Module):
+    """An MLP with a buffer its forward advances, so that DDP's buffer broadcast matters."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.net(x)
+
+
+def join_batches(rank):
+    rng = np.random.default_rng(10 + rank)
+    return [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(JOIN_STEPS[rank])]
+
+
+def ddp_join(out):
+    """Uneven inputs: rank 0 has 3 batches, rank 1 has 5; both inside model.join(). Then the same with
+    throw_on_early_termination, which must raise on both ranks."""
+    r = dist.get_rank()
+    res = {}
+    for divide in (True, False):
+        torch.manual_seed(r)
+        model = torch.nn.parallel.DistributedDataParallel(CountingMLP())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with model.join(divide_by_initial_world_size=divide):
+            for x in join_batches(r):
+                opt.zero_grad()
+                model(torch.from_numpy(x)).square().mean().backward()
+                opt.step()
+        for k, v in model.module.state_dict().items():
+            res[f"{divide}.{k}"] = v.numpy().copy()
+    model = torch.nn.parallel.DistributedDataParallel(CountingMLP())
+    try:
+        with model.join(throw_on_early_termination=True):
+            for x in join_batches(r):
+                model(torch.from_numpy(x)).sum().backward()
+        res["throw"] = np.array("")
+    except RuntimeError as e:
+        res["throw"] = np.array(str(e))
+    np.savez(os.path.join(out, f"rank{r}.npz"), **res)
+
+
 def sync_batchnorm(out):
     """A conv net with BatchNorm converted to SyncBatchNorm, on this rank's half of a batch; the test compares with
     BatchNorm on the whole batch."""

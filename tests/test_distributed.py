@@ -237,6 +237,34 @@ def test_ddp_options_in_graph_steps_equal_eager(tmp_path):
         assert not np.isnan(res[r]["plain.graph.unused.weight.grad"]).any()
 
 
+def test_ddp_join_with_uneven_inputs(tmp_path):
+    """Rank 0 runs out after 3 batches, rank 1 trains 5: the ranks end with the same model, equal to one process
+    that trains on both batches while both train, then on rank 1's alone (its gradient halved when dividing by the
+    initial world size), and the buffer counts rank 1's 5 forwards."""
+    check_ok(spawn("ddp_join", 2, tmp_path))
+    res = [load(tmp_path, r) for r in range(2)]
+    batches = [workers.join_batches(r) for r in range(2)]
+    for divide in (True, False):
+        torch.manual_seed(0)  # rank 0's initial weights, which DDP broadcast
+        model = workers.CountingMLP()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(workers.JOIN_STEPS[1]):
+            opt.zero_grad()
+            if step < workers.JOIN_STEPS[0]:
+                loss = model(torch.from_numpy(np.concatenate([batches[0][step], batches[1][step]]))).square().mean()
+            else:
+                loss = model(torch.from_numpy(batches[1][step])).square().mean() / (2 if divide else 1)
+            loss.backward()
+            opt.step()
+        for k, v in model.net.state_dict().items():
+            for r in range(2):
+                np.testing.assert_allclose(res[r][f"{divide}.net.{k}"], v.numpy(), rtol=1e-5, atol=1e-6)
+        for r in range(2):
+            assert res[r][f"{divide}.calls"] == [workers.JOIN_STEPS[1]]
+    assert "Rank 0 exhausted all inputs" in str(res[0]["throw"])
+    assert "Detected at least one rank that exhausted inputs" in str(res[1]["throw"])
+
+
 def test_sync_batchnorm_equals_batchnorm_on_the_combined_batch(tmp_path):
     check_ok(spawn("sync_batchnorm", 2, tmp_path))
     res = [load(tmp_path, r) for r in range(2)]

@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import _C
 from ...distributed import distributed_c10d as c10d
+from ...distributed.algorithms.join import Join, Joinable, JoinHook
 from ...graph.compile import disable as _compiler_disable
 from ..modules.module import Module
 
@@ -34,14 +35,15 @@ class _Bucket:
         self.future = None  # of the averaged flat gradients
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Wraps module for data parallel training: every rank runs forward and backward on its own batch, and
     backward leaves on every rank the gradients averaged over the ranks (all-reduced in buckets while backward
     runs). Parameters and buffers are broadcast from rank 0 at construction; buffers again before each forward
     (broadcast_buffers). The wrapped module is `.module`, so state_dict keys start with "module.".
 
-    process_group (or a 1-D device_mesh) picks the ranks that average; no_sync() skips the reduction (gradients accumulate locally), find_unused_parameters lets forward leave some
-    parameters out of the loss. device_ids / output_device must be None (flowlike's collectives run on the CPU).
+    process_group (or a 1-D device_mesh) picks the ranks that average; no_sync() skips the reduction (gradients
+    accumulate locally), find_unused_parameters lets forward leave some parameters out of the loss, join() lets
+    ranks with fewer batches than others leave their loop early. device_ids / output_device must be None (flowlike's collectives run on the CPU).
     gradient_as_bucket_view and static_graph are accepted; they are memory/speed hints that do not change
     results here."""
 
@@ -93,6 +95,9 @@ class DistributedDataParallel(Module):
         self._marked = 0             # parameters marked ready in this iteration
         self._used = None            # ids of the parameters this iteration's forward reached (find_unused)
         self._comm_hook = None       # (state, hook) of register_comm_hook
+        Joinable.__init__(self)      # a disabled join config until join() enables it
+        self._divide_by_initial_world_size = True
+        self._divisor = self.process_group.size()  # what the gradients are divided by (join() may lower it)
 
     # ---- construction ---------------------------------------------------------------------------------------
 
@@ -110,7 +115,8 @@ class DistributedDataParallel(Module):
                                        f"shape {list(b[0])} {b[1]} where rank {c10d.get_rank()} has {list(a[0])} "
                                        f"{a[1]}")
 
-    def _broadcast_state(self, tensors):
+    def _broadcast_state(self, tensors, src=0):
+        """Copies group rank src's tensors into every rank's (one broadcast per dtype)."""
         from ... import cat, no_grad
         by_dtype = {}
         for t in tensors:
@@ -118,7 +124,7 @@ class DistributedDataParallel(Module):
         with no_grad():
             for group in by_dtype.values():
                 flat = cat([t.detach().reshape(-1) for t in group])
-                c10d.broadcast(flat, src=c10d.get_global_rank(self.process_group, 0), group=self.process_group)
+                c10d.broadcast(flat, src=c10d.get_global_rank(self.process_group, src), group=self.process_group)
                 offset = 0
                 for t in group:
                     t.detach().copy_(flat[offset:offset + t.numel()].view(tuple(t.shape)))
@@ -151,10 +157,16 @@ class DistributedDataParallel(Module):
                 "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
                 "`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs "
                 "participate in calculating loss.")
-        if self.broadcast_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers:
-                self._broadcast_state(buffers)
+        joining = self._join_config.enable
+        work = Join.notify_join_context(self)
+        self._divisor = self.process_group.size()
+        if work is not None:
+            work.wait()
+            if not self._divide_by_initial_world_size:
+                self._divisor = int(work.result()[0].item())  # the ranks still training
+        self._sync_buffers(joined=False)
+        if joining:  # tells the ranks that joined whether this iteration's backward reduces gradients
+            self._global_requires_backward_grad_sync(joined=False)
         output = self.module(*inputs, **kwargs)
         self._armed = _C.is_grad_enabled() and self.require_backward_grad_sync and self.training
         if self._armed:
@@ -209,7 +221,7 @@ class DistributedDataParallel(Module):
         index = self._buckets.index(bucket)
         grad_bucket = c10d.GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)
         if self._comm_hook is None:
-            flat.div_(self.process_group.size())
+            flat.div_(self._divisor)
             bucket.future = c10d._all_reduce_unchecked(flat, self.process_group).get_future().then(
                 lambda fut: fut.value()[0])
         else:
@@ -241,6 +253,68 @@ class DistributedDataParallel(Module):
                         p.grad.copy_(chunk)
                 bucket.future = None
 
+    # ---- uneven inputs (join) ----------------------------------------------------------------------------------
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """Context manager for training loops whose ranks have different numbers of batches: a rank that leaves
+        its loop early shadows the others' collectives (all-reducing zero gradients) until every rank has left,
+        then the last rank to leave broadcasts its final parameters. divide_by_initial_world_size=False averages
+        each step's gradients over the ranks still training instead of all ranks; throw_on_early_termination
+        raises on every rank as soon as one runs out of inputs."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        """The hook a Join runs for this model once this rank has joined."""
+        self._divide_by_initial_world_size = kwargs.get("divide_by_initial_world_size", True)
+        return _DDPJoinHook(self)
+
+    @property
+    def join_device(self):
+        from ... import device
+        return device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _find_common_rank(self, active):
+        """The largest group rank among the ranks that pass active=True (all ranks call it)."""
+        from ... import int64, tensor
+        mine = tensor([self.process_group.rank() if active else -1], dtype=int64)
+        c10d.all_reduce(mine, op=c10d.ReduceOp.MAX, group=self.process_group)
+        return int(mine.item())
+
+    def _sync_buffers(self, joined):
+        """The buffer broadcast at the start of an iteration: from rank 0, or under join from the last rank still
+        training (a rank that joined shadows it)."""
+        buffers = list(self.module.buffers())
+        if not (self.broadcast_buffers and self.require_forward_param_sync and buffers):
+            return
+        src = self._find_common_rank(active=not joined) if self._join_config.enable else 0
+        self._broadcast_state(buffers, src)
+
+    def _global_requires_backward_grad_sync(self, joined):
+        """Whether any rank still training reduces gradients in this iteration's backward (all ranks call it)."""
+        from ... import int64, tensor
+        flag = tensor([int(not joined and self.require_backward_grad_sync)], dtype=int64)
+        c10d.all_reduce(flag, group=self.process_group)
+        return bool(flag.item())
+
+    def _shadow_backward(self):
+        """A joined rank's part of one iteration's gradient reduction: every bucket's all-reduce, with zeros."""
+        from ... import zeros
+        for index, bucket in enumerate(self._buckets):
+            flat = zeros(sum(p.numel() for p in bucket.params), dtype=bucket.params[0].dtype)
+            if self._comm_hook is None:
+                c10d._all_reduce_unchecked(flat, self.process_group).wait()
+            else:
+                state, hook = self._comm_hook
+                hook(state, c10d.GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)).wait()
+        if self.find_unused_parameters:
+            c10d._host_all_reduce(np.zeros(len(self._params), dtype=np.int32), self.process_group,
+                                  "DistributedDataParallel")
+
     def _graph_signature(self):
         """What an nn.Graph step of this module depends on besides its inputs (a plan captured inside no_sync()
         holds no all-reduce)."""
@@ -268,6 +342,26 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+
+class _DDPJoinHook(JoinHook):
+    """DistributedDataParallel under join(): a rank that joined shadows each iteration of the ranks still training
+    (buffer broadcast, the backward's gradient all-reduces with zeros); at the end the last rank to join broadcasts
+    its parameters and buffers, so every rank ends with the same model."""
+
+    def __init__(self, ddp):
+        self.ddp = ddp
+
+    def main_hook(self):
+        ddp = self.ddp
+        ddp._sync_buffers(joined=True)
+        if ddp._global_requires_backward_grad_sync(joined=True):
+            ddp._shadow_backward()
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        src = ddp._find_common_rank(active=is_last_joiner)
+        ddp._broadcast_state(list(ddp._params) + list(ddp.module.buffers()), src)
 
 
 def _reachable_leaves(output):
