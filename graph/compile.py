@@ -322,6 +322,39 @@ class _ReplayCall:
         return [None if where is None else resolve(where, got, binputs) for where in plan.grad_ids]
 
 
+class _LateBackward:
+    """Backward of a forward program run before its backward program exists (the capturing call's outputs died
+    without a backward): the call runs once more under the tracer, from the random state the forward started from
+    and with the in-place changes of the rerun put back, and that rerun's backward is recorded as the plan's
+    backward program while it computes these gradients."""
+
+    def __init__(self, code, key, modules, args, kwargs, rng, plan, diff_inputs):
+        self.code, self.key, self.modules, self.args, self.kwargs, self.rng = code, key, modules, args, kwargs, rng
+        self.plan, self.diff_inputs = plan, diff_inputs
+
+    def backward(self, grads):
+        from ..autograd.grad_mode import enable_grad
+        code = self.code
+        now = _random.get_rng_state()
+        _random.set_rng_state(self.rng)
+        tensors = []
+        flatten((self.args, self.kwargs), tensors, who="torch.compile", objects=(Module, []))
+        try:
+            with enable_grad():  # the engine runs backward functions with grad mode off
+                result = code._capture(self.key, self.args, self.kwargs, tensors, self.modules)
+        finally:
+            _random.set_rng_state(now)
+        plan = code.entries.get(self.key)
+        state = plan.capture_call() if isinstance(plan, _Plan) and plan.capture_call is not None else None
+        if state is not None:
+            _restore(plan.program, None)  # the forward this node belongs to made the in-place changes already
+            return state.backward(grads)
+        # the rerun broke, and ran eagerly: its autograd graph reaches this node's inputs
+        outs = []
+        flatten(result, outs, "the result", who="torch.compile")
+        return _grad_of([outs[i] for i in self.plan.diff_outputs], self.diff_inputs, grads)
+
+
 class _Pieces:
     """A call that broke: its Python runs eagerly and the modules it calls (pieces()) run compiled on their own."""
 
@@ -430,12 +463,12 @@ class CompiledCode:
             if isinstance(entry, _Plan) and entry.backward is None and entry.diff_outputs:
                 if entry.capture_call is not None and entry.capture_call() is not None:
                     return self.fn(*args, **kwargs)  # the backward program comes with the capturing call's backward
-                # that call's outputs died without a backward: capture again (the same program, counted once)
-                del self.entries[key]
-                self.captures -= 1
-            else:
+                # that call's outputs died without a backward (an evaluation loop with grad mode on): the forward
+                # program runs, and a backward, if one comes, records itself from a rerun of the call
                 self.entries.move_to_end(key)
-                return self._run(entry, args, kwargs, tensors)
+                return self._run(entry, args, kwargs, tensors, late=(key, modules[1]))
+            self.entries.move_to_end(key)
+            return self._run(entry, args, kwargs, tensors)
         sym = self.symbolic
         if sym is not None and sym.verified:
             masked_key, size = masked(key, sym.positions)
@@ -454,15 +487,19 @@ class CompiledCode:
             _log.debug("%s: recompiling (%d cached): guard failed: %s", self.name, len(self.entries), self._why(key))
         return self._capture(key, args, kwargs, tensors, modules[1])
 
-    def _run(self, entry, args, kwargs, tensors):
+    def _run(self, entry, args, kwargs, tensors, late=None):
         if entry is None:
             return self.fn(*args, **kwargs)
         if isinstance(entry, _Pieces):
             return entry(args, kwargs)
+        rng = _random.get_rng_state() if late is not None else None
         inputs, got = entry.run(tensors)
         outs = [resolve(w, got, inputs) for w in entry.out_ids]
         if entry.diff_outputs:
-            _attach(_ReplayCall(entry, inputs, got), entry, [inputs[k] for k in entry.diff_inputs], outs)
+            diff_inputs = [inputs[k] for k in entry.diff_inputs]
+            state = (_ReplayCall(entry, inputs, got) if late is None else
+                     _LateBackward(self, *late, args, kwargs, rng, entry, diff_inputs))
+            _attach(state, entry, diff_inputs, outs)
         return unflatten(entry.out_spec, outs)
 
     def _eager(self, brk, args, kwargs):

@@ -108,6 +108,38 @@ def test_inference_is_replayed_and_outputs_have_no_history():
     assert cm._compiled.captures == 1
 
 
+def test_calls_whose_outputs_never_reach_backward_replay_and_a_late_backward_still_works():
+    """An evaluation loop with grad mode on: one capture, then forward replays (not a capture per call); a backward
+    through a replayed call reruns it once to record the backward program, with the same dropout draws and without
+    updating BatchNorm's statistics twice."""
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.BatchNorm1d(8), nn.GELU(), nn.Linear(8, 2))
+    ref = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.BatchNorm1d(8), nn.GELU(), nn.Linear(8, 2))
+    ref.load_state_dict(model.state_dict())
+    cm = fl.compile(model)
+    code = cm._compiled
+    x = fl.randn(16, 4)
+    for i in range(4):
+        fl.manual_seed(i)
+        out = cm(x)
+        fl.manual_seed(i)
+        assert fl.equal(out, ref(x))
+    assert code.captures == 1
+    for seed in (7, 8):  # the first backward records the backward program, the second replays it
+        fl.manual_seed(seed)
+        out = cm(x)
+        fl.manual_seed(seed)
+        expected = ref(x)
+        assert fl.equal(out, expected)
+        out.square().sum().backward()
+        expected.square().sum().backward()
+        for p, q in zip(model.parameters(), ref.parameters()):
+            assert fl.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+            p.grad = q.grad = None
+        assert fl.equal(model[2].running_mean, ref[2].running_mean)
+    assert code.captures == 2 and code.entries[next(reversed(code.entries))].backward is not None
+
+
 def test_guards_recapture_and_log_the_failed_guard(caplog):
     fl.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
