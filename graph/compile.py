@@ -31,6 +31,7 @@ import copy
 import functools
 import logging
 import operator
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -87,16 +88,31 @@ class GraphBreak:
         return f"GraphBreak({self.where}: {self.reason})"
 
 
+def _settings_holder(v):
+    """Whether v is an object whose plain attributes code reads as settings (a config object, a namespace of
+    arguments): an instance with a __dict__ that is no module, tensor, optimizer, class, function or package."""
+    return (hasattr(v, "__dict__") and not callable(v) and not isinstance(v, (Module, _C.Tensor, Optimizer, type))
+            and not isinstance(v, types.ModuleType))
+
+
+def _plain_attributes(obj):
+    return tuple([v for v in obj.__dict__.values() if type(v) in _SIMPLE])
+
+
 def _read_values(fn):
-    """The Python values of plain type a function reads from its globals and closure (a guard: a change means a
-    new capture, as torch's guards on globals)."""
+    """The Python values of plain type a function reads from its globals and closure, and the plain attributes of
+    the settings objects it holds there (a guard: a change means a new capture, as torch's guards on globals and
+    attribute reads)."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return lambda: ()
     glob = fn.__globals__
     names = [n for n in code.co_names if n in glob and isinstance(glob[n], _SIMPLE)]
     cells = [c for c in (fn.__closure__ or ()) if isinstance(_cell(c), _SIMPLE)]
-    return lambda: (tuple(glob.get(n) for n in names), tuple(_cell(c) for c in cells))
+    holders = [glob[n] for n in code.co_names if _settings_holder(glob.get(n))]
+    holders += [_cell(c) for c in (fn.__closure__ or ()) if _settings_holder(_cell(c))]
+    return lambda: (tuple(glob.get(n) for n in names), tuple(_cell(c) for c in cells),
+                    tuple([_plain_attributes(h) for h in holders]))
 
 
 def _cell(c):
@@ -422,15 +438,23 @@ class CompiledCode:
                  tuple([id(state) for o in optimizers for state in o.state.values()])))
 
     def _plain_values(self, mods):
-        """The modules' plain attribute values, their `training` flags among them. This runs per call: while every
-        attribute is the same object as at the last call (an identity check in C), the last answer stands, without
-        a type test per attribute."""
-        values = list(chain.from_iterable(map(dict.values, [m.__dict__ for m in mods])))
+        """The modules' plain attribute values, their `training` flags among them, and the plain attributes of the
+        settings objects the modules hold (a config object). This runs per call: while every attribute is the same
+        object as at the last call (an identity check in C), the last answer stands, without a type test per
+        attribute."""
         last = self._last_values
+        dicts = [m.__dict__ for m in mods]
+        values = list(chain.from_iterable(map(dict.values, dicts + (last[2] if last is not None else []))))
         if last is not None and len(last[0]) == len(values) and all(map(operator.is_, values, last[0])):
             return last[1]
+        nested, seen = [], set()
+        for v in chain.from_iterable(map(dict.values, dicts)):
+            if id(v) not in seen and _settings_holder(v):
+                seen.add(id(v))
+                nested.append(v.__dict__)
+        values = list(chain.from_iterable(map(dict.values, dicts + nested)))
         plain = tuple([v for v in values if type(v) in _SIMPLE])
-        self._last_values = (values, plain)
+        self._last_values = (values, plain, nested)
         return plain
 
     def _why(self, key):

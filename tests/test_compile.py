@@ -140,6 +140,41 @@ def test_calls_whose_outputs_never_reach_backward_replay_and_a_late_backward_sti
     assert code.captures == 2 and code.entries[next(reversed(code.entries))].backward is not None
 
 
+def test_guards_on_the_attributes_of_settings_objects():
+    """A config object read by a compiled function (a global) or held by a compiled module: changing one of its
+    plain attributes captures again instead of running a program that fixed the old value."""
+    import types
+    settings = types.SimpleNamespace(scale=2.0)
+
+    def f(x):
+        return x * settings.scale
+    cf = fl.compile(f)
+    x = fl.ones(3)
+    assert fl.equal(cf(x), x * 2) and fl.equal(cf(x), x * 2)
+    settings.scale = 3.0
+    assert fl.equal(cf(x), x * 3) and cf._compiled_code.captures == 2
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.config = types.SimpleNamespace(mult=1.0, name="a")
+
+        def forward(self, x):
+            return self.lin(x) * self.config.mult
+    model = Scaled()
+    cm = fl.compile(model)
+    with fl.no_grad():
+        y = fl.ones(1, 2)
+        first = cm(y)
+        assert fl.equal(cm(y), first)
+        model.config.mult = 5.0
+        assert fl.allclose(cm(y), first * 5)
+        model.config = types.SimpleNamespace(mult=-1.0, name="b")  # a new settings object
+        assert fl.allclose(cm(y), -first)
+    assert cm._compiled.captures == 3
+
+
 def test_guards_recapture_and_log_the_failed_guard(caplog):
     fl.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
