@@ -707,6 +707,9 @@ def _same_structure(p1, p2):
                                          p1.backward_wanted == p2.backward_wanted)))
 
 
+_FUSE_SIZE_AFTER = 2  # the use of a size at which a symbolic plan builds that size's fused kernels
+
+
 class _SymbolicPlan:
     """A plan whose programs serve every size of the symbolic dimensions (positions: (tensor, dim) pairs of the
     call's tensors), instantiated per size from the fit of two captures, checked at a third."""
@@ -726,11 +729,19 @@ class _SymbolicPlan:
                 return None
             plan = copy.copy(self.base)
             plan.program, plan.backward = program, backward
-            plan.fusion = plan.backward_fusion = None  # (per-size kernels would mean a compiler run per size)
+            plan.fusion = plan.backward_fusion = None
+            plan.uses = 0
             self.sizes[size] = plan
             while len(self.sizes) > 16:
                 self.sizes.popitem(last=False)
         self.sizes.move_to_end(size)
+        plan.uses += 1
+        if plan.uses == _FUSE_SIZE_AFTER:
+            # a size that comes back gets its own fused kernels (built in the background like any plan's, and cached
+            # on disk); a size met once runs unfused rather than paying a compiler run
+            plan.fusion = codegen.fuse(plan.program, plan.wanted)
+            if plan.backward is not None:
+                plan.backward_fusion = codegen.fuse(plan.backward, plan.backward_wanted)
         return plan
 
 

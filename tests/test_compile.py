@@ -447,6 +447,25 @@ def test_cnn_batch_sweep_is_served_by_one_program():
     assert cm._compiled.captures == 3 and cm._compiled.symbolic.verified
 
 
+def test_a_size_that_comes_back_gets_fused_kernels_in_the_symbolic_program():
+    def gelu_tanh(x):  # tanh-GELU written out: one fused kernel per size it is built for
+        return 0.5 * x * (1.0 + fl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+    f = fl.compile(gelu_tanh)
+    for n in (8, 12, 16, 20, 24, 24):
+        x = fl.randn(n, 4, requires_grad=True)
+        x_ref = x.detach().requires_grad_()
+        out, want = f(x), gelu_tanh(x_ref)
+        assert fl.equal(out, want), n  # pointwise groups give eager's bits
+        out.sum().backward()
+        want.sum().backward()
+        assert fl.equal(x.grad, x_ref.grad), n
+    code = f._compiled_code
+    assert code.captures == 3 and code.symbolic.verified
+    sizes = code.symbolic.sizes
+    assert sizes[24].fusion is not None and sizes[24].fusion.groups and sizes[24].backward_fusion.groups
+    assert sizes[20].fusion is None  # met once: no compiler run
+
+
 def test_dynamic_false_specializes_each_size():
     f = fl.compile(lambda x: x.view(x.shape[0] * 2, -1).sum(1), dynamic=False)
     for n in (2, 3, 4, 5):
