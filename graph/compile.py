@@ -22,9 +22,11 @@ a compiled call captures; past it the call runs eagerly, after a warning.
 
 Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
 bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
-back and the call runs its own Python eagerly, with the modules it calls compiled as pieces of their own (a
-module's children, a function's modules; a piece may break in turn). A torch.compiler.disable'd function called
-during a capture breaks it the same way. explain() lists the breaks with reason and source line; with
+back. A function whose own statement broke is split there (graph/_split.py): the statements before and after it
+run as compiled segments, the statement itself eagerly. Otherwise the call runs its own Python eagerly, with the
+modules it calls compiled as pieces of their own (a module's children, a function's modules; a piece may break in
+turn). A torch.compiler.disable'd function called during a capture breaks it the same way, and so does a backward
+that reaches the call's inputs (it would go on into their history outside the call). explain() lists the breaks with reason and source line; with
 fullgraph=True the first break raises Unsupported naming the line.
 """
 import copy
@@ -37,10 +39,11 @@ import weakref
 from collections import OrderedDict
 from itertools import chain
 
-from .. import _C, _random, codegen
+from .. import _C, _dtype, _random, codegen
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from . import _split
 from ._symbolic import SymbolicProgram, export, masked, shape_difference
 from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
 
@@ -48,6 +51,7 @@ __all__ = ["compile", "CompiledCode", "OptimizedModule", "Unsupported", "is_comp
 
 _log = logging.getLogger("flowlike.compile")
 _SIMPLE = (bool, int, float, str, type(None))
+_ARG_OBJECTS = (Module, Optimizer)  # objects a compiled call may take as arguments, guarded as those it holds
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "flowlike")
 _warned = set()
 _capturing = 0  # depth of the compiled calls now being captured
@@ -79,10 +83,11 @@ def _warn_once(key, message):
 
 
 class GraphBreak:
-    """Why a capture could not become a program (reason) and the user's source line of it (where, 'file:line')."""
+    """Why a capture could not become a program (reason) and the user's source line of it (where, 'file:line');
+    line: the line of the compiled function's own code that was running (None when unknown)."""
 
-    def __init__(self, reason, where):
-        self.reason, self.where = reason, where
+    def __init__(self, reason, where, line=None):
+        self.reason, self.where, self.line = reason, where, line
 
     def __repr__(self):
         return f"GraphBreak({self.where}: {self.reason})"
@@ -354,7 +359,7 @@ class _LateBackward:
         now = _random.get_rng_state()
         _random.set_rng_state(self.rng)
         tensors = []
-        flatten((self.args, self.kwargs), tensors, who="torch.compile", objects=(Module, []))
+        flatten((self.args, self.kwargs), tensors, who="torch.compile", objects=(_ARG_OBJECTS, []))
         try:
             with enable_grad():  # the engine runs backward functions with grad mode off
                 result = code._capture(self.key, self.args, self.kwargs, tensors, self.modules)
@@ -369,6 +374,44 @@ class _LateBackward:
         outs = []
         flatten(result, outs, "the result", who="torch.compile")
         return _grad_of([outs[i] for i in self.plan.diff_outputs], self.diff_inputs, grads)
+
+
+class _Split:
+    """A function whose own code broke: its statements before and after the breaking one run as compiled
+    segments, the breaking statement eagerly (graph/_split.py)."""
+
+    def __init__(self, code, segments):
+        self.code = code
+        self.compiled = []
+        self.segments = []
+        for k, (fn, compiled, reads) in enumerate(segments):
+            if compiled:
+                fn = CompiledCode(fn, None, fullgraph=False, dynamic=code.dynamic, name=f"{code.name}[segment {k}]")
+                fn.holder = code.holder or code.fn
+                self.compiled.append(fn)
+            self.segments.append((fn, reads, compiled))
+
+    @staticmethod
+    def _wrapped_number(value):
+        # a 0-dim float64 tensor marked as a wrapped Python number: type promotion treats it as the float itself
+        return _C._call_op("scalar_tensor", value, dtype=_dtype.float64, wrapped=True)
+
+    def __call__(self, args, kwargs):
+        returned, value = _split.run_segments(self.segments, self.code.fn, args, kwargs, self._wrapped_number)
+        if hasattr(self.code.fn, "_flowlike_known"):  # a segment split again answers as a segment
+            return returned, value
+        return value if returned else None
+
+
+def _own_line(tb, fn):
+    """The line of fn's own code that was running where the traceback ends (None when fn's frame is not in it)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 class _Pieces:
@@ -409,6 +452,8 @@ class CompiledCode:
         self._pieces = None
         self._limit_hit = False
         self.symbolic = None          # the _SymbolicPlan of dimensions that vary (dynamic=None)
+        self.holder = None            # for a segment of a split function: that function, whose modules and
+        #                               optimizers (held in its closure or globals) the segment's code reaches
         self._fit_failed = False
         _all.add(self)
 
@@ -416,18 +461,21 @@ class CompiledCode:
     def _modules(self):
         version = _module.structure_version()
         if self._guarded is None or self._guarded[0] != version:
-            mods = [m for root in _modules_of(self.fn, self.module) for m in root.modules()]
+            holder = self.holder or self.fn
+            mods = [m for root in _modules_of(holder, self.module) for m in root.modules()]
             self._guarded = (version, mods, [p for m in mods for p in m._parameters.values() if p is not None],
-                             _held(self.fn, Optimizer) if self.module is None else [])
+                             _held(holder, Optimizer) if self.module is None else [])
         return self._guarded
 
-    def _key(self, spec, tensors, arg_modules):
-        """The guard key of a call (modules passed as arguments, such as a compiled method's self, are guarded as
-        the modules the code holds)."""
+    def _key(self, spec, tensors, arg_objects):
+        """The guard key of a call (modules and optimizers passed as arguments, such as a compiled method's self,
+        are guarded as those the code holds)."""
         version, mods, params, optimizers = self._modules()
-        if arg_modules:
+        if arg_objects:
+            arg_modules = [o for o in arg_objects if isinstance(o, Module)]
             mods = mods + [m for root in arg_modules for m in root.modules()]
             params = params + [p for root in arg_modules for p in root.parameters()]
+            optimizers = optimizers + [o for o in arg_objects if isinstance(o, Optimizer)]
         return (spec, tuple((tuple(t.shape), t.dtype, t.requires_grad) for t in tensors), _C.is_grad_enabled(),
                 self._plain_values(mods),
                 tuple([p.requires_grad for p in params]), self._read(), version,
@@ -472,9 +520,9 @@ class CompiledCode:
         alone = not kwargs and all([isinstance(a, _C.Tensor) for a in args])  # the common call: tensors alone
         spec = _TENSOR_SPECS.get(len(args)) if alone else None
         if spec is not None:  # its structure is the one flattened before
-            tensors, modules = list(args), (Module, [])
+            tensors, modules = list(args), (_ARG_OBJECTS, [])
         else:
-            tensors, modules = [], (Module, [])
+            tensors, modules = [], (_ARG_OBJECTS, [])
             try:
                 spec = flatten((args, kwargs), tensors, who="torch.compile", objects=modules)
             except TypeError as e:
@@ -514,7 +562,7 @@ class CompiledCode:
     def _run(self, entry, args, kwargs, tensors, late=None):
         if entry is None:
             return self.fn(*args, **kwargs)
-        if isinstance(entry, _Pieces):
+        if isinstance(entry, (_Pieces, _Split)):
             return entry(args, kwargs)
         rng = _random.get_rng_state() if late is not None else None
         inputs, got = entry.run(tensors)
@@ -545,10 +593,11 @@ class CompiledCode:
         leaves = [t.detach().requires_grad_() if t.requires_grad else t for t in tensors]
         call_args, call_kwargs = args, kwargs
         if any(a is not b for a, b in zip(leaves, tensors)):
-            call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile", objects=(Module, [])),
+            call_args, call_kwargs = unflatten(flatten((args, kwargs), [], who="torch.compile", objects=(_ARG_OBJECTS, [])),
                                                leaves)
         rng = _random.get_rng_state()
-        held = _HeldState(self._modules()[2] + [p for m in modules for p in m.parameters()], self._modules()[3])
+        held = _HeldState(self._modules()[2] + [p for m in modules if isinstance(m, Module) for p in m.parameters()],
+                          self._modules()[3] + [o for o in modules if isinstance(o, Optimizer)])
         _capturing += 1
         try:
             trace_begin(forbid_host_reads=True)
@@ -566,12 +615,17 @@ class CompiledCode:
                 reason = str(e).split(" while ")[0]
             else:
                 raise
-            return self._broke(key, GraphBreak(reason, user_frame(e.__traceback__, self.name)), program, rng, held,
-                               args, kwargs)
+            brk = GraphBreak(reason, user_frame(e.__traceback__, self.name), _own_line(e.__traceback__, self.fn))
+            return self._broke(key, brk, program, rng, held, args, kwargs)
         program = trace_end()
         _capturing -= 1
         if program.holes:
             return self._broke(key, GraphBreak(f"a tensor made outside the dispatcher: {program.holes[0]}", self.name),
+                               program, rng, held, args, kwargs)
+        if any(leaf is not t and leaf.grad is not None for leaf, t in zip(leaves, tensors)):
+            # a backward inside the call reached its inputs: eagerly it goes on into their history outside the call
+            return self._broke(key, GraphBreak("a backward through the autograd history of the call's inputs "
+                                               "(made outside the compiled call)", self.name),
                                program, rng, held, args, kwargs)
         if held.changed():
             return self._broke(key, GraphBreak("the call rebinds parameters' .grad or optimizer state (a backward "
@@ -617,7 +671,11 @@ class CompiledCode:
         held.restore()
         _restore(program, rng)
         self._note_break(brk)
-        entry = _Pieces(self) if self.pieces() else None
+        segments = _split.split(self.fn, brk.line) if self.module is None and brk.line is not None else None
+        if segments is not None:  # the function's own code broke: its statements around the break run compiled
+            entry = _Split(self, segments)
+        else:
+            entry = _Pieces(self) if self.pieces() else None
         self.entries[key] = entry
         return entry(args, kwargs) if entry is not None else self.fn(*args, **kwargs)
 
@@ -633,18 +691,23 @@ class CompiledCode:
                             for name, child in named]
         return self._pieces
 
+    def _parts(self):
+        """The compiled codes this code's calls run on their own: its pieces and its split segments."""
+        return [piece for _, piece in (self._pieces or ())] + [c for e in self.entries.values()
+                                                               if isinstance(e, _Split) for c in e.compiled]
+
     def all_breaks(self):
-        """The breaks met by this code and its pieces."""
-        return self.breaks + [b for _, piece in (self._pieces or ()) for b in piece.all_breaks()]
+        """The breaks met by this code and its parts."""
+        return self.breaks + [b for part in self._parts() for b in part.all_breaks()]
 
     def all_captures(self):
-        """The forward programs captured by this code and its pieces."""
-        return self.captures + sum(piece.all_captures() for _, piece in (self._pieces or ()))
+        """The forward programs captured by this code and its parts."""
+        return self.captures + sum(part.all_captures() for part in self._parts())
 
     def all_plans(self):
-        """The captured plans of this code and its pieces."""
+        """The captured plans of this code and its parts."""
         return ([e for e in self.entries.values() if isinstance(e, _Plan)] +
-                [p for _, piece in (self._pieces or ()) for p in piece.all_plans()])
+                [p for part in self._parts() for p in part.all_plans()])
 
     # ---- symbolic dimensions ------------------------------------------------------------------------------------
     def _completed(self, plan):

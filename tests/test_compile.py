@@ -274,7 +274,8 @@ def test_explain_lists_breaks_with_reason_and_line(pattern):
 
     x = fl.randn(3)
     report = fl.compiler.explain(f, x)
-    assert report.graph_break_count == 1 and report.graph_count == 0
+    # the function is split at the breaking statement: one graph before it, one after (as torch's explain)
+    assert report.graph_break_count == 1 and report.graph_count == 2
     brk = report.break_reasons[0]
     assert "on the host" in brk.reason
     assert brk.where.startswith(__file__) and int(brk.where.rsplit(":", 1)[1]) > 0
@@ -324,8 +325,9 @@ def test_is_compiling_and_disable():
         return eager_only(x) * 2
 
     assert f(fl.ones(2)).tolist() == [4.0, 4.0]
-    # the capture sees is_compiling(), breaks at the disabled call, and the call runs eagerly
-    assert seen == [True, False, False] and not fl.compiler.is_compiling()
+    # the capture sees is_compiling() and breaks at the disabled call; the function is split there: its first
+    # statement is captured on its own (is_compiling() again), the disabled call runs eagerly
+    assert seen == [True, True, False] and not fl.compiler.is_compiling()
     code = f._compiled_code
     assert code.captures == 0 and "eager_only" in code.breaks[0].reason and "test_compile.py" in code.breaks[0].where
 
@@ -512,7 +514,7 @@ def test_backward_recomputes_cheap_pointwise_values_instead_of_saving_them():
     assert sorted(plan.backward.ops[:2]) == ["gelu", "relu"]
 
 
-def test_function_that_breaks_runs_its_modules_as_pieces():
+def test_function_that_breaks_in_its_own_code_is_split_around_the_break():
     fl.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
     ref = copy.deepcopy(model)
@@ -534,9 +536,11 @@ def test_function_that_breaks_runs_its_modules_as_pieces():
     for p, q in zip(model.parameters(), ref.parameters()):
         assert fl.equal(p.grad, q.grad)
     code = cstep._compiled_code
-    assert code.captures == 0 and code.all_captures() == 1 and len(code.breaks) == 1
+    # one program before the breaking statement, one after: the host-read value enters the second as an input, so
+    # new values do not capture it again
+    assert code.captures == 0 and code.all_captures() == 2 and len(code.breaks) == 1
     report = fl.compiler.explain(step, fl.randn(5, 4))
-    assert report.graph_count == 1 and report.graph_break_count == 1
+    assert report.graph_count == 2 and report.graph_break_count == 1
 
 
 def test_torch_names_under_mock_torch():
@@ -747,3 +751,66 @@ def _eager_step(model, opt, x, y):
     opt.step()
     opt.zero_grad()
     return loss.item()
+
+
+def test_split_training_step_with_two_breaks_equals_eager():
+    """A training step (a closure over its model and optimizer) with two host reads of its own: it is split at the
+    first, its later part again at the second; the backward runs eagerly through the compiled forward's node."""
+    fl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 1))
+    ref = copy.deepcopy(model)
+
+    def make(m):
+        opt = fl.optim.SGD(m.parameters(), lr=0.1)
+        seen = []
+
+        def step(x, y):
+            out = m(x)
+            loss = ((out - y) ** 2).mean()
+            seen.append(loss.item())
+            loss.backward()
+            if out.sum().item() > 1e6:
+                return None
+            opt.step()
+            opt.zero_grad()
+            return loss.detach() * 2
+        return step, seen
+    (step, seen), (ref_step, ref_seen) = make(model), make(ref)
+    cstep = fl.compile(step)
+    counts = []
+    for _ in range(5):
+        x, y = fl.randn(5, 4), fl.randn(5, 1)
+        assert fl.equal(cstep(x, y), ref_step(x, y))
+        counts.append(cstep._compiled_code.all_captures())
+    assert seen == ref_seen
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert fl.equal(p, q)
+    breaks = cstep._compiled_code.all_breaks()
+    lines = {int(b.where.rsplit(":", 1)[1]) for b in breaks if b.where.startswith(__file__)}
+    assert len(lines) == 2  # the two host reads, each named by its line
+    assert counts[1] >= 1 and counts[-1] == counts[1]  # the forward segment is a program, replayed from then on
+
+
+def test_split_keeps_returns_methods_and_host_numbers():
+    class Scaler:
+        def __init__(self):
+            self.lin = nn.Linear(3, 3)
+
+        def run(self, x, early=False):
+            h = self.lin(x).tanh()
+            if early:
+                return h
+            top = h.abs().max().item()  # a host read
+            return h / top + 1
+
+    fl.manual_seed(0)
+    obj = Scaler()
+    compiled = fl.compile(obj.run)
+    with fl.no_grad():
+        for k in range(12):  # twelve host values: the last segment takes each as an input, no capture per value
+            x = fl.randn(2, 3) * (k + 1)
+            want = obj.run(x)
+            assert fl.allclose(compiled(x), want, rtol=1e-6, atol=1e-7)
+            assert fl.equal(compiled(x, early=True), obj.lin(x).tanh())
+    code = compiled._compiled_code
+    assert len(code.breaks) == 1 and code.all_captures() <= 4
