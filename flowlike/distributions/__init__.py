@@ -1,9 +1,26 @@
-"""torch.distributions on flowlike: so far only `constraints` (the checks a library runs on values, e.g.
-transformers' positive-definiteness test when it resizes embeddings); the distribution classes are not provided
-yet and name themselves as missing."""
-from . import constraints
+"""torch.distributions on flowlike, in Python over flowlike ops: the Distribution base (shapes, validation with
+torch's ValueErrors, sample/rsample drawing from flowlike's generator so that manual_seed makes runs
+reproducible), the families, transforms with biject_to/transform_to, and kl_divergence with register_kl."""
+from . import constraints, transforms
+from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Independent, LogitRelaxedBernoulli,
+                         LogNormal, MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical,
+                         TransformedDistribution)
+from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
+                        OneHotCategoricalStraightThrough)
+from ._multivariate import Beta, Dirichlet, MultivariateNormal
+from ._univariate import (Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
+from .constraint_registry import biject_to, transform_to
+from .distribution import Distribution
+from .kl import kl_divergence, register_kl
+from .transforms import *  # noqa: F401,F403 - torch.distributions re-exports every transform
 from .._missing import module_getattr
 
-__all__ = ["constraints"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "VonMises", "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints"]
+__all__.extend(transforms.__all__)
 
 __getattr__ = module_getattr(__name__, "torch.distributions")

@@ -1,0 +1,228 @@
+"""Families over vectors: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal."""
+import math
+import numbers
+
+from .. import Size, broadcast_shapes, cholesky_inverse, digamma, eye, flip, lgamma, linalg, matmul, stack, tensor, \
+    xlogy
+from ..nn.functional import one_hot
+from . import constraints
+from ._sampling import _standard_gamma
+from .distribution import Distribution
+from .utils import _standard_normal, broadcast_all, lazy_property
+
+
+class Dirichlet(Distribution):
+    """Dirichlet(concentration): a point on the simplex along the last dim. rsample normalizes standard Gamma
+    draws, so its gradient is the Gamma draws' implicit gradient (torch's own Dirichlet gradient,
+    _dirichlet_grad, is another unbiased estimator; values of sample gradients differ, their expectation not)."""
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=()):
+        gammas = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
+        return gammas / gammas.sum(-1, True)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (xlogy(self.concentration - 1.0, value).sum(-1) + lgamma(self.concentration.sum(-1)) -
+                lgamma(self.concentration).sum(-1))
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self):
+        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, True)
+        mask = (self.concentration < 1).all(dim=-1)  # all below 1: the density peaks at a vertex
+        mode[mask] = one_hot(mode[mask].argmax(dim=-1), concentrationm1.shape[-1]).to(mode)
+        return mode
+
+    @property
+    def variance(self):
+        con0 = self.concentration.sum(-1, True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self):
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (lgamma(self.concentration).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0) -
+                ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
+
+
+class Beta(Distribution):
+    """Beta(concentration1, concentration0): density x^(c1-1) (1-x)^(c0-1) / B(c1, c0) on [0, 1]."""
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        if isinstance(concentration1, numbers.Number) and isinstance(concentration0, numbers.Number):
+            both = tensor([float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
+            both = stack([concentration1, concentration0], -1)
+        self._dirichlet = Dirichlet(both, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = Size(batch_shape)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._dirichlet.log_prob(stack([value, 1.0 - value], -1))
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+    @property
+    def concentration1(self):
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        return self._dirichlet.concentration[..., 1]
+
+
+def _batch_mv(bmat, bvec):
+    return matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+
+
+def _batch_mahalanobis(bL, bx):
+    """The squared Mahalanobis distance x^T (L L^T)^-1 x, batched (L broadcast against x's batch dims)."""
+    return linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
+
+
+def _precision_to_scale_tril(P):
+    """The lower Cholesky factor of P^-1, without inverting P (as torch: via the flipped Cholesky of P)."""
+    Lf = linalg.cholesky(flip(P, (-2, -1)))
+    L_inv = flip(Lf, (-2, -1)).mT
+    return linalg.solve_triangular(L_inv, eye(P.shape[-1], dtype=P.dtype), upper=False)
+
+
+class MultivariateNormal(Distribution):
+    """MultivariateNormal(loc, covariance_matrix= | precision_matrix= | scale_tril=): the Gaussian on vectors,
+    parameterized by exactly one of the three matrices."""
+    arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        given = [(n, m) for n, m in (("scale_tril", scale_tril), ("covariance_matrix", covariance_matrix),
+                                     ("precision_matrix", precision_matrix)) if m is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        (name, matrix), = given
+        if matrix.dim() < 2:
+            raise ValueError(f"{'scale_tril matrix' if name == 'scale_tril' else name} must be at least "
+                             "two-dimensional, with optional leading batch dimensions")
+        batch_shape = Size(broadcast_shapes(matrix.shape[:-2], loc.shape[:-1]))
+        setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
+        self.loc = loc.expand(batch_shape + (-1,))
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = matrix
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = Size(batch_shape)
+        cov_shape = batch_shape + self.event_shape + self.event_shape
+        new.loc = self.loc.expand(batch_shape + self.event_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(cov_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _matrix_shape(self):
+        return self._batch_shape + self._event_shape + self._event_shape
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return matmul(L, L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
+
+    def rsample(self, sample_shape=Size()):
+        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+
+    def _half_log_det(self):
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - self._half_log_det()
+
+    def entropy(self):
+        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return H if len(self._batch_shape) == 0 else H.expand(self._batch_shape)

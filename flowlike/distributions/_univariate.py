@@ -1,0 +1,452 @@
+"""Continuous univariate families (and Poisson): Normal, Uniform, Exponential, Laplace, Cauchy, Gamma, Chi2,
+StudentT, VonMises, Poisson. Samplers and formulas are torch's, so that rsample gradients are the same."""
+import math
+
+from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, lgamma, log, log1p, no_grad,
+                poisson, rsqrt, special, tan, where, xlogy, zeros_like)
+from . import constraints
+from ._base import _Broadcast
+from ._sampling import _standard_gamma
+from .utils import _standard_normal, broadcast_all, lazy_property
+
+
+def _nan_full(dist, fill):
+    ref = dist._param_ref()
+    return full(dist._extended_shape(), fill, dtype=ref.dtype)
+
+
+class _LocScale(_Broadcast):
+    _params = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self._set_params(loc, scale, validate_args=validate_args)
+
+    def _param_ref(self):
+        return self.loc
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class Normal(_LocScale):
+    """Normal(loc, scale): the Gaussian with mean loc and standard deviation scale."""
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def rsample(self, sample_shape=Size()):
+        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -((value - self.loc) ** 2) / (2 * self.scale ** 2) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
+
+
+class Laplace(_LocScale):
+    """Laplace(loc, scale): density exp(-|x - loc| / scale) / (2 scale)."""
+
+    @property
+    def variance(self):
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self):
+        return 2 ** 0.5 * self.scale
+
+    def rsample(self, sample_shape=Size()):
+        eps = finfo(self.loc.dtype).eps
+        u = empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).uniform_(eps - 1, 1)
+        return self.loc - self.scale * u.sign() * log1p(-u.abs())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -log(2 * self.scale) - (value - self.loc).abs() / self.scale
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 - 0.5 * (value - self.loc).sign() * expm1(-(value - self.loc).abs() / self.scale)
+
+    def icdf(self, value):
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * log1p(-2 * term.abs())
+
+    def entropy(self):
+        return 1 + log(2 * self.scale)
+
+
+class Cauchy(_LocScale):
+    """Cauchy(loc, scale): the Lorentz distribution (no mean, infinite variance)."""
+
+    @property
+    def mean(self):
+        return _nan_full(self, math.nan)
+
+    @property
+    def variance(self):
+        return _nan_full(self, math.inf)
+
+    def rsample(self, sample_shape=Size()):
+        eps = empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
+
+
+class Uniform(_Broadcast):
+    """Uniform(low, high): uniform on the half-open interval [low, high)."""
+    _params = ("low", "high")
+    has_rsample = True
+
+    def __init__(self, low, high, validate_args=None):
+        self._set_params(low, high, validate_args=validate_args)
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return math.nan * self.high
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12 ** 0.5
+
+    @property
+    def variance(self):
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape=Size()):
+        rand = empty(self._extended_shape(sample_shape), dtype=self.low.dtype).uniform_()
+        return self.low + rand * (self.high - self.low)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        lb = self.low.le(value).type_as(self.low)
+        ub = self.high.gt(value).type_as(self.low)
+        return log(lb.mul(ub)) - log(self.high - self.low)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return log(self.high - self.low)
+
+
+class Exponential(_Broadcast):
+    """Exponential(rate): density rate * exp(-rate x) on x >= 0."""
+    _params = ("rate",)
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        self._set_params(rate, validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self):
+        return zeros_like(self.rate)
+
+    @property
+    def stddev(self):
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self):
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape=Size()):
+        return empty(self._extended_shape(sample_shape), dtype=self.rate.dtype).exponential_() / self.rate
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 1 - exp(-self.rate * value)
+
+    def icdf(self, value):
+        return -log1p(-value) / self.rate
+
+    def entropy(self):
+        return 1.0 - log(self.rate)
+
+
+class Gamma(_Broadcast):
+    """Gamma(concentration, rate): density rate^a x^(a-1) exp(-rate x) / Gamma(a); rsample differentiates
+    through the draw as torch does (implicit reparameterization)."""
+    _params = ("concentration", "rate")
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self._set_params(concentration, rate, validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=finfo(value.dtype).tiny)
+        return value
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value) - self.rate * value -
+                lgamma(self.concentration))
+
+    def entropy(self):
+        return (self.concentration - log(self.rate) + lgamma(self.concentration) +
+                (1.0 - self.concentration) * digamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return special.gammainc(self.concentration, self.rate * value)
+
+
+class Chi2(Gamma):
+    """Chi2(df): Gamma(df / 2, 1 / 2)."""
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    @property
+    def df(self):
+        return self.concentration * 2
+
+
+class StudentT(_Broadcast):
+    """StudentT(df, loc, scale): Student's t with df degrees of freedom, shifted and scaled."""
+    _params = ("df", "loc", "scale")
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        super().__init__(self.df.size(), validate_args=validate_args)
+
+    def _expand_extra(self, new, batch_shape):
+        new._chi2 = self._chi2.expand(batch_shape)
+
+    @property
+    def mean(self):
+        return where(self.df <= 1, math.nan, self.loc)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        finite = self.scale.pow(2) * self.df / (self.df - 2)
+        return where(self.df > 2, finite, where(self.df > 1, math.inf, math.nan))
+
+    def rsample(self, sample_shape=Size()):
+        x = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype)
+        z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (x * rsqrt(z / self.df))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (value - self.loc) / self.scale
+        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + lgamma(0.5 * self.df) -
+             lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self):
+        lbeta = lgamma(0.5 * self.df) + math.lgamma(0.5) - lgamma(0.5 * (self.df + 1))
+        return (self.scale.log() + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df)) +
+                0.5 * self.df.log() + lbeta)
+
+
+class Poisson(_Broadcast):
+    """Poisson(rate): counts with mean rate."""
+    _params = ("rate",)
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate, validate_args=None):
+        self._set_params(rate, validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            return poisson(self.rate.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+
+# Abramowitz and Stegun's polynomial approximations of I0 and I1, small and large arguments (torch uses these)
+_BESSEL_SMALL = ([1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.0360768, 0.0045813],
+                 [0.5, 0.87890594, 0.51498869, 0.15084934, 0.02658733, 0.00301532, 0.00032411])
+_BESSEL_LARGE = ([0.39894228, 0.01328592, 0.00225319, -0.00157565, 0.00916281, -0.02057706, 0.02635537, -0.01647633,
+                  0.00392377],
+                 [0.39894228, -0.03988024, -0.00362018, 0.00163801, -0.01031555, 0.02282967, -0.02895312, 0.01787654,
+                  -0.00420059])
+
+
+def _eval_poly(y, coef):
+    result = coef[-1]
+    for c in reversed(coef[:-1]):
+        result = c + y * result
+    return result
+
+
+def _log_modified_bessel_fn(x, order=0):
+    """log I_order(x) for order 0 or 1, x >= 0."""
+    y = (x / 3.75) ** 2
+    small = _eval_poly(y, _BESSEL_SMALL[order])
+    if order == 1:
+        small = x.abs() * small
+    large = x - 0.5 * x.log() + _eval_poly(3.75 / x, _BESSEL_LARGE[order]).log()
+    return where(x < 3.75, small.log(), large)
+
+
+class VonMises(_Broadcast):
+    """VonMises(loc, concentration): the circular normal on [-pi, pi); sampled by Best and Fisher's rejection (as
+    torch), in float64."""
+    _params = ("loc", "concentration")
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self._set_params(loc, concentration, validate_args=validate_args)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.concentration * (value - self.loc).cos()
+        return log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
+
+    @lazy_property
+    def _proposal_r(self):
+        kappa = self.concentration.double()
+        tau = 1 + (1 + 4 * kappa ** 2).sqrt()
+        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+        return where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))  # series form for tiny kappa
+
+    def sample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            conc = self.concentration.double().expand(shape).reshape(-1)
+            r = self._proposal_r.expand(shape).reshape(-1)
+            x, index = zeros_like(conc), arange(conc.numel())
+            while index.numel():  # each round redraws the elements not accepted yet
+                cc, rr = conc[index], r[index]
+                u = empty((3, index.numel()), dtype=float64).uniform_()
+                z = (math.pi * u[0]).cos()
+                f = (1 + rr * z) / (rr + z)
+                c = cc * (rr - f)
+                accepted = ((c * (2 - c) - u[1]) > 0) | ((c / u[1]).log() + 1 - c >= 0)
+                x[index[accepted]] = ((u[2] - 0.5).sign() * f.acos())[accepted]
+                index = index[~accepted]
+            value = (x.reshape(shape) + math.pi + self.loc.double()) % (2 * math.pi) - math.pi
+            return value.to(self.loc.dtype)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 1 - (_log_modified_bessel_fn(self.concentration, order=1) -
+                    _log_modified_bessel_fn(self.concentration, order=0)).exp()

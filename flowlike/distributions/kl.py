@@ -1,0 +1,232 @@
+"""torch.distributions.kl: kl_divergence(p, q) = KL(p || q), dispatched on the two classes to the most specific
+registered function (register_kl), as in torch."""
+import functools
+import math
+import warnings
+
+from .. import broadcast_shapes, digamma, lgamma, linalg
+from ..nn.functional import softplus
+from ._composite import Gumbel, HalfNormal, Independent, TransformedDistribution
+from ._discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
+from ._multivariate import Beta, Dirichlet, MultivariateNormal, _batch_mahalanobis
+from ._univariate import Cauchy, Exponential, Gamma, Laplace, Normal, Poisson, Uniform
+from .distribution import Distribution
+from .utils import _sum_rightmost, euler_constant
+
+__all__ = ["register_kl", "kl_divergence"]
+
+_KL_REGISTRY = {}  # (type_p, type_q) -> function
+_KL_MEMOIZE = {}  # the dispatch result per concrete pair
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering fun(p, q) as KL(p || q) for distributions of (subclasses of) type_p and type_q."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
+        return fun
+    return decorator
+
+
+@functools.total_ordering
+class _Match:
+    """A registered (type_p, type_q) ordered by specificity, lexicographically."""
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    matches = [(sp, sq) for sp, sq in _KL_REGISTRY if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                      f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q), batched over the batch shape; NotImplementedError for pairs without a registered function."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    if fun is NotImplemented:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
+                                  f"{q.__class__.__name__}")
+    return fun(p, q)
+
+
+def _batch_trace_XXT(bmat):
+    """trace(X X^T) of each matrix of a batch."""
+    return bmat.reshape(bmat.shape[:-2] + (-1,)).pow(2).sum(-1)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1[q.probs == 0] = math.inf
+    t1[p.probs == 0] = 0
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2[q.probs == 1] = math.inf
+    t2[p.probs == 1] = 0
+    return t1 + t2
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_params_p = p.concentration1 + p.concentration0
+    sum_params_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    kl[p.total_count > q.total_count] = math.inf
+    return kl
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t[(q.probs == 0).expand_as(t)] = math.inf
+    t[(p.probs == 0).expand_as(t)] = 0
+    return t.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p, sum_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = sum_p.lgamma() - sum_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with                         different "
+                         "event shapes cannot be computed")
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    shape = tuple(broadcast_shapes(q_tril.shape[:-2], p_tril.shape[:-2])) + (n, n)
+    term2 = _batch_trace_XXT(linalg.solve_triangular(q_tril.expand(shape), p_tril.expand(shape), upper=False))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    result[(q.low > p.low) | (q.high < p.high)] = math.inf
+    return result
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
