@@ -2,7 +2,8 @@
 log_prob, entropy, mean, mode, variance, stddev, cdf and icdf (values and gradients with respect to the
 parameters, and the exception class where torch raises), sample/rsample shapes and dtypes, expand, argument
 validation errors, kl_divergence values and gradients, transforms with biject_to/transform_to, and a
-VAE-style and a REINFORCE-style training step fed the same random draws."""
+VAE-style and a REINFORCE-style training step fed the same random draws. (The compat import of
+torch.distributions is checked in tests/test_distributions.py.)"""
 import numpy as np
 import pytest
 
@@ -72,6 +73,8 @@ CASES = {
     "Categorical_probs": (lambda d, p: d.Categorical(probs=p), dict(p=simplex(3, 4)), np.array([0, 3, 2]), None),
     "Categorical_logits": (lambda d, l: d.Categorical(logits=l), dict(l=rng.randn(3, 4)), np.array([1, 0, 3]),
                            None),
+    "Categorical_sample_shaped_value": (lambda d, l: d.Categorical(logits=l), dict(l=rng.randn(3, 4)),
+                                        rng.randint(0, 4, (5, 3)), None),
     "OneHotCategorical": (lambda d, p: d.OneHotCategorical(probs=p), dict(p=simplex(3, 4)),
                           np.eye(4)[[2, 0, 3]], None),
     "Multinomial": (lambda d, p: d.Multinomial(6, probs=p), dict(p=simplex(2, 3)), None, None),
@@ -81,6 +84,8 @@ CASES = {
                        dict(loc=rng.randn(3), S=spd(3)), rng.randn(2, 3), None),
     "MVN_precision": (lambda d, loc, P: d.MultivariateNormal(loc, precision_matrix=P),
                       dict(loc=rng.randn(3), P=spd(3)), rng.randn(3), None),
+    "LowRankMVN": (lambda d, loc, W, diag: d.LowRankMultivariateNormal(loc, W, diag),
+                   dict(loc=rng.randn(2, 4), W=rng.randn(4, 2), diag=pos(4)), rng.randn(3, 2, 4), None),
     "LogNormal": (lambda d, loc, scale: d.LogNormal(loc, scale), dict(loc=rng.randn(4), scale=pos(4)), pos(4),
                   unit(4)),
     "HalfNormal": (lambda d, scale: d.HalfNormal(scale), dict(scale=pos(4)), pos(4), unit(4)),
@@ -201,6 +206,8 @@ def _bad(lib, which):
         "categorical index out of range": lambda: d.Categorical(probs=t([0.5, 0.5])).log_prob(t(2)),
         "geometric probs 0": lambda: d.Geometric(probs=t([0.0, 0.5])),
         "multinomial inhomogeneous": lambda: d.Multinomial(t([2, 3]), probs=t([0.5, 0.5])),
+        "lowrank incompatible batch": lambda: d.LowRankMultivariateNormal(lib.zeros(2, 3), lib.zeros(4, 3, 1),
+                                                                          lib.ones(3)),
         "independent too many dims": lambda: d.Independent(d.Normal(t([0.0]), t([1.0])), 2),
         "kl not implemented": lambda: d.kl_divergence(d.VonMises(t([0.0]), t([1.0])), d.Normal(0.0, 1.0)),
         "transform cache": lambda: d.transforms.ExpTransform(cache_size=2),
@@ -213,6 +220,7 @@ VALIDATION = ["negative scale", "probs above 1", "probs and logits", "categorica
               "beta concentration", "dirichlet 0-d", "not positive definite", "two matrices", "value outside support",
               "value wrong event shape", "value not broadcastable", "log_prob of a list",
               "categorical index out of range", "geometric probs 0", "multinomial inhomogeneous",
+              "lowrank incompatible batch",
               "independent too many dims", "kl not implemented", "transform cache", "biject_to unknown",
               "set_default_validate_args"]
 
@@ -237,13 +245,24 @@ def test_validate_args_off():
 # ---- kl_divergence ---------------------------------------------------------------------------------------------
 
 KL_PAIRS = {
-    "Normal": (lambda d, a, b, c, e: (d.Normal(a, b), d.Normal(c, e)), [rng.randn(3), pos(3), rng.randn(3), pos(3)]),
-    "Categorical": (lambda d, a, b: (d.Categorical(probs=a), d.Categorical(logits=b)), [simplex(2, 4), rng.randn(2, 4)]),
+    "Normal": (lambda d, a, b, c, e: (d.Normal(a, b), d.Normal(c, e)),
+               [rng.randn(3), pos(3), rng.randn(3), pos(3)]),
+    "Categorical": (lambda d, a, b: (d.Categorical(probs=a), d.Categorical(logits=b)),
+                    [simplex(2, 4), rng.randn(2, 4)]),
     "OneHotCategorical": (lambda d, a, b: (d.OneHotCategorical(probs=a), d.OneHotCategorical(probs=b)),
                           [simplex(4), simplex(4)]),
     "Bernoulli": (lambda d, a, b: (d.Bernoulli(probs=a), d.Bernoulli(logits=b)), [unit(4), rng.randn(4)]),
     "MVN": (lambda d, a, L, c, S: (d.MultivariateNormal(a, scale_tril=L), d.MultivariateNormal(c, covariance_matrix=S)),
             [rng.randn(2, 3), tril(3, (2,)), rng.randn(3), spd(3)]),
+    "LowRank_LowRank": (lambda d, a, W, g, c, V, h: (d.LowRankMultivariateNormal(a, W, g),
+                                                   d.LowRankMultivariateNormal(c, V, h)),
+                        [rng.randn(2, 3), rng.randn(3, 2), pos(3), rng.randn(3), rng.randn(2, 3, 1), pos(2, 3)]),
+    "MVN_LowRank": (lambda d, a, L, c, V, h: (d.MultivariateNormal(a, scale_tril=L),
+                                              d.LowRankMultivariateNormal(c, V, h)),
+                    [rng.randn(3), tril(3, (2,)), rng.randn(3), rng.randn(3, 2), pos(3)]),
+    "LowRank_MVN": (lambda d, a, W, g, c, S: (d.LowRankMultivariateNormal(a, W, g),
+                                              d.MultivariateNormal(c, covariance_matrix=S)),
+                    [rng.randn(3), rng.randn(2, 3, 2), pos(3), rng.randn(3), spd(3)]),
     "Beta": (lambda d, a, b, c, e: (d.Beta(a, b), d.Beta(c, e)), [pos(3), pos(3), pos(3), pos(3)]),
     "Gamma": (lambda d, a, b, c, e: (d.Gamma(a, b), d.Gamma(c, e)), [pos(3), pos(3), pos(3), pos(3)]),
     "Chi2": (lambda d, a, b: (d.Chi2(a), d.Chi2(b)), [pos(3), pos(3)]),
@@ -453,15 +472,3 @@ def test_reinforce_step_matches_torch():
         results.append([loss.detach(), w.detach()])
     assert_same(results[1], results[0], rtol=1e-9, atol=1e-10)
 
-
-def test_compat_import_gets_flowlike_distributions():
-    """`import torch.distributions as D` under python -m flowlike.compat is flowlike's module."""
-    import subprocess
-    import sys
-    code = ("import torch.distributions as D, torch.distributions.kl as K; import flowlike; "
-            "assert D is flowlike.distributions and K.kl_divergence is D.kl_divergence; "
-            "n = D.Normal(torch.zeros(2), torch.ones(2)); print(type(n).__module__, n.sample((3,)).shape)")
-    out = subprocess.run([sys.executable, "-m", "flowlike.compat", "-c", "import torch; " + code],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["flowlike.distributions._univariate", "torch.Size([3,", "2])"]

@@ -1,13 +1,15 @@
 """torch.distributions on flowlike, in Python over flowlike ops: the Distribution base (shapes, validation with
 torch's ValueErrors, sample/rsample drawing from flowlike's generator so that manual_seed makes runs
 reproducible), the families, transforms with biject_to/transform_to, and kl_divergence with register_kl."""
-from . import constraints, transforms
+import sys
+
+from . import _composite, _discrete, _multivariate, _univariate, constraints, transforms
 from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Independent, LogitRelaxedBernoulli,
                          LogNormal, MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical,
                          TransformedDistribution)
 from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
                         OneHotCategoricalStraightThrough)
-from ._multivariate import Beta, Dirichlet, MultivariateNormal
+from ._multivariate import Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from ._univariate import (Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
@@ -17,10 +19,26 @@ from .._missing import module_getattr
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
-           "VonMises", "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints"]
+           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+           "TransformedDistribution", "Uniform", "VonMises", "biject_to", "kl_divergence", "register_kl",
+           "transform_to", "constraints"]
 __all__.extend(transforms.__all__)
+
+# torch keeps one module per family (torch.distributions.normal, ...); those names are the module defining the
+# family here, so that `from torch.distributions.normal import Normal` works
+_FAMILY_MODULES = {
+    _univariate: ["normal", "laplace", "cauchy", "uniform", "exponential", "gamma", "chi2", "studentT", "poisson",
+                  "von_mises"],
+    _discrete: ["bernoulli", "geometric", "binomial", "categorical", "one_hot_categorical", "multinomial"],
+    _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal"],
+    _composite: ["independent", "mixture_same_family", "transformed_distribution", "log_normal", "half_normal",
+                 "half_cauchy", "gumbel", "relaxed_bernoulli", "relaxed_categorical"],
+}
+for _module, _names in _FAMILY_MODULES.items():
+    for _name in _names:
+        sys.modules[f"{__name__}.{_name}"] = _module
+        globals()[_name] = _module
 
 __getattr__ = module_getattr(__name__, "torch.distributions")

@@ -4,7 +4,8 @@ RelaxedOneHotCategorical)."""
 import math
 import numbers
 
-from .. import Size, full, full_like, gather, log_softmax, logsumexp, no_grad, ones_like, rand, where, zeros_like
+from .. import (Size, finfo, full, full_like, gather, log_softmax, logsumexp, no_grad, ones_like, rand, where,
+                zeros_like)
 from . import constraints
 from ._base import _family_of, _ProbsOrLogits
 from ._discrete import Categorical
@@ -12,7 +13,6 @@ from ._univariate import Cauchy, Normal, Uniform
 from .distribution import Distribution
 from .transforms import AbsTransform, AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
 from .utils import _sum_rightmost, broadcast_all, clamp_probs, euler_constant
-from .. import finfo
 
 
 class Independent(Distribution):
@@ -206,7 +206,8 @@ class TransformedDistribution(Distribution):
         forward_shape = transform.forward_shape(base_shape)
         expanded_base_shape = transform.inverse_shape(forward_shape)
         if base_shape != expanded_base_shape:
-            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape) - base_event_dim])
+            base_batch_shape = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch_shape)
         reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
         if reinterpreted_batch_ndims > 0:
             base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)

@@ -2,8 +2,8 @@
 variant), Multinomial."""
 import math
 
-from .. import Size, arange, bernoulli, broadcast_tensors, eye, finfo, full, int64, lgamma, log1p, multinomial, \
-    no_grad, ones_like, tensor, zeros, zeros_like
+from .. import (Size, arange, bernoulli, broadcast_tensors, eye, finfo, full, int64, lgamma, log1p, multinomial,
+                no_grad, ones_like, tensor, zeros, zeros_like)
 from ..nn.functional import binary_cross_entropy_with_logits, one_hot
 from . import constraints
 from ._base import _ProbsOrLogits, _family_of

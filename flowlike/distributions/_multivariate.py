@@ -1,4 +1,5 @@
-"""Families over vectors: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal."""
+"""Families over vectors: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal,
+LowRankMultivariateNormal."""
 import math
 import numbers
 
@@ -225,4 +226,120 @@ class MultivariateNormal(Distribution):
 
     def entropy(self):
         H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return H if len(self._batch_shape) == 0 else H.expand(self._batch_shape)
+
+
+def _batch_capacitance_tril(W, D):
+    """The Cholesky factor of the capacitance matrix I + W^T D^-1 W (m x m for a rank-m W)."""
+    Wt_Dinv = W.mT / D.unsqueeze(-2)
+    return linalg.cholesky(matmul(Wt_Dinv, W) + eye(W.size(-1), dtype=W.dtype))
+
+
+def _batch_lowrank_logdet(W, D, capacitance_tril):
+    """log det(W W^T + D) by the matrix determinant lemma."""
+    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+
+
+def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
+    """x^T (W W^T + D)^-1 x by the Woodbury identity."""
+    Wt_Dinv_x = _batch_mv(W.mT / D.unsqueeze(-2), x)
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
+
+
+class LowRankMultivariateNormal(Distribution):
+    """LowRankMultivariateNormal(loc, cov_factor, cov_diag): the Gaussian with covariance
+    cov_factor @ cov_factor.T + diag(cov_diag), its densities computed in O(n m^2) by Woodbury's identity."""
+    arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        event_shape = loc.shape[-1:]
+        if cov_factor.dim() < 2:
+            raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
+        if cov_factor.shape[-2:-1] != event_shape:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
+        if cov_diag.shape[-1:] != event_shape:
+            raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
+        try:
+            batch_shape = Size(broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2], cov_diag.shape[:-1]))
+        except RuntimeError as e:
+            raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, cov_diag "
+                             f"{cov_diag.shape}") from e
+        self.loc, self.cov_diag = loc.expand(batch_shape + event_shape), cov_diag.expand(batch_shape + event_shape)
+        self.cov_factor = cov_factor.expand(batch_shape + cov_factor.shape[-2:])
+        self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
+        self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
+        loc_shape = Size(batch_shape) + self.event_shape
+        new.loc, new.cov_diag = self.loc.expand(loc_shape), self.cov_diag.expand(loc_shape)
+        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
+        for name in ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril"):
+            setattr(new, name, getattr(self, name))
+        Distribution.__init__(new, Size(batch_shape), self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _matrix_shape(self):
+        return self._batch_shape + self._event_shape + self._event_shape
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @lazy_property
+    def variance(self):
+        return (self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag).expand(
+            self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def scale_tril(self):
+        # L = D^1/2 chol(I + D^-1/2 W W^T D^-1/2), as torch (not the Cholesky factor of the full covariance)
+        n = self._event_shape[0]
+        cov_diag_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt
+        K = matmul(Dinvsqrt_W, Dinvsqrt_W.mT) + eye(n, dtype=Dinvsqrt_W.dtype)
+        return (cov_diag_sqrt * linalg.cholesky(K)).expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        W = self._unbroadcasted_cov_factor
+        return (matmul(W, W.mT) + self._unbroadcasted_cov_diag.diag_embed()).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
+        A = linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        return (self._unbroadcasted_cov_diag.reciprocal().diag_embed() - A.mT @ A).expand(self._matrix_shape())
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        eps_W = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype)
+        eps_D = _standard_normal(shape, dtype=self.loc.dtype)
+        return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W) +
+                self._unbroadcasted_cov_diag.sqrt() * eps_D)
+
+    def _log_det(self):
+        return _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                     self._capacitance_tril)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, value - self.loc,
+                                       self._capacitance_tril)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self._log_det() + M)
+
+    def entropy(self):
+        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._log_det())
         return H if len(self._batch_shape) == 0 else H.expand(self._batch_shape)

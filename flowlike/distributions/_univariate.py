@@ -2,17 +2,12 @@
 StudentT, VonMises, Poisson. Samplers and formulas are torch's, so that rsample gradients are the same."""
 import math
 
-from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, lgamma, log, log1p, no_grad,
-                poisson, rsqrt, special, tan, where, xlogy, zeros_like)
+from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, lgamma, log, log1p,
+                no_grad, poisson, rsqrt, special, tan, where, xlogy, zeros_like)
 from . import constraints
 from ._base import _Broadcast
 from ._sampling import _standard_gamma
 from .utils import _standard_normal, broadcast_all, lazy_property
-
-
-def _nan_full(dist, fill):
-    ref = dist._param_ref()
-    return full(dist._extended_shape(), fill, dtype=ref.dtype)
 
 
 class _LocScale(_Broadcast):
@@ -23,9 +18,6 @@ class _LocScale(_Broadcast):
 
     def __init__(self, loc, scale, validate_args=None):
         self._set_params(loc, scale, validate_args=validate_args)
-
-    def _param_ref(self):
-        return self.loc
 
     @property
     def mean(self):
@@ -107,11 +99,11 @@ class Cauchy(_LocScale):
 
     @property
     def mean(self):
-        return _nan_full(self, math.nan)
+        return full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
 
     @property
     def variance(self):
-        return _nan_full(self, math.inf)
+        return full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
 
     def rsample(self, sample_shape=Size()):
         eps = empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()

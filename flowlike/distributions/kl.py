@@ -8,7 +8,8 @@ from .. import broadcast_shapes, digamma, lgamma, linalg
 from ..nn.functional import softplus
 from ._composite import Gumbel, HalfNormal, Independent, TransformedDistribution
 from ._discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
-from ._multivariate import Beta, Dirichlet, MultivariateNormal, _batch_mahalanobis
+from ._multivariate import (Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal, _batch_lowrank_logdet,
+                            _batch_lowrank_mahalanobis, _batch_mahalanobis)
 from ._univariate import Cauchy, Exponential, Gamma, Laplace, Normal, Poisson, Uniform
 from .distribution import Distribution
 from .utils import _sum_rightmost, euler_constant
@@ -186,11 +187,61 @@ def _kl_laplace_laplace(p, q):
     return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1
 
 
+def _check_event_shapes(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with                         different event shapes "
+                         "cannot be computed")
+
+
+def _lowrank_terms(q, p_loc):
+    """log det of q's covariance, q's Mahalanobis distance of p_loc, and A = C^-1 W^T D^-1 (C: q's capacitance
+    factor)."""
+    W, Dg, C = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    A = linalg.solve_triangular(C, W.mT / Dg.unsqueeze(-2), upper=False)
+    return _batch_lowrank_logdet(W, Dg, C), _batch_lowrank_mahalanobis(W, Dg, q.loc - p_loc, C), A
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    q_logdet, term3, A = _lowrank_terms(q, p.loc)
+    term1 = q_logdet - p._log_det()
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1)) -
+             _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    q_logdet, term3, A = _lowrank_terms(q, p.loc)
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = q_logdet - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term2 = (_batch_trace_XXT(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)) -
+             _batch_trace_XXT(A.matmul(p_tril)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p._log_det()
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    n, m = p.event_shape[0], p.cov_factor.size(-1)
+    batch = tuple(broadcast_shapes(q_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]))
+    q_tril = q_tril.expand(batch + (n, n))
+    term21 = _batch_trace_XXT(linalg.solve_triangular(q_tril, p._unbroadcasted_cov_factor.expand(batch + (n, m)),
+                                                      upper=False))
+    p_cov_diag = p._unbroadcasted_cov_diag.sqrt().diag_embed().expand(batch + (n, n))
+    term22 = _batch_trace_XXT(linalg.solve_triangular(q_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with                         different "
-                         "event shapes cannot be computed")
+    _check_event_shapes(p, q, "Multivariate Normals")
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
     n = p.event_shape[0]

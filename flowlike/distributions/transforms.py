@@ -5,7 +5,7 @@ import math
 import numbers
 import operator
 
-from .. import Size, Tensor, atanh, broadcast_shapes, eye, finfo, full_like, sigmoid, zeros_like
+from .. import Size, atanh, broadcast_shapes, eye, finfo, full_like, sigmoid, zeros_like
 from ..linalg import cholesky
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
