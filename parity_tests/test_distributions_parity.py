@@ -155,6 +155,21 @@ def test_log_prob_entropy_moments_and_grads(name):
     check_both(body, *params.values(), grad=True, rtol=1e-6, atol=1e-8, quiet=True)
 
 
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "Bernoulli_logits", "Categorical_probs",
+                                  "Binomial", "MVN_scale_tril", "LowRankMVN", "Gumbel", "StudentT", "VonMises"])
+def test_float32_parameters(name):
+    """float32 parameters give float32 densities, statistics and draws (and the same values within float32
+    rounding)."""
+    _, params, value, _ = CASES[name]
+
+    def body(lib, *ps):
+        d = build(lib, name, ps)
+        v = convert(lib, value, "float32" if value.dtype.kind == "f" else None)
+        return [d.log_prob(v), outcome_of(d.entropy), d.mean, str(d.sample((2,)).dtype).split(".")[-1]]
+
+    check_both(body, *params.values(), dtype="float32", grad=True, rtol=2e-5, atol=1e-5, quiet=True)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_shapes_support_and_samples(name):
     """batch/event shapes, has_rsample, support class, sample and rsample shapes and dtypes, expand."""
@@ -339,6 +354,34 @@ def test_constraint_registry_round_trip(registry, constraint):
         return out
 
     check_both(body, x, grad=True, rtol=1e-6, atol=1e-7)
+
+
+CHECKS = {  # constraint expression -> a value with valid and invalid events
+    "real": np.array([0.0, np.inf, np.nan]), "boolean": np.array([0.0, 1.0, 0.5]),
+    "nonnegative_integer": np.array([0.0, 3.0, -1.0, 1.5]), "positive_integer": np.array([0.0, 3.0, 1.5]),
+    "integer_interval(1, 4)": np.array([0.0, 1.0, 4.0, 5.0, 2.5]), "positive": np.array([0.0, 1.0, -1.0]),
+    "greater_than_eq(-1.0)": np.array([-1.0, -2.0]), "less_than(2.0)": np.array([2.0, 1.0]),
+    "half_open_interval(0.0, 1.0)": np.array([0.0, 1.0, 0.5]), "interval(-1.0, 1.0)": np.array([-1.0, 1.0, 2.0]),
+    "simplex": np.array([[0.2, 0.8], [0.5, 0.6], [-0.1, 1.1]]), "one_hot": np.array([[0.0, 1.0], [1.0, 1.0]]),
+    "real_vector": np.array([[0.0, np.nan], [1.0, 2.0]]), "multinomial(3)": np.array([[1.0, 2.0], [2.0, 2.0]]),
+    "lower_triangular": np.array([[[1.0, 0.0], [2.0, 3.0]], [[1.0, 1.0], [0.0, 1.0]]]),
+    "lower_cholesky": np.array([[[1.0, 0.0], [2.0, 3.0]], [[-1.0, 0.0], [0.0, 1.0]]]),
+    "corr_cholesky": np.array([[[1.0, 0.0], [0.6, 0.8]], [[1.0, 0.0], [0.5, 0.5]]]),
+    "independent(constraints.positive, 1)": np.array([[1.0, 2.0], [1.0, -2.0]]),
+    "cat([constraints.positive, constraints.real], 0, [1, 2])": np.array([-1.0, 0.0, 1.0]),
+    "stack([constraints.positive, constraints.unit_interval], 0)": np.array([[1.0, -1.0], [0.5, 2.0]]),
+    "MixtureSameFamilyConstraint(constraints.positive)": np.array([1.0, -1.0]),
+}
+
+
+@pytest.mark.parametrize("expr", list(CHECKS))
+def test_constraints_check_repr_and_attributes(expr):
+    def body(lib, value):
+        constraints = lib.distributions.constraints  # noqa: F841 - used by the expressions
+        c = eval("constraints." + expr)  # noqa: S307 - expressions from the table above
+        return [c.check(value), repr(c), c.is_discrete, c.event_dim]
+
+    check_both(body, CHECKS[expr], exact=True)
 
 
 TRANSFORMS = {
