@@ -94,6 +94,18 @@ CASES = {
                unit(4)),
     "VonMises": (lambda d, loc, k: d.VonMises(loc, k), dict(loc=rng.randn(4), k=pos(4, low=0.5, high=6.0)),
                  rng.uniform(-3, 3, 4), None),
+    "Pareto": (lambda d, scale, a: d.Pareto(scale, a), dict(scale=pos(4), a=pos(4, high=5.0)), pos(4) + 3.0, unit(4)),
+    "Weibull": (lambda d, scale, k: d.Weibull(scale, k), dict(scale=pos(4), k=pos(4)), pos(4), unit(4)),
+    "InverseGamma": (lambda d, c, r: d.InverseGamma(c, r), dict(c=pos(4, high=4.0), r=pos(4)), pos(4), None),
+    "Kumaraswamy": (lambda d, a, b: d.Kumaraswamy(a, b), dict(a=pos(4), b=pos(4)), unit(4), unit(4)),
+    "LogisticNormal": (lambda d, loc, scale: d.LogisticNormal(loc, scale), dict(loc=rng.randn(2, 3), scale=pos(2, 3)),
+                       simplex(2, 4), None),
+    "NegativeBinomial": (lambda d, n, p: d.NegativeBinomial(n, probs=p), dict(n=pos(4, high=6.0), p=unit(4)),
+                         rng.randint(0, 9, 4).astype(float), None),
+    "NegativeBinomial_logits": (lambda d, l: d.NegativeBinomial(fl_or_torch(d).tensor([0.0, 2.0, 3.5]), logits=l),
+                                dict(l=rng.randn(3)), np.array([0.0, 2.0, 7.0]), None),
+    "FisherSnedecor": (lambda d, a, b: d.FisherSnedecor(a, b), dict(a=pos(4, high=6.0), b=pos(4, high=9.0)), pos(4),
+                       None),
     "RelaxedBernoulli": (lambda d, t, p: d.RelaxedBernoulli(t, probs=p), dict(t=pos(1), p=unit(4)), unit(4), None),
     "RelaxedOneHotCategorical": (lambda d, t, l: d.RelaxedOneHotCategorical(t, logits=l),
                                  dict(t=pos(1), l=rng.randn(2, 3)), simplex(2, 3), None),
@@ -133,7 +145,7 @@ def outcome_of(fn):
 
 
 STATS = ("mean", "mode", "variance", "stddev")
-CDF_NO_GRAD = {"Gamma", "Chi2"}  # torch's igamma has no derivative in its first argument: compare values only
+CDF_NO_GRAD = {"Gamma", "Chi2", "InverseGamma"}  # torch's igamma has no derivative in its first argument: compare values only
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -291,6 +303,7 @@ KL_PAIRS = {
                     [rng.randn(2, 3), pos(2, 3), rng.randn(2, 3), pos(2, 3)]),
     "Laplace": (lambda d, a, b, c, e: (d.Laplace(a, b), d.Laplace(c, e)), [rng.randn(3), pos(3), rng.randn(3), pos(3)]),
     "Poisson": (lambda d, a, b: (d.Poisson(a), d.Poisson(b)), [pos(3), pos(3)]),
+    "Pareto": (lambda d, a, b, c, e: (d.Pareto(a, b), d.Pareto(c, e)), [pos(4), pos(4), pos(4), pos(4)]),
     "Geometric": (lambda d, a, b: (d.Geometric(probs=a), d.Geometric(probs=b)), [unit(3), unit(3)]),
     "Binomial": (lambda d, a, b: (d.Binomial(5, probs=a), d.Binomial(5, probs=b)), [unit(3), unit(3)]),
     "Gumbel": (lambda d, a, b, c, e: (d.Gumbel(a, b), d.Gumbel(c, e)), [rng.randn(3), pos(3), rng.randn(3), pos(3)]),

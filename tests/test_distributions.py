@@ -40,6 +40,12 @@ FAMILIES = [
     ("Binomial large", lambda: D.Binomial(t([200.0, 1000.0]), probs=t([0.4, 0.75])), [80.0, 750.0],
      [48.0, 187.5]),
     ("VonMises", lambda: D.VonMises(t([0.5]), t([4.0])), [0.5], None),
+    ("Pareto", lambda: D.Pareto(t([1.0]), t([5.0])), [1.25], [5 / 48]),
+    ("Weibull", lambda: D.Weibull(t([1.0]), t([2.0])), [math.sqrt(math.pi) / 2], [1 - math.pi / 4]),
+    ("InverseGamma", lambda: D.InverseGamma(t([6.0]), t([5.0])), [1.0], [0.25]),
+    ("Kumaraswamy", lambda: D.Kumaraswamy(t([2.0]), t([3.0])), [16 / 35], [0.25 - (16 / 35) ** 2]),
+    ("NegativeBinomial", lambda: D.NegativeBinomial(t([5.0]), probs=t([0.3])), [1.5 / 0.7], [1.5 / 0.49]),
+    ("FisherSnedecor", lambda: D.FisherSnedecor(t([5.0]), t([20.0])), [20 / 18], [2 * 400 * 23 / (5 * 324 * 16)]),
 ]
 
 

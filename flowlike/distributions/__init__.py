@@ -4,13 +4,14 @@ reproducible), the families, transforms with biject_to/transform_to, and kl_dive
 import sys
 
 from . import _composite, _discrete, _multivariate, _univariate, constraints, transforms
-from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Independent, LogitRelaxedBernoulli,
-                         LogNormal, MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical,
-                         TransformedDistribution)
-from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
+from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Independent, InverseGamma,
+                         Kumaraswamy, LogisticNormal, LogitRelaxedBernoulli, LogNormal, MixtureSameFamily, Pareto,
+                         RelaxedBernoulli, RelaxedOneHotCategorical, TransformedDistribution, Weibull)
+from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                         OneHotCategoricalStraightThrough)
 from ._multivariate import Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal
-from ._univariate import (Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
+from ._univariate import (Cauchy, Chi2, Exponential, FisherSnedecor, Gamma, Laplace, Normal, Poisson, StudentT, Uniform,
+                          VonMises)
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .kl import kl_divergence, register_kl
@@ -18,23 +19,26 @@ from .transforms import *  # noqa: F401,F403 - torch.distributions re-exports ev
 from .._missing import module_getattr
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-           "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-           "TransformedDistribution", "Uniform", "VonMises", "biject_to", "kl_divergence", "register_kl",
-           "transform_to", "constraints"]
+           "Exponential", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+           "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to",
+           "constraints"]
 __all__.extend(transforms.__all__)
 
 # torch keeps one module per family (torch.distributions.normal, ...); those names are the module defining the
 # family here, so that `from torch.distributions.normal import Normal` works
 _FAMILY_MODULES = {
     _univariate: ["normal", "laplace", "cauchy", "uniform", "exponential", "gamma", "chi2", "studentT", "poisson",
-                  "von_mises"],
-    _discrete: ["bernoulli", "geometric", "binomial", "categorical", "one_hot_categorical", "multinomial"],
+                  "von_mises", "fishersnedecor"],
+    _discrete: ["bernoulli", "geometric", "binomial", "negative_binomial", "categorical", "one_hot_categorical",
+                "multinomial"],
     _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal"],
     _composite: ["independent", "mixture_same_family", "transformed_distribution", "log_normal", "half_normal",
-                 "half_cauchy", "gumbel", "relaxed_bernoulli", "relaxed_categorical"],
+                 "half_cauchy", "gumbel", "pareto", "weibull", "inverse_gamma", "kumaraswamy", "logistic_normal",
+                 "relaxed_bernoulli", "relaxed_categorical"],
 }
 for _module, _names in _FAMILY_MODULES.items():
     for _name in _names:

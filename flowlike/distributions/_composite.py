@@ -1,17 +1,18 @@
 """Distributions built from others: Independent, MixtureSameFamily, TransformedDistribution and the families
-torch defines as transformed ones (LogNormal, HalfNormal, HalfCauchy, Gumbel, RelaxedBernoulli,
-RelaxedOneHotCategorical)."""
+torch defines as transformed ones (LogNormal, HalfNormal, HalfCauchy, Gumbel, Pareto, Weibull, InverseGamma,
+Kumaraswamy, LogisticNormal, RelaxedBernoulli, RelaxedOneHotCategorical)."""
 import math
 import numbers
 
-from .. import (Size, finfo, full, full_like, gather, log_softmax, logsumexp, no_grad, ones_like, rand, where,
-                zeros_like)
+from .. import (Size, digamma, finfo, full, full_like, gather, lgamma, log_softmax, logsumexp, no_grad, ones_like, rand,
+                where, zeros_like)
 from . import constraints
 from ._base import _family_of, _ProbsOrLogits
 from ._discrete import Categorical
-from ._univariate import Cauchy, Normal, Uniform
+from ._univariate import Cauchy, Exponential, Gamma, Normal, Uniform
 from .distribution import Distribution
-from .transforms import AbsTransform, AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
+                         SigmoidTransform, StickBreakingTransform, Transform)
 from .utils import _sum_rightmost, broadcast_all, clamp_probs, euler_constant
 
 
@@ -187,6 +188,7 @@ class TransformedDistribution(Distribution):
     """The distribution of transforms applied in order to draws of base_distribution; log_prob subtracts each
     transform's log |det Jacobian|."""
     arg_constraints = {}
+    _expanded = ()  # tensors a subclass holds besides base_dist, expanded with it
 
     def __init__(self, base_distribution, transforms, validate_args=None):
         if isinstance(transforms, Transform):
@@ -225,6 +227,8 @@ class TransformedDistribution(Distribution):
             shape = t.inverse_shape(shape)
         new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
         new.transforms = self.transforms
+        for name in self._expanded:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -385,6 +389,7 @@ class Gumbel(TransformedDistribution):
     """Gumbel(loc, scale): loc - scale * log(-log(U)), U uniform."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
+    _expanded = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -397,11 +402,6 @@ class Gumbel(TransformedDistribution):
         transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ones_like(self.scale)), ExpTransform().inv,
                       AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -427,6 +427,167 @@ class Gumbel(TransformedDistribution):
 
     def entropy(self):
         return self.scale.log() + (1 + euler_constant)
+
+
+class Pareto(TransformedDistribution):
+    """Pareto(scale, alpha): density alpha scale^alpha / x^(alpha + 1) on x >= scale."""
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    _expanded = ("scale", "alpha")
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        super().__init__(Exponential(self.alpha, validate_args=validate_args),
+                         [ExpTransform(), AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """Weibull(scale, concentration): scale * E^(1 / concentration) for E standard exponential."""
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+    _expanded = ("scale", "concentration", "concentration_reciprocal")
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        super().__init__(Exponential(ones_like(self.scale), validate_args=validate_args),
+                         [PowerTransform(exponent=self.concentration_reciprocal),
+                          AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.scale * lgamma(1 + self.concentration_reciprocal).exp()
+
+    @property
+    def mode(self):
+        return self.scale * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (lgamma(1 + 2 * self.concentration_reciprocal).exp() -
+                                    (2 * lgamma(1 + self.concentration_reciprocal)).exp())
+
+    def entropy(self):
+        return (euler_constant * (1 - self.concentration_reciprocal) +
+                (self.scale * self.concentration_reciprocal).log() + 1)
+
+
+class InverseGamma(TransformedDistribution):
+    """InverseGamma(concentration, rate): 1 / X for X ~ Gamma(concentration, rate)."""
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base_dist = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base_dist, PowerTransform(-base_dist.rate.new_ones(())), validate_args=validate_args)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        return where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
+        return where(self.concentration > 2, result, math.inf)
+
+    def entropy(self):
+        return (self.concentration + self.rate.log() + self.concentration.lgamma() -
+                (1 + self.concentration) * self.concentration.digamma())
+
+
+def _kumaraswamy_moment(a, b, n):
+    arg1 = 1 + n / a
+    return b * (lgamma(arg1) + lgamma(b) - lgamma(arg1 + b)).exp()
+
+
+class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy(concentration1, concentration0): (1 - (1 - U)^(1/c0))^(1/c1) for U uniform on [0, 1]."""
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+    _expanded = ("concentration1", "concentration0")
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(full_like(self.concentration0, 0), full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p() -
+                    (-self.concentration0 * self.concentration1).log1p())
+        return where((self.concentration0 < 1) | (self.concentration1 < 1), math.nan, log_mode).exp()
+
+    @property
+    def variance(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 2) - self.mean.pow(2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - self.concentration1.log() - self.concentration0.log()
+
+
+class LogisticNormal(TransformedDistribution):
+    """LogisticNormal(loc, scale): the stick-breaking image on the simplex of Normal(loc, scale) vectors."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        if not base_dist.batch_shape:
+            base_dist = base_dist.expand([1])
+        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale
 
 
 class LogitRelaxedBernoulli(_ProbsOrLogits):

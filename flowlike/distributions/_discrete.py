@@ -1,15 +1,16 @@
-"""Discrete families: Bernoulli, Geometric, Binomial, Categorical, OneHotCategorical (and its straight-through
-variant), Multinomial."""
+"""Discrete families: Bernoulli, Geometric, Binomial, NegativeBinomial, Categorical, OneHotCategorical (and its
+straight-through variant), Multinomial."""
 import math
 
 from .. import (Size, arange, bernoulli, broadcast_tensors, eye, finfo, full, int64, lgamma, log1p, multinomial,
-                no_grad, ones_like, tensor, zeros, zeros_like)
-from ..nn.functional import binary_cross_entropy_with_logits, one_hot
+                no_grad, ones_like, poisson, tensor, zeros, zeros_like)
+from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 from . import constraints
 from ._base import _ProbsOrLogits, _family_of
 from ._sampling import _binomial
+from ._univariate import Gamma
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_all, lazy_property
 
 
 def _enumerate(values, batch_shape, expand):
@@ -114,6 +115,27 @@ class Geometric(_Binary):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
 
+def _set_count_and_param(dist, total_count, probs, logits):
+    """total_count and probs (or logits) broadcast together, total_count in the parameter's dtype."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    total_count, param = broadcast_all(total_count, value)
+    dist.total_count = total_count.type_as(param)
+    setattr(dist, name, param)
+    dist._param = param
+
+
+def _expand_count_and_param(dist, cls, batch_shape, _instance):
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    new.total_count = dist.total_count.expand(batch_shape)
+    dist._expand_param(new, batch_shape)
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
 def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
@@ -125,25 +147,11 @@ class Binomial(_ProbsOrLogits):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        self._expand_param(new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_count_and_param(self, Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -417,3 +425,47 @@ class Multinomial(Distribution):
         log_factorial_xs = lgamma(value + 1).sum(-1)
         logits[(value == 0) & (logits == -math.inf)] = 0  # 0 * -inf counts as 0
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+
+class NegativeBinomial(_ProbsOrLogits):
+    """NegativeBinomial(total_count, probs=... | logits=...): successes before total_count failures of Bernoulli
+    trials with success probability probs; drawn as Poisson(Gamma(total_count, exp(-logits))), as torch."""
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        _set_count_and_param(self, total_count, probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand_count_and_param(self, NegativeBinomial, batch_shape, _instance)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    @lazy_property
+    def _gamma(self):
+        return Gamma(concentration=self.total_count, rate=(-self.logits).exp(), validate_args=False)
+
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            return poisson(self._gamma.sample(sample_shape=sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        log_normalization = -lgamma(self.total_count + value) + lgamma(1.0 + value) + lgamma(self.total_count)
+        # total_count = value = 0: the probability of 0 is 1 (lgamma(0) is inf)
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization

@@ -1,5 +1,6 @@
 """Continuous univariate families (and Poisson): Normal, Uniform, Exponential, Laplace, Cauchy, Gamma, Chi2,
-StudentT, VonMises, Poisson. Samplers and formulas are torch's, so that rsample gradients are the same."""
+StudentT, FisherSnedecor, VonMises, Poisson. Samplers and formulas are torch's, so that rsample gradients are the
+same."""
 import math
 
 from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, lgamma, log, log1p,
@@ -329,6 +330,50 @@ class StudentT(_Broadcast):
         lbeta = lgamma(0.5 * self.df) + math.lgamma(0.5) - lgamma(0.5 * (self.df + 1))
         return (self.scale.log() + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df)) +
                 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(_Broadcast):
+    """FisherSnedecor(df1, df2): the F distribution, (X1 / df1) / (X2 / df2) for chi-squared X1, X2."""
+    _params = ("df1", "df2")
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self._set_params(df1, df2, validate_args=validate_args)
+        self._gamma1, self._gamma2 = Gamma(self.df1 * 0.5, self.df1), Gamma(self.df2 * 0.5, self.df2)
+
+    def _expand_extra(self, new, batch_shape):
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+
+    @property
+    def mean(self):
+        return where(self.df2 <= 2, math.nan, self.df2 / (self.df2 - 2))
+
+    @property
+    def mode(self):
+        return where(self.df1 <= 2, math.nan, (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2))
+
+    @property
+    def variance(self):
+        df2 = where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        tiny = finfo(self.df1.dtype).tiny
+        x1 = self._gamma1.rsample(sample_shape).view(shape)
+        x2 = self._gamma2.rsample(sample_shape).view(shape).clamp(min=tiny)
+        return (x1 / x2).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * log(value)
+        t3 = (ct1 + ct2) * log1p(ct3 * value)
+        return t1 + t2 - t3
 
 
 class Poisson(_Broadcast):

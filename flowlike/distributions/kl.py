@@ -6,7 +6,7 @@ import warnings
 
 from .. import broadcast_shapes, digamma, lgamma, linalg
 from ..nn.functional import softplus
-from ._composite import Gumbel, HalfNormal, Independent, TransformedDistribution
+from ._composite import Gumbel, HalfNormal, Independent, Pareto, TransformedDistribution
 from ._discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
 from ._multivariate import (Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal, _batch_lowrank_logdet,
                             _batch_lowrank_mahalanobis, _batch_mahalanobis)
@@ -249,6 +249,14 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = _batch_trace_XXT(linalg.solve_triangular(q_tril.expand(shape), p_tril.expand(shape), upper=False))
     term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    result[p.support.lower_bound < q.support.lower_bound] = math.inf  # p has mass where q has none
+    return result
 
 
 @register_kl(Poisson, Poisson)
