@@ -321,6 +321,25 @@ def test_kl_divergence(pair):
                rtol=1e-6, atol=1e-8)
 
 
+EXP_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli_probs"]
+
+
+@pytest.mark.parametrize("name", EXP_FAMILIES)
+def test_exponential_family_bregman_entropy_and_kl(name):
+    """ExponentialFamily's generic entropy and the Bregman KL (from the natural parameters and log normalizer)
+    agree with torch's, values and gradients."""
+    _, params, _, _ = CASES[name]
+    other = {k: v * 0.8 for k, v in params.items()}  # valid parameters of every family listed
+
+    def body(lib, *ps):
+        d = lib.distributions
+        p, q = build(lib, name, ps[:len(params)]), build(lib, name, ps[len(params):])
+        return [isinstance(p, d.ExponentialFamily), d.ExponentialFamily.entropy(p),
+                d.kl._kl_expfamily_expfamily(p, q)]
+
+    check_both(body, *params.values(), *other.values(), grad=True, rtol=1e-6, atol=1e-8)
+
+
 def test_register_kl_dispatch():
     """A user pair registered on a subclass wins over the base pair, in both libraries."""
     results = []

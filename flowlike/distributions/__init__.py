@@ -14,14 +14,15 @@ from ._univariate import (Cauchy, Chi2, Exponential, FisherSnedecor, Gamma, Lapl
                           VonMises)
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .kl import kl_divergence, register_kl
 from .transforms import *  # noqa: F401,F403 - torch.distributions re-exports every transform
 from .._missing import module_getattr
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-           "Exponential", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
-           "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+           "Exponential", "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric",
+           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+           "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
            "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to",

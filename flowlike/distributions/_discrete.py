@@ -3,13 +3,14 @@ straight-through variant), Multinomial."""
 import math
 
 from .. import (Size, arange, bernoulli, broadcast_tensors, eye, finfo, full, int64, lgamma, log1p, multinomial,
-                no_grad, ones_like, poisson, tensor, zeros, zeros_like)
+                logit, no_grad, ones_like, poisson, tensor, zeros, zeros_like)
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 from . import constraints
 from ._base import _ProbsOrLogits, _family_of
 from ._sampling import _binomial
 from ._univariate import Gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property
 
 
@@ -34,11 +35,12 @@ class _Binary(_ProbsOrLogits):
         return new
 
 
-class Bernoulli(_Binary):
+class Bernoulli(_Binary, ExponentialFamily):
     """Bernoulli(probs=... | logits=...): 1 with probability probs, else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     @property
     def mean(self):
@@ -69,6 +71,13 @@ class Bernoulli(_Binary):
 
     def enumerate_support(self, expand=True):
         return _enumerate(arange(2, dtype=self._param.dtype), self._batch_shape, expand)
+
+    @property
+    def _natural_params(self):
+        return (logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return log1p(x.exp())
 
 
 class Geometric(_Binary):

@@ -9,10 +9,11 @@ from ..nn.functional import one_hot
 from . import constraints
 from ._sampling import _standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, lazy_property
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet(concentration): a point on the simplex along the last dim. rsample normalizes standard Gamma
     draws, so its gradient is the Gamma draws' implicit gradient (torch's own Dirichlet gradient,
     _dirichlet_grad, is another unbiased estimator; values of sample gradients differ, their expectation not)."""
@@ -67,8 +68,15 @@ class Dirichlet(Distribution):
         return (lgamma(self.concentration).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0) -
                 ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0): density x^(c1-1) (1-x)^(c0-1) / B(c1, c0) on [0, 1]."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -122,6 +130,13 @@ class Beta(Distribution):
     @property
     def concentration0(self):
         return self._dirichlet.concentration[..., 1]
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x) + lgamma(y) - lgamma(x + y)
 
 
 def _batch_mv(bmat, bvec):

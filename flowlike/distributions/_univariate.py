@@ -7,6 +7,7 @@ from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, fin
                 no_grad, poisson, rsqrt, special, tan, where, xlogy, zeros_like)
 from . import constraints
 from ._base import _Broadcast
+from .exp_family import ExponentialFamily
 from ._sampling import _standard_gamma
 from .utils import _standard_normal, broadcast_all, lazy_property
 
@@ -29,8 +30,9 @@ class _LocScale(_Broadcast):
         return self.loc
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """Normal(loc, scale): the Gaussian with mean loc and standard deviation scale."""
+    _mean_carrier_measure = 0
 
     @property
     def stddev(self):
@@ -59,6 +61,13 @@ class Normal(_LocScale):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * log(-math.pi / y)
 
 
 class Laplace(_LocScale):
@@ -182,12 +191,13 @@ class Uniform(_Broadcast):
         return log(self.high - self.low)
 
 
-class Exponential(_Broadcast):
+class Exponential(_Broadcast, ExponentialFamily):
     """Exponential(rate): density rate * exp(-rate x) on x >= 0."""
     _params = ("rate",)
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args=None):
         self._set_params(rate, validate_args=validate_args)
@@ -227,14 +237,22 @@ class Exponential(_Broadcast):
     def entropy(self):
         return 1.0 - log(self.rate)
 
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
 
-class Gamma(_Broadcast):
+    def _log_normalizer(self, x):
+        return -log(-x)
+
+
+class Gamma(_Broadcast, ExponentialFamily):
     """Gamma(concentration, rate): density rate^a x^(a-1) exp(-rate x) / Gamma(a); rsample differentiates
     through the draw as torch does (implicit reparameterization)."""
     _params = ("concentration", "rate")
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args=None):
         self._set_params(concentration, rate, validate_args=validate_args)
@@ -271,6 +289,13 @@ class Gamma(_Broadcast):
         if self._validate_args:
             self._validate_sample(value)
         return special.gammainc(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x + 1) + (x + 1) * log(-y.reciprocal())
 
 
 class Chi2(Gamma):
@@ -376,7 +401,7 @@ class FisherSnedecor(_Broadcast):
         return t1 + t2 - t3
 
 
-class Poisson(_Broadcast):
+class Poisson(_Broadcast, ExponentialFamily):
     """Poisson(rate): counts with mean rate."""
     _params = ("rate",)
     arg_constraints = {"rate": constraints.nonnegative}
@@ -406,6 +431,13 @@ class Poisson(_Broadcast):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return exp(x)
 
 
 # Abramowitz and Stegun's polynomial approximations of I0 and I1, small and large arguments (torch uses these)

@@ -5,6 +5,7 @@ import math
 import warnings
 
 from .. import broadcast_shapes, digamma, lgamma, linalg
+from ..autograd import grad
 from ..nn.functional import softplus
 from ._composite import Gumbel, HalfNormal, Independent, Pareto, TransformedDistribution
 from ._discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
@@ -12,6 +13,7 @@ from ._multivariate import (Beta, Dirichlet, LowRankMultivariateNormal, Multivar
                             _batch_lowrank_mahalanobis, _batch_mahalanobis)
 from ._univariate import Cauchy, Exponential, Gamma, Laplace, Normal, Poisson, Uniform
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -143,6 +145,21 @@ def _kl_dirichlet_dirichlet(p, q):
 def _kl_exponential_exponential(p, q):
     rate_ratio = q.rate / p.rate
     return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normalizer, for two members of one family."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot "
+                                  "                            be computed using Bregman divergences")
+    p_nparams = [np.detach().requires_grad_() for np in p._natural_params]
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q._natural_params) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q._natural_params, gradients):
+        result -= _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
 
 
 @register_kl(Gamma, Gamma)
