@@ -210,6 +210,19 @@ def test_enumerate_support():
                                      build(lib, name, ps).enumerate_support(expand=False)], *params.values())
 
 
+def test_utils():
+    def body(lib, m, p):
+        u = lib.distributions.utils
+        vec = u.tril_matrix_to_vec(m, diag=-1)
+        return [vec, u.vec_to_tril_matrix(vec, diag=-1), u.tril_matrix_to_vec(m), u.probs_to_logits(p),
+                u.probs_to_logits(p, is_binary=True), u.logits_to_probs(m), u.logits_to_probs(m, is_binary=True),
+                u.clamp_probs(p * 0), list(u.broadcast_all(p, 2.0, m[..., :1]))]
+
+    check_both(body, rng.randn(2, 4, 4), simplex(2, 4), grad=True)
+    assert_raises_same(lambda lib: lib.distributions.utils.broadcast_all(lib.ones(2), "a"), match_message=True)
+    assert_raises_same(lambda lib: lib.distributions.utils.vec_to_tril_matrix(lib.ones(4)), match_message=True)
+
+
 # ---- validation: torch's ValueError (and first line) -------------------------------------------------------------
 
 def _bad(lib, which):

@@ -2,7 +2,8 @@
 import functools
 import numbers
 
-from .. import Size, Tensor, broadcast_tensors, enable_grad, finfo, get_default_dtype, log, log1p, sigmoid, tensor
+from .. import (Size, Tensor, arange, broadcast_tensors, empty, enable_grad, finfo, get_default_dtype, log, log1p, sigmoid,
+                tensor)
 from ..nn import functional as F
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
@@ -22,7 +23,7 @@ def broadcast_all(*values):
 
 
 def _standard_normal(shape, dtype, device=None):
-    from .. import empty
+    """Standard normal draws from the default generator (the hook through which Normal-based rsamples draw)."""
     return empty(shape, dtype=dtype).normal_()
 
 
@@ -71,7 +72,6 @@ class lazy_property:
 
 
 def _tril_mask(n, diag):
-    from .. import arange
     r = arange(n)
     return r < r.view(-1, 1) + (diag + 1)
 
