@@ -198,6 +198,7 @@ def test_shapes_support_and_samples(name):
             out += [tuple(r.shape), r.requires_grad]
         big = d.expand((5,) + tuple(d.batch_shape))
         out += [tuple(big.batch_shape), big.log_prob(convert(lib, value))]
+        out += [outcome_of(lambda s=s: getattr(big, s)) for s in STATS]
         return out
 
     check_both(body, *params.values(), grad=True, rtol=1e-6, atol=1e-8, quiet=True)

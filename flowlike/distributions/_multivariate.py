@@ -123,13 +123,18 @@ class Beta(ExponentialFamily):
     def entropy(self):
         return self._dirichlet.entropy()
 
+    def _concentration(self, index):
+        # index_select, not a view: a view of the (possibly expanded) concentration would get a gradient that
+        # counts every broadcast copy (flowlike's view backward on stride-0 inputs)
+        return self._dirichlet.concentration.index_select(-1, tensor([index])).squeeze(-1)
+
     @property
     def concentration1(self):
-        return self._dirichlet.concentration[..., 0]
+        return self._concentration(0)
 
     @property
     def concentration0(self):
-        return self._dirichlet.concentration[..., 1]
+        return self._concentration(1)
 
     @property
     def _natural_params(self):
