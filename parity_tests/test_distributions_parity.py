@@ -377,7 +377,9 @@ def test_register_kl_dispatch():
 # ---- transforms and the constraint registry ------------------------------------------------------------------------
 
 CONSTRAINTS = ["real", "positive", "nonnegative", "unit_interval", "simplex", "lower_cholesky", "corr_cholesky",
-               "real_vector", "positive_definite", "greater_than(-1.5)", "less_than(2.0)", "interval(-1.0, 3.0)"]
+               "real_vector", "positive_definite", "greater_than(-1.5)", "less_than(2.0)", "interval(-1.0, 3.0)",
+               "cat([constraints.positive, constraints.real], 0, [2, 3])",
+               "stack([constraints.unit_interval, constraints.positive] * 2 + [constraints.real], 0)"]
 
 
 @pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
@@ -389,7 +391,8 @@ def test_constraint_registry_round_trip(registry, constraint):
     x = rng.randn(*shapes.get(constraint, (5,)))
 
     def body(lib, x):
-        c = eval("lib.distributions.constraints." + constraint)  # noqa: S307 - names from the list above
+        constraints = lib.distributions.constraints  # noqa: F841 - used by the expressions
+        c = eval("constraints." + constraint)  # noqa: S307 - expressions from the list above
         t = getattr(lib.distributions, registry)(c)
         y = t(x)
         out = [repr(t).replace("\n", ""), y, bool(c.check(y).all()), t.inv(y)]
@@ -438,6 +441,10 @@ TRANSFORMS = {
     "ExpInv": lambda T: T.ComposeTransform([T.ExpTransform(), T.ExpTransform().inv]),
     "Reshape": lambda T: T.ReshapeTransform((6,), (2, 3)),
     "IndependentSigmoid": lambda T: T.IndependentTransform(T.SigmoidTransform(), 1),
+    "Cat": lambda T: T.CatTransform([T.ExpTransform(), T.IndependentTransform(T.SigmoidTransform(), 1)], dim=-1,
+                                    lengths=[2, 4]),
+    "CatDim0": lambda T: T.CatTransform([T.ExpTransform(), T.TanhTransform()], dim=0, lengths=[1, 3]),
+    "Stack": lambda T: T.StackTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)] * 3, dim=1),
 }
 
 
@@ -455,6 +462,16 @@ def test_transforms(name):
         return out
 
     check_both(body, x, grad=True, rtol=1e-6, atol=1e-8)
+
+
+def test_cumulative_distribution_transform():
+    def body(lib, loc, scale, x):
+        T = lib.distributions.transforms
+        t = T.CumulativeDistributionTransform(lib.distributions.Normal(loc, scale))
+        y = t(x)
+        return [y, t.inv(y), t.log_abs_det_jacobian(x, y), repr(t.domain), repr(t.codomain)]
+
+    check_both(body, rng.randn(4), pos(4), rng.randn(4), grad=True, rtol=1e-6, atol=1e-8)
 
 
 def test_transform_cache():

@@ -5,16 +5,17 @@ import math
 import numbers
 import operator
 
-from .. import Size, atanh, broadcast_shapes, eye, finfo, full_like, sigmoid, zeros_like
+from .. import Size, atanh, broadcast_shapes, cat as _cat, eye, finfo, full_like, sigmoid, stack as _stack, zeros_like
 from ..linalg import cholesky
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform", "ExpTransform",
-           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+           "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -668,3 +669,141 @@ class CorrCholeskyTransform(_Elementwise):
             raise ValueError("Input is not square")
         d = shape[-1]
         return shape[:-2] + (d * (d - 1) // 2,)
+
+
+def _check_along(t, dim, size, what, name):
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != size:
+        raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {what} {size}")
+
+
+class CatTransform(Transform):
+    """Transforms `tseq` applied to consecutive slices of `lengths` along dim, the results joined by cat."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _slices(self, t, name):
+        _check_along(t, self.dim, self.length, "length", name)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [t.narrow(self.dim, s, n) for s, n in zip(starts, self.lengths)]
+
+    def _call(self, x):
+        return _cat([t(s) for t, s in zip(self.transforms, self._slices(x, "x"))], dim=self.dim)
+
+    def _inverse(self, y):
+        return _cat([t.inv(s) for t, s in zip(self.transforms, self._slices(y, "y"))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        logdetjacs = []
+        for t, xs, ys in zip(self.transforms, self._slices(x, "x"), self._slices(y, "y")):
+            logdetjacs.append(_sum_rightmost(t.log_abs_det_jacobian(xs, ys), self.event_dim - t.event_dim))
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return _cat(logdetjacs, dim=dim) if dim < 0 else sum(logdetjacs)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Transforms `tseq` applied to the slices along dim, the results joined by stack."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, t, name):
+        _check_along(t, self.dim, len(self.transforms), "len(transforms)", name)
+        return [t.select(self.dim, i) for i in range(t.size(self.dim))]
+
+    def _call(self, x):
+        return _stack([t(s) for t, s in zip(self.transforms, self._slices(x, "x"))], dim=self.dim)
+
+    def _inverse(self, y):
+        return _stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y, "y"))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return _stack([t.log_abs_det_jacobian(xs, ys) for t, xs, ys in
+                       zip(self.transforms, self._slices(x, "x"), self._slices(y, "y"))], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x), onto the unit interval (its log |det J| is the log density)."""
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -2,8 +2,8 @@
 import functools
 import numbers
 
-from .. import (Size, Tensor, arange, broadcast_tensors, empty, enable_grad, finfo, get_default_dtype, log, log1p, sigmoid,
-                tensor)
+from .. import (Size, Tensor, arange, broadcast_tensors, empty, enable_grad, finfo, get_default_dtype, log, log1p,
+                sigmoid, tensor)
 from ..nn import functional as F
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
