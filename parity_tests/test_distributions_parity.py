@@ -106,6 +106,14 @@ CASES = {
                                 dict(l=rng.randn(3)), np.array([0.0, 2.0, 7.0]), None),
     "FisherSnedecor": (lambda d, a, b: d.FisherSnedecor(a, b), dict(a=pos(4, high=6.0), b=pos(4, high=9.0)), pos(4),
                        None),
+    # float32: torch's GeneralizedPareto compares its concentration with a float32 zero (float64 raises there)
+    "GeneralizedPareto": (lambda d, loc, scale, c: d.GeneralizedPareto(loc.float(), scale.float(), c.float()),
+                          dict(loc=np.zeros(4) + 0.5, scale=np.array([1.0, 2.0, 0.5, 1.5]),
+                               c=np.array([0.3, -0.2, 0.0, 0.45])), np.array([0.8, 1.1, 2.0, 0.6]), unit(4)),
+    "ContinuousBernoulli": (lambda d, p: d.ContinuousBernoulli(probs=p),
+                            dict(p=np.array([0.2, 0.5004, 0.7, 0.95])), unit(4), unit(4)),
+    "ContinuousBernoulli_logits": (lambda d, l: d.ContinuousBernoulli(logits=l), dict(l=rng.randn(4)), unit(4),
+                                   unit(4)),
     "RelaxedBernoulli": (lambda d, t, p: d.RelaxedBernoulli(t, probs=p), dict(t=pos(1), p=unit(4)), unit(4), None),
     "RelaxedOneHotCategorical": (lambda d, t, l: d.RelaxedOneHotCategorical(t, logits=l),
                                  dict(t=pos(1), l=rng.randn(2, 3)), simplex(2, 3), None),
@@ -145,7 +153,8 @@ def outcome_of(fn):
 
 
 STATS = ("mean", "mode", "variance", "stddev")
-CDF_NO_GRAD = {"Gamma", "Chi2", "InverseGamma"}  # torch's igamma has no derivative in its first argument: compare values only
+# torch's igamma has no derivative in its first argument: their cdf values are compared without gradients
+CDF_NO_GRAD = {"Gamma", "Chi2", "InverseGamma"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -318,6 +327,8 @@ KL_PAIRS = {
     "Laplace": (lambda d, a, b, c, e: (d.Laplace(a, b), d.Laplace(c, e)), [rng.randn(3), pos(3), rng.randn(3), pos(3)]),
     "Poisson": (lambda d, a, b: (d.Poisson(a), d.Poisson(b)), [pos(3), pos(3)]),
     "Pareto": (lambda d, a, b, c, e: (d.Pareto(a, b), d.Pareto(c, e)), [pos(4), pos(4), pos(4), pos(4)]),
+    "ContinuousBernoulli": (lambda d, a, b: (d.ContinuousBernoulli(probs=a), d.ContinuousBernoulli(logits=b)),
+                            [np.array([0.2, 0.5002, 0.9]), rng.randn(3)]),
     "Geometric": (lambda d, a, b: (d.Geometric(probs=a), d.Geometric(probs=b)), [unit(3), unit(3)]),
     "Binomial": (lambda d, a, b: (d.Binomial(5, probs=a), d.Binomial(5, probs=b)), [unit(3), unit(3)]),
     "Gumbel": (lambda d, a, b, c, e: (d.Gumbel(a, b), d.Gumbel(c, e)), [rng.randn(3), pos(3), rng.randn(3), pos(3)]),
@@ -335,7 +346,8 @@ def test_kl_divergence(pair):
                rtol=1e-6, atol=1e-8)
 
 
-EXP_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli_probs"]
+EXP_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli_probs",
+                "ContinuousBernoulli_logits"]
 
 
 @pytest.mark.parametrize("name", EXP_FAMILIES)

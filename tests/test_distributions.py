@@ -18,6 +18,15 @@ def t(x):
     return fl.tensor(x, dtype=fl.float64)
 
 
+def _cb_mean(p):
+    """The mean of ContinuousBernoulli(p), p != 1/2."""
+    return p / (2 * p - 1) + 1 / (math.log1p(-p) - math.log(p))
+
+
+def _cb_var(p):
+    return p * (p - 1) / (1 - 2 * p) ** 2 + 1 / (math.log1p(-p) - math.log(p)) ** 2
+
+
 # name, the distribution, its exact mean and variance (None: VonMises, whose variance is circular; the sample's
 # own variance sizes the mean's standard error)
 FAMILIES = [
@@ -46,6 +55,10 @@ FAMILIES = [
     ("InverseGamma", lambda: D.InverseGamma(t([6.0]), t([5.0])), [1.0], [0.25]),
     ("Kumaraswamy", lambda: D.Kumaraswamy(t([2.0]), t([3.0])), [16 / 35], [0.25 - (16 / 35) ** 2]),
     ("NegativeBinomial", lambda: D.NegativeBinomial(t([5.0]), probs=t([0.3])), [1.5 / 0.7], [1.5 / 0.49]),
+    ("GeneralizedPareto", lambda: D.GeneralizedPareto(t([1.0, 0.0]), t([2.0, 1.0]), t([0.1, -0.5])),
+     [1.0 + 2.0 / 0.9, 1.0 / 1.5], [4.0 / (0.81 * 0.8), 1.0 / (2.25 * 2.0)]),
+    ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(probs=t([0.2, 0.5, 0.9])),
+     [_cb_mean(0.2), 0.5, _cb_mean(0.9)], [_cb_var(0.2), 1 / 12, _cb_var(0.9)]),
     ("FisherSnedecor", lambda: D.FisherSnedecor(t([5.0]), t([20.0])), [20 / 18], [2 * 400 * 23 / (5 * 324 * 16)]),
 ]
 

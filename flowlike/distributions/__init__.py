@@ -10,8 +10,8 @@ from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, 
 from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                         OneHotCategoricalStraightThrough)
 from ._multivariate import Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal
-from ._univariate import (Cauchy, Chi2, Exponential, FisherSnedecor, Gamma, Laplace, Normal, Poisson, StudentT, Uniform,
-                          VonMises)
+from ._univariate import (Cauchy, Chi2, ContinuousBernoulli, Exponential, FisherSnedecor, Gamma, GeneralizedPareto,
+                          Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -19,21 +19,21 @@ from .kl import kl_divergence, register_kl
 from .transforms import *  # noqa: F401,F403 - torch.distributions re-exports every transform
 from .._missing import module_getattr
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-           "Exponential", "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric",
-           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-           "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-           "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to",
-           "constraints"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+           "Distribution", "Exponential", "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma",
+           "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
+           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+           "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints"]
 __all__.extend(transforms.__all__)
 
 # torch keeps one module per family (torch.distributions.normal, ...); those names are the module defining the
 # family here, so that `from torch.distributions.normal import Normal` works
 _FAMILY_MODULES = {
     _univariate: ["normal", "laplace", "cauchy", "uniform", "exponential", "gamma", "chi2", "studentT", "poisson",
-                  "von_mises", "fishersnedecor"],
+                  "von_mises", "fishersnedecor", "generalized_pareto", "continuous_bernoulli"],
     _discrete: ["bernoulli", "geometric", "binomial", "negative_binomial", "categorical", "one_hot_categorical",
                 "multinomial"],
     _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal"],

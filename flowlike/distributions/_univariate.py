@@ -1,15 +1,17 @@
 """Continuous univariate families (and Poisson): Normal, Uniform, Exponential, Laplace, Cauchy, Gamma, Chi2,
-StudentT, FisherSnedecor, VonMises, Poisson. Samplers and formulas are torch's, so that rsample gradients are the
-same."""
+StudentT, FisherSnedecor, VonMises, GeneralizedPareto, ContinuousBernoulli, Poisson. Samplers and formulas are
+torch's, so that rsample gradients are the same."""
 import math
 
-from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, lgamma, log, log1p,
-                no_grad, poisson, rsqrt, special, tan, where, xlogy, zeros_like)
+from .. import (Size, arange, atan, digamma, empty, erf, erfinv, exp, expm1, finfo, float64, full, isclose, lgamma, log,
+                log1p, no_grad, ones_like, poisson, rsqrt, special, tan, tensor, where, xlogy, zeros_like)
+from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from ._base import _Broadcast
+from ._base import _Broadcast, _ProbsOrLogits
 from .exp_family import ExponentialFamily
 from ._sampling import _standard_gamma
-from .utils import _standard_normal, broadcast_all, lazy_property
+from .distribution import Distribution
+from .utils import _standard_normal, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 
 class _LocScale(_Broadcast):
@@ -519,3 +521,185 @@ class VonMises(_Broadcast):
     def variance(self):
         return 1 - (_log_modified_bessel_fn(self.concentration, order=1) -
                     _log_modified_bessel_fn(self.concentration, order=0)).exp()
+
+
+class GeneralizedPareto(_Broadcast):
+    """GeneralizedPareto(loc, scale, concentration): the limit law of exceedances over a high threshold;
+    concentration 0 is the exponential case, negative concentrations bound the support above."""
+    _params = ("loc", "scale", "concentration")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self._set_params(loc, scale, concentration, validate_args=validate_args)
+
+    def _safe_concentration(self):
+        """(concentration == 0 where it is close to 0, the concentration with those entries set to 1)."""
+        eq_zero = isclose(self.concentration, tensor(0.0, dtype=self.concentration.dtype))
+        return eq_zero, where(eq_zero, ones_like(self.concentration), self.concentration)
+
+    def rsample(self, sample_shape=Size()):
+        return self.icdf(empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).uniform_())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe_conc = self._safe_concentration()
+        y = 1 / safe_conc + ones_like(z)
+        where_nonzero = where(y == 0, y, y * log1p(safe_conc * z))
+        return -self.scale.log() - where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe_conc = self._safe_concentration()
+        return where(eq_zero, -z, -log1p(safe_conc * z) / safe_conc)
+
+    def log_cdf(self, value):
+        return log1p(-exp(self.log_survival_function(value)))
+
+    def cdf(self, value):
+        return exp(self.log_cdf(value))
+
+    def icdf(self, value):
+        eq_zero, safe_conc = self._safe_concentration()
+        logu = log1p(-value)
+        return where(eq_zero, self.loc - self.scale * logu,
+                     self.loc + self.scale / safe_conc * expm1(-safe_conc * logu))
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        safe_conc = where(valid, self.concentration, 0.5)
+        return where(valid, self.loc + self.scale / (1 - safe_conc), math.nan)
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        safe_conc = where(valid, self.concentration, 0.25)
+        return where(valid, self.scale ** 2 / ((1 - safe_conc) ** 2 * (1 - 2 * safe_conc)), math.nan)
+
+    def entropy(self):
+        return (log(self.scale) + self.concentration + 1).broadcast_to(self._batch_shape)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        upper = where(self.concentration < 0, self.loc - self.scale / self.concentration, math.inf)
+        return constraints.interval(self.loc, upper)
+
+
+class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
+    """ContinuousBernoulli(probs=... | logits=...): density proportional to p^x (1-p)^(1-x) on [0, 1]
+    (Loaiza-Ganem and Cunningham, 2019); near probs = 1/2 (inside `lims`) Taylor expansions keep it stable."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    _mean_carrier_measure = 0
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        if probs is not None and validate_args is not None:
+            (checked,) = broadcast_all(probs)
+            if not bool(self.arg_constraints["probs"].check(checked).all()):
+                raise ValueError("The parameter probs has invalid values")
+        batch_shape = self._set_probs_or_logits(probs, logits)
+        if probs is not None:
+            self.probs = self._param = clamp_probs(self.probs)
+        self._lims = lims
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(ContinuousBernoulli, _instance)
+        new._lims = self._lims
+        batch_shape = Size(batch_shape)
+        self._expand_param(new, batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def probs(self):
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    def _outside_unstable_region(self):
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
+
+    def _cut_probs(self):
+        return where(self._outside_unstable_region(), self.probs, self._lims[0] * ones_like(self.probs))
+
+    def _cont_bern_log_norm(self):
+        """The log normalizing constant, by its Taylor series around probs = 1/2 inside lims."""
+        cut_probs = self._cut_probs()
+        below_half = where(cut_probs <= 0.5, cut_probs, zeros_like(cut_probs))
+        above_half = where(cut_probs >= 0.5, cut_probs, ones_like(cut_probs))
+        log_norm = (log((log1p(-cut_probs) - log(cut_probs)).abs()) -
+                    where(cut_probs <= 0.5, log1p(-2.0 * below_half), log(2.0 * above_half - 1.0)))
+        x = (self.probs - 0.5).pow(2)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return where(self._outside_unstable_region(), log_norm, taylor)
+
+    @property
+    def mean(self):
+        cut_probs = self._cut_probs()
+        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (log1p(-cut_probs) - log(cut_probs))
+        x = self.probs - 0.5
+        return where(self._outside_unstable_region(), mus, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x)
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    @property
+    def variance(self):
+        cut_probs = self._cut_probs()
+        variances = (cut_probs * (cut_probs - 1.0) / (1.0 - 2.0 * cut_probs).pow(2) +
+                     1.0 / (log1p(-cut_probs) - log(cut_probs)).pow(2))
+        x = (self.probs - 0.5).pow(2)
+        return where(self._outside_unstable_region(), variances, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x)
+
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=Size()):
+        return self.icdf(empty(self._extended_shape(sample_shape), dtype=self.probs.dtype).uniform_())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        cut_probs = self._cut_probs()
+        cdfs = (cut_probs.pow(value) * (1.0 - cut_probs).pow(1.0 - value) + cut_probs - 1.0) / (2.0 * cut_probs - 1.0)
+        unbounded = where(self._outside_unstable_region(), cdfs, value)
+        return where(value <= 0.0, zeros_like(value), where(value >= 1.0, ones_like(value), unbounded))
+
+    def icdf(self, value):
+        cut_probs = self._cut_probs()
+        return where(self._outside_unstable_region(),
+                     (log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - log1p(-cut_probs)) /
+                     (log(cut_probs) - log1p(-cut_probs)), value)
+
+    def entropy(self):
+        log_probs0, log_probs1 = log1p(-self.probs), log(self.probs)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = where(outside, x, (self._lims[0] - 0.5) * ones_like(x))
+        log_norm = log(expm1(cut).abs()) - log(cut.abs())
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return where(outside, log_norm, taylor)

@@ -11,7 +11,7 @@ from ._composite import Gumbel, HalfNormal, Independent, Pareto, TransformedDist
 from ._discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
 from ._multivariate import (Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal, _batch_lowrank_logdet,
                             _batch_lowrank_mahalanobis, _batch_mahalanobis)
-from ._univariate import Cauchy, Exponential, Gamma, Laplace, Normal, Poisson, Uniform
+from ._univariate import Cauchy, ContinuousBernoulli, Exponential, Gamma, Laplace, Normal, Poisson, Uniform
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import _sum_rightmost, euler_constant
@@ -129,6 +129,14 @@ def _kl_categorical_categorical(p, q):
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehotcategorical_onehotcategorical(p, q):
     return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
 
 
 @register_kl(Dirichlet, Dirichlet)
