@@ -84,6 +84,7 @@ CASES = {
                        dict(loc=rng.randn(3), S=spd(3)), rng.randn(2, 3), None),
     "MVN_precision": (lambda d, loc, P: d.MultivariateNormal(loc, precision_matrix=P),
                       dict(loc=rng.randn(3), P=spd(3)), rng.randn(3), None),
+    "LKJCholesky": (lambda d, c: d.LKJCholesky(3, c), dict(c=pos(2)), None, None),
     "LowRankMVN": (lambda d, loc, W, diag: d.LowRankMultivariateNormal(loc, W, diag),
                    dict(loc=rng.randn(2, 4), W=rng.randn(4, 2), diag=pos(4)), rng.randn(3, 2, 4), None),
     "LogNormal": (lambda d, loc, scale: d.LogNormal(loc, scale), dict(loc=rng.randn(4), scale=pos(4)), pos(4),
@@ -133,6 +134,9 @@ CASES = {
         dict(loc=rng.randn(3), scale=pos(3)), simplex(4), None),
 }
 CASES["Multinomial"] = CASES["Multinomial"][:2] + (counts(6, CASES["Multinomial"][1]["p"]), None)
+# Cholesky factors of random correlation matrices
+CASES["LKJCholesky"] = CASES["LKJCholesky"][:2] + (np.stack([np.linalg.cholesky(
+    (lambda c: c / np.sqrt(np.outer(np.diag(c), np.diag(c))))(spd(3))) for _ in range(2)]), None)
 
 
 def fl_or_torch(d):
@@ -524,6 +528,18 @@ def test_rsample_gradient_expectations_agree(name, make):
         make(lib.distributions, p).rsample((40000,)).mean(0).sum().backward()
         grads.append(p.grad.numpy().copy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=0.05, atol=0.02)
+
+
+@pytest.mark.parametrize("eta", [0.5, 1.0, 4.0])
+def test_lkj_cholesky_sample_spread_agrees(eta):
+    """The variances of the correlations drawn by LKJCholesky agree with torch's sampler's, entry by entry."""
+    spreads = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        L = lib.distributions.LKJCholesky(4, lib.tensor(eta, dtype=lib.float64)).sample((20000,)).numpy()
+        C = L @ np.swapaxes(L, -1, -2)
+        spreads.append(C[:, [1, 2, 2, 3, 3, 3], [0, 0, 1, 0, 1, 2]].var(0))
+    np.testing.assert_allclose(spreads[1], spreads[0], rtol=0.06)
 
 
 # ---- training steps fed the same draws -------------------------------------------------------------------------------

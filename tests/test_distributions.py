@@ -120,6 +120,24 @@ def test_dirichlet_and_mvn_moments():
         np.testing.assert_allclose(np.cov(y.T), cov, atol=0.06)
 
 
+def test_lkj_cholesky_correlations():
+    """LKJ(eta) draws are Cholesky factors of correlation matrices (lower triangular, positive diagonal, unit
+    diagonal of L L^T); the correlation of the first two variables has mean 0 and variance 1 / (2 eta + dim - 1).
+    (The other entries of torch's onion sampler, which flowlike follows draw for draw, spread wider than the LKJ
+    marginal; the parity suite compares those spreads with torch's.)"""
+    fl.manual_seed(6)
+    for eta in (0.5, 1.0, 4.0):
+        d = D.LKJCholesky(3, t(eta))
+        L = d.sample((N // 4,))
+        assert bool(d.support.check(L).all())
+        L = L.numpy()
+        C = L @ np.swapaxes(L, -1, -2)
+        np.testing.assert_allclose(np.diagonal(C, axis1=-2, axis2=-1), 1.0, atol=1e-12)
+        r, var = C[:, 1, 0], 1 / (2 * eta + 2)
+        assert abs(r.mean()) < 5 * math.sqrt(var / len(r))
+        np.testing.assert_allclose(r.var(), var, rtol=0.05)
+
+
 def test_manual_seed_reproduces_draws():
     for make in (lambda: D.Gamma(t([0.5, 3.0]), 1.0), lambda: D.Binomial(t([5.0, 500.0]), probs=t([0.3, 0.6])),
                  lambda: D.Normal(0.0, 1.0), lambda: D.VonMises(t([0.0]), t([1.0]))):

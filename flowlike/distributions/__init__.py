@@ -9,7 +9,7 @@ from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, 
                          RelaxedBernoulli, RelaxedOneHotCategorical, TransformedDistribution, Weibull)
 from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                         OneHotCategoricalStraightThrough)
-from ._multivariate import Beta, Dirichlet, LowRankMultivariateNormal, MultivariateNormal
+from ._multivariate import Beta, Dirichlet, LKJCholesky, LowRankMultivariateNormal, MultivariateNormal
 from ._univariate import (Cauchy, Chi2, ContinuousBernoulli, Exponential, FisherSnedecor, Gamma, GeneralizedPareto,
                           Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
 from .constraint_registry import biject_to, transform_to
@@ -22,7 +22,7 @@ from .._missing import module_getattr
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
            "Distribution", "Exponential", "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma",
            "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
+           "Kumaraswamy", "Laplace", "LKJCholesky", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
            "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
@@ -36,7 +36,8 @@ _FAMILY_MODULES = {
                   "von_mises", "fishersnedecor", "generalized_pareto", "continuous_bernoulli"],
     _discrete: ["bernoulli", "geometric", "binomial", "negative_binomial", "categorical", "one_hot_categorical",
                 "multinomial"],
-    _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal"],
+    _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal",
+                    "lkj_cholesky"],
     _composite: ["independent", "mixture_same_family", "transformed_distribution", "log_normal", "half_normal",
                  "half_cauchy", "gumbel", "pareto", "weibull", "inverse_gamma", "kumaraswamy", "logistic_normal",
                  "relaxed_bernoulli", "relaxed_categorical"],

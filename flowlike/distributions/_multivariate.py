@@ -1,10 +1,10 @@
-"""Families over vectors: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal,
-LowRankMultivariateNormal."""
+"""Families over vectors and matrices: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal,
+LowRankMultivariateNormal, LKJCholesky."""
 import math
 import numbers
 
-from .. import Size, broadcast_shapes, cholesky_inverse, digamma, eye, flip, lgamma, linalg, matmul, stack, tensor, \
-    xlogy
+from .. import (Size, arange, broadcast_shapes, cat, cholesky_inverse, digamma, eye, finfo, flip, lgamma, linalg,
+                matmul, mvlgamma, no_grad, randn, stack, tensor, xlogy)
 from ..nn.functional import one_hot
 from . import constraints
 from ._sampling import _standard_gamma
@@ -363,3 +363,53 @@ class LowRankMultivariateNormal(Distribution):
     def entropy(self):
         H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._log_det())
         return H if len(self._batch_shape) == 0 else H.expand(self._batch_shape)
+
+
+class LKJCholesky(Distribution):
+    """LKJCholesky(dim, concentration): Cholesky factors of dim x dim correlation matrices with density
+    proportional to det(C)^(concentration - 1); drawn by the onion method (Ghosh and Henderson), as torch."""
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        # the squared row norms of the factor are Beta(offset + 1/2, concentration + (dim - 2)/2 - offset/2)
+        offset = arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = cat([offset.new_zeros((1,)), offset])
+        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        super().__init__(self.concentration.size(), Size((dim, dim)), validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = Size(batch_shape)
+        new.dim = self.dim
+        new.concentration = self.concentration.expand(batch_shape)
+        new._beta = self._beta.expand(batch_shape + (self.dim,))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            u_normal = randn(self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+            u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True)
+            u_hypersphere[..., 0, :] = 0.0  # the first row is e_1 (its norm above was 0 / 0)
+            w = y.sqrt() * u_hypersphere
+            diag_elems = (1 - (w ** 2).sum(-1)).clamp(min=finfo(w.dtype).tiny).sqrt()
+            return w + diag_elems.diag_embed()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - arange(2, self.dim + 1)
+        unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalize_term = 0.5 * dm1 * math.log(math.pi) + mvlgamma(alpha - 0.5, dm1) - lgamma(alpha) * dm1
+        return unnormalized_log_pdf - normalize_term
