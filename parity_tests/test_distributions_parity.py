@@ -85,6 +85,12 @@ CASES = {
     "MVN_precision": (lambda d, loc, P: d.MultivariateNormal(loc, precision_matrix=P),
                       dict(loc=rng.randn(3), P=spd(3)), rng.randn(3), None),
     "LKJCholesky": (lambda d, c: d.LKJCholesky(3, c), dict(c=pos(2)), None, None),
+    "Wishart_covariance": (lambda d, df, S: d.Wishart(df, covariance_matrix=S), dict(df=np.array([4.0, 6.5]), S=spd(3)),
+                           np.stack([spd(3), spd(3)]), None),
+    "Wishart_scale_tril": (lambda d, df, L: d.Wishart(df, scale_tril=L), dict(df=np.array(3.5), L=tril(3, (2,))),
+                           np.stack([spd(3), spd(3)]), None),
+    "Wishart_precision": (lambda d, df, P: d.Wishart(df, precision_matrix=P), dict(df=np.array(5.0), P=spd(2)),
+                          spd(2), None),
     "LowRankMVN": (lambda d, loc, W, diag: d.LowRankMultivariateNormal(loc, W, diag),
                    dict(loc=rng.randn(2, 4), W=rng.randn(4, 2), diag=pos(4)), rng.randn(3, 2, 4), None),
     "LogNormal": (lambda d, loc, scale: d.LogNormal(loc, scale), dict(loc=rng.randn(4), scale=pos(4)), pos(4),
@@ -351,7 +357,7 @@ def test_kl_divergence(pair):
 
 
 EXP_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli_probs",
-                "ContinuousBernoulli_logits"]
+                "ContinuousBernoulli_logits", "Wishart_covariance"]
 
 
 @pytest.mark.parametrize("name", EXP_FAMILIES)

@@ -138,6 +138,21 @@ def test_lkj_cholesky_correlations():
         np.testing.assert_allclose(r.var(), var, rtol=0.05)
 
 
+def test_wishart_moments():
+    """Wishart(df, S) draws: positive definite, mean df S, elementwise variance df (S_ij^2 + S_ii S_jj)."""
+    fl.manual_seed(8)
+    S = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.3], [0.0, 0.3, 1.5]])
+    for kw in (dict(covariance_matrix=t(S)), dict(precision_matrix=t(np.linalg.inv(S))),
+               dict(scale_tril=t(np.linalg.cholesky(S)))):
+        d = D.Wishart(t(6.0), **kw)
+        x = d.rsample((N // 4,))
+        assert bool(d.support.check(x).all())
+        x = x.numpy()
+        var = 6.0 * (S ** 2 + np.outer(np.diag(S), np.diag(S)))
+        np.testing.assert_array_less(np.abs(x.mean(0) - 6.0 * S), 5 * np.sqrt(var / len(x)))
+        np.testing.assert_allclose(x.var(0), var, rtol=0.1)
+
+
 def test_manual_seed_reproduces_draws():
     for make in (lambda: D.Gamma(t([0.5, 3.0]), 1.0), lambda: D.Binomial(t([5.0, 500.0]), probs=t([0.3, 0.6])),
                  lambda: D.Normal(0.0, 1.0), lambda: D.VonMises(t([0.0]), t([1.0]))):
@@ -153,7 +168,11 @@ def test_manual_seed_reproduces_draws():
     lambda p: D.Dirichlet(p.exp()), lambda p: D.StudentT(p.exp() + 1), lambda p: D.LogNormal(p, 1.0),
     lambda p: D.RelaxedBernoulli(t(0.5), logits=p), lambda p: D.RelaxedOneHotCategorical(t(0.5), logits=p),
     lambda p: D.MultivariateNormal(p, scale_tril=fl.eye(3, dtype=fl.float64) * p.exp()),
-    lambda p: D.Uniform(p, p + 1), lambda p: D.Laplace(p, 1.0), lambda p: D.Gumbel(p, 1.0)])
+    lambda p: D.Uniform(p, p + 1), lambda p: D.Laplace(p, 1.0), lambda p: D.Gumbel(p, 1.0),
+    lambda p: D.Wishart(p.exp().sum() + 3, scale_tril=fl.eye(3, dtype=fl.float64) * p.exp()),
+    lambda p: D.Kumaraswamy(p.exp(), 2.0), lambda p: D.FisherSnedecor(p.exp() + 1, 5.0),
+    lambda p: D.GeneralizedPareto(p, 1.0, 0.2), lambda p: D.ContinuousBernoulli(logits=p),
+    lambda p: D.LowRankMultivariateNormal(p, p.exp().unsqueeze(-1), p.exp())])
 def test_rsample_has_gradients(make):
     p = t([0.1, -0.3, 0.5]).requires_grad_()
     d = make(p)

@@ -9,7 +9,7 @@ from ._composite import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, 
                          RelaxedBernoulli, RelaxedOneHotCategorical, TransformedDistribution, Weibull)
 from ._discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                         OneHotCategoricalStraightThrough)
-from ._multivariate import Beta, Dirichlet, LKJCholesky, LowRankMultivariateNormal, MultivariateNormal
+from ._multivariate import Beta, Dirichlet, LKJCholesky, LowRankMultivariateNormal, MultivariateNormal, Wishart
 from ._univariate import (Cauchy, Chi2, ContinuousBernoulli, Exponential, FisherSnedecor, Gamma, GeneralizedPareto,
                           Laplace, Normal, Poisson, StudentT, Uniform, VonMises)
 from .constraint_registry import biject_to, transform_to
@@ -26,7 +26,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Co
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
            "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
-           "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints"]
+           "Wishart", "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints"]
 __all__.extend(transforms.__all__)
 
 # torch keeps one module per family (torch.distributions.normal, ...); those names are the module defining the
@@ -37,7 +37,7 @@ _FAMILY_MODULES = {
     _discrete: ["bernoulli", "geometric", "binomial", "negative_binomial", "categorical", "one_hot_categorical",
                 "multinomial"],
     _multivariate: ["dirichlet", "beta", "multivariate_normal", "lowrank_multivariate_normal",
-                    "lkj_cholesky"],
+                    "lkj_cholesky", "wishart"],
     _composite: ["independent", "mixture_same_family", "transformed_distribution", "log_normal", "half_normal",
                  "half_cauchy", "gumbel", "pareto", "weibull", "inverse_gamma", "kumaraswamy", "logistic_normal",
                  "relaxed_bernoulli", "relaxed_categorical"],

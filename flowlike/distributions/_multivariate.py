@@ -1,13 +1,15 @@
 """Families over vectors and matrices: Dirichlet, Beta (a two-component Dirichlet, as in torch), MultivariateNormal,
-LowRankMultivariateNormal, LKJCholesky."""
+LowRankMultivariateNormal, LKJCholesky, Wishart."""
 import math
 import numbers
+import warnings
 
-from .. import (Size, arange, broadcast_shapes, cat, cholesky_inverse, digamma, eye, finfo, flip, lgamma, linalg,
-                matmul, mvlgamma, no_grad, randn, stack, tensor, xlogy)
+from .. import (Size, arange, broadcast_shapes, cat, cholesky_inverse, cholesky_solve, digamma, eye, finfo, flip,
+                lgamma, linalg, matmul, mvlgamma, no_grad, randn, stack, tensor, tril_indices, where, xlogy)
 from ..nn.functional import one_hot
 from . import constraints
 from ._sampling import _standard_gamma
+from ._univariate import Chi2
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, lazy_property
@@ -413,3 +415,164 @@ class LKJCholesky(Distribution):
         alpha = self.concentration + 0.5 * dm1
         normalize_term = 0.5 * dm1 * math.log(math.pi) + mvlgamma(alpha - 0.5, dm1) - lgamma(alpha) * dm1
         return unnormalized_log_pdf - normalize_term
+
+
+_LOG_2 = math.log(2)
+
+
+def _mvdigamma(x, p):
+    """The multivariate digamma function: sum of digamma(x - i/2) for i < p."""
+    if not bool(x.gt((p - 1) / 2).all()):
+        raise AssertionError("Wrong domain for multivariate digamma function.")
+    return digamma(x.unsqueeze(-1) - arange(p, dtype=x.dtype).div(2).expand(x.shape + (-1,))).sum(-1)
+
+
+class Wishart(ExponentialFamily):
+    """Wishart(df, covariance_matrix= | precision_matrix= | scale_tril=): the distribution of sums of df outer
+    products of Gaussian vectors with that covariance; rsample by Bartlett's decomposition (chi-squared diagonal,
+    normal below it). Draws that come out singular (df close to the dimension) are redrawn up to
+    max_try_correction times."""
+    support = constraints.positive_definite
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def arg_constraints(self):
+        return {"covariance_matrix": constraints.positive_definite, "precision_matrix": constraints.positive_definite,
+                "scale_tril": constraints.lower_cholesky, "df": constraints.greater_than(self.event_shape[-1] - 1)}
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix), ("precision_matrix", precision_matrix),
+                                     ("scale_tril", scale_tril)) if m is not None]
+        if len(given) != 1:
+            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        (name, param), = given
+        if param.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
+        if isinstance(df, numbers.Number):
+            batch_shape = Size(param.shape[:-2])
+            self.df = tensor(df, dtype=param.dtype)
+        else:
+            batch_shape = Size(broadcast_shapes(param.shape[:-2], df.shape))
+            self.df = df.expand(batch_shape)
+        event_shape = param.shape[-2:]
+        if bool(self.df.le(event_shape[-1] - 1).any()):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {event_shape[-1] - 1}.")
+        setattr(self, name, param.expand(batch_shape + (-1, -1)))
+        if bool(self.df.lt(event_shape[-1]).any()):
+            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < "
+                          "ndim.", stacklevel=2)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = param
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = linalg.cholesky(param)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(param)
+        self._dist_chi2 = self._chi2(batch_shape)
+
+    def _chi2(self, batch_shape):
+        """The chi-squared laws of the squared diagonal of Bartlett's factor: df, df - 1, ..., df - p + 1."""
+        steps = arange(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        return Chi2(df=self.df.unsqueeze(-1) - steps.expand(batch_shape + (-1,)))
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Wishart, _instance)
+        batch_shape = Size(batch_shape)
+        cov_shape = batch_shape + self.event_shape
+        # left unexpanded (torch expands it): it broadcasts where used, and a view (diagonal) of an expanded tensor
+        # gets a wrong gradient in flowlike (the strided view backward on stride-0 inputs)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        new.df = self.df.expand(batch_shape)
+        new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(cov_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._dist_chi2 = new._chi2(batch_shape)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.transpose(-2, -1)).expand(self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def precision_matrix(self):
+        identity = eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        return cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(self._batch_shape + self._event_shape)
+
+    @property
+    def mean(self):
+        return self.df.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+
+    @property
+    def mode(self):
+        factor = self.df - self.covariance_matrix.shape[-1] - 1
+        factor = where(factor <= 0, math.nan, factor)
+        return factor.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+
+    @property
+    def variance(self):
+        L = self._unbroadcasted_scale_tril
+        V = L @ L.mT  # not the expanded covariance_matrix: see expand
+        diag_V = V.diagonal(dim1=-2, dim2=-1)
+        return self.df.view(self._batch_shape + (1, 1)) * (V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
+
+    def _bartlett_sampling(self, sample_shape=Size()):
+        p = self._event_shape[-1]
+        noise = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=finfo(self.df.dtype).eps).diag_embed(
+            dim1=-2, dim2=-1)
+        i, j = tril_indices(p, p, offset=-1)
+        noise[..., i, j] = randn(Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,), dtype=noise.dtype)
+        chol = self._unbroadcasted_scale_tril @ noise
+        return chol @ chol.transpose(-2, -1)
+
+    def _singular(self, sample):
+        """Per draw (over all batch entries): whether some matrix is not positive definite."""
+        singular = ~self.support.check(sample)
+        return singular.amax(self._batch_dims) if self._batch_shape else singular
+
+    def rsample(self, sample_shape=Size(), max_try_correction=None):
+        sample_shape = Size(sample_shape)
+        sample = self._bartlett_sampling(sample_shape)
+        singular = self._singular(sample)
+        if bool(singular.any()):
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(10 if max_try_correction is None else max_try_correction):
+                sample[singular] = self._bartlett_sampling(Size((int(singular.sum()),)))
+                singular = self._singular(sample)
+                if not bool(singular.any()):
+                    break
+        return sample
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        nu, p = self.df, self._event_shape[-1]
+        L = self._unbroadcasted_scale_tril
+        return (-nu * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1)) - mvlgamma(nu / 2, p=p) +
+                (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet -
+                cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
+
+    def entropy(self):
+        nu, p = self.df, self._event_shape[-1]
+        L = self._unbroadcasted_scale_tril
+        return ((p + 1) * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1)) + mvlgamma(nu / 2, p=p) -
+                (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p) + nu * p / 2)
+
+    @property
+    def _natural_params(self):
+        nu, p = self.df, self._event_shape[-1]
+        return (-self.precision_matrix / 2, (nu - p - 1) / 2)
+
+    def _log_normalizer(self, x, y):
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-linalg.slogdet(-2 * x).logabsdet + _LOG_2 * p) +
+                mvlgamma(y + (p + 1) / 2, p=p))
