@@ -15,6 +15,18 @@ from helpers import LIBS, assert_raises_same, assert_same, check_both, convert, 
 rng = np.random.RandomState(0)
 
 
+@pytest.fixture(autouse=True)
+def validation_on():
+    """Argument validation on in both libraries, as by default: torch.compile turns torch's off for the whole
+    process when dynamo first runs (torch/_dynamo/eval_frame.py), which earlier suites do."""
+    saved = [lib.distributions.Distribution._validate_args for lib in LIBS]
+    for lib in LIBS:
+        lib.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for lib, value in zip(LIBS, saved):
+        lib.distributions.Distribution.set_default_validate_args(value)
+
+
 def pos(*shape, low=0.5, high=3.0):
     return rng.uniform(low, high, shape)
 
