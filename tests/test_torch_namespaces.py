@@ -132,4 +132,4 @@ def test_constraints_agree_with_eigenvalues():
         assert bool(fl.distributions.constraints.positive_semidefinite.check(t)) == bool((eig >= 0).all())
         assert not bool(fl.distributions.constraints.symmetric.check(fl.from_numpy(a)))
     with pytest.raises(AttributeError, match="not provided by flowlike yet"):
-        fl.distributions.Normal
+        fl.distributions.NoSuchFamily
