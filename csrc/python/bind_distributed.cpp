@@ -40,4 +40,4 @@ void bind(py::module_& m, TensorClass&) {
 }  // namespace
 }  // namespace fl::python
 
-FL_PY_BINDINGS(84, fl::python::bind)
+FL_PY_BINDINGS(86, fl::python::bind)
