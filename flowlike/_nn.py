@@ -210,9 +210,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    """group_norm returning (output, mean, rstd), the statistics of shape (N, group)."""
-    with _no_grad():
-        mean, rstd = _normalized_stats(input.reshape(N, group, -1), [2], eps)
+    """group_norm returning (output, mean, rstd), the statistics of shape (N, group) (differentiable, as torch's)."""
+    mean, rstd = _normalized_stats(input.reshape(N, group, -1), [2], eps)
     return _N.group_norm(input, group, weight, bias, eps), mean.reshape(N, group), rstd.reshape(N, group)
 
 

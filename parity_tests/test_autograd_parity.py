@@ -549,3 +549,32 @@ def test_clamp_gradient_at_nan_matches_torch():
     results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("view", [
+    lambda t: t.expand(5, 3)[:, 0],
+    lambda t: t.expand(5, 3).select(1, 2),
+    lambda t: t.expand(5, 3).unbind(1)[1],
+    lambda t: t.expand(5, 3)[1:4, 1:],
+    lambda t: t.expand(2, 5, 3).narrow(2, 1, 2).select(0, 1),
+    lambda t: t.expand(5, 3).as_strided((2, 2), (1, 1), 0),
+    lambda t: t.reshape(3)[1:].as_strided((2, 2), (1, 1), 0),  # reaches before the slice: the storage, as torch
+], ids=["slice", "select", "unbind", "slice2", "narrow_select", "as_strided", "as_strided_outside"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_of_a_view_of_an_expanded_or_partial_view_matches_torch(view, create_graph):
+    """Views whose input shares memory between its elements (expand) or that reach past their input (as_strided of
+    a partial view): the gradient is split as torch's as_strided_backward does."""
+    w = np.arange(1.0, 11.0)
+
+    def body(m):
+        x = m.tensor([[1.0, 2.0, 3.0]], dtype=m.float64, requires_grad=True)
+        y = view(x * 1)
+        (g,) = m.autograd.grad((y * m.tensor(w[:y.numel()]).reshape(y.shape)).sum() * (x * x).sum(), x,
+                               create_graph=create_graph)
+        out = [g.detach().numpy()]
+        if create_graph:
+            out.append(m.autograd.grad((g * g).sum(), x)[0].numpy())
+        return out
+    results = run_both(body)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
