@@ -25,9 +25,9 @@ PG_ACCURACY = ("float32 sample 0 (n = 1 at x = -7.95, near a pole): torch's floa
 KNOWN_FAILURES = {
     "samples:nn.functional.embedding": "sparse=True (sparse gradients) is not supported by flowlike",
     "samples:nn.functional.embedding_bag": "sparse=True (sparse gradients) is not supported by flowlike",
-    "samples:matrix_exp": "float32 5x5x5 sample (matrices of norm ~25, entries up to 9e4): torch's float32 result is "
-                           "itself 0.05 off the float64 value (flowlike's 0.22): scaling and squaring amplifies float32 "
-                           "rounding, so no implementation matches torch to rtol 1.3e-5 on the small entries",
+    "samples:matrix_exp": "float32 5x5x5 sample (matrices of norm ~25, entries up to 9e4): torch's float32 result "
+                          "is itself 0.05 off the float64 value (flowlike's 0.22): scaling and squaring amplifies "
+                          "float32 rounding, so no implementation matches torch to rtol 1.3e-5 on the small entries",
     "samples:as_strided_scatter": "torch 2.13 gives input the gradient of the scattered positions (documented in "
                                   "opdb.py)",
     "samples:polygamma.polygamma_n_0": PG_ACCURACY,
@@ -42,8 +42,8 @@ KNOWN_FAILURES = {
     "samples:linalg.lstsq.grad_oriented": "lstsq's residuals carry no autograd history",
     "samples:special.bessel_j0": "torch's float64 bessel_j0 is up to 3.8e-7 off (near |x| = 5, measured against mpmath "
                                  "at 30 digits over [-30, 30]), flowlike's 3e-16: flowlike keeps the accurate value",
-    "samples:special.bessel_y1": "torch's float64 bessel_y1 is up to 8.7e-7 off (near x = 5, against mpmath), flowlike's "
-                                 "1.4e-14: flowlike keeps the accurate value",
+    "samples:special.bessel_y1": "torch's float64 bessel_y1 is up to 8.7e-7 off (near x = 5, against mpmath), "
+                                 "flowlike's 1.4e-14: flowlike keeps the accurate value",
     "samples:special.hermite_polynomial_he": "float32 sample 4 (non-integer n, cancelling terms): both are ~1e-5 off "
                                              "the float64 value; torch's kernel rounds x*q - k*p once (an FMA: "
                                              "emulating it reproduces all 250 values), flowlike twice",

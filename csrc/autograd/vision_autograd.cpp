@@ -94,7 +94,8 @@ struct GridSamplerBackwardBackward : Node {
     Tensor gv = g.unpack(self), gridv = grid.unpack(self);
     if (gg_input) {
       r[0] = ops::grid_sampler(gg_input, gridv, interp, padding, align);
-      if (next_edges[2].valid()) r[2] = ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1];
+      if (next_edges[2].valid())
+        r[2] = ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1];
     }
     if (gg_grid) {
       using namespace formulas;
@@ -127,7 +128,8 @@ FL_REGISTER_KERNEL(grid_sampler_backward, Autograd, ([](DispatchKeySet ks, const
 FL_REGISTER_KERNEL(grid_sampler_double_backward, Autograd, ([](DispatchKeySet ks, const Tensor& g, const Tensor& input,
                                                               const Tensor& grid, const Tensor& gg_grid, int64_t interp,
                                                               int64_t padding, bool align) {
-  TensorList r = redispatch_no_grad(ops::grid_sampler_double_backward, ks, g, input, grid, gg_grid, interp, padding, align);
+  TensorList r =
+      redispatch_no_grad(ops::grid_sampler_double_backward, ks, g, input, grid, gg_grid, interp, padding, align);
   for (Tensor& t : r)
     t = record_lambda("GridSamplerDoubleBackwardBackward0", t,
                       {gradient_edge(g), gradient_edge(input), gradient_edge(grid), gradient_edge(gg_grid)},

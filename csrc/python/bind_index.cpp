@@ -328,7 +328,8 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
     idx = ops::remainder(idx, wrap_scalar(Scalar(n)), Scalar(int64_t(1)), nullptr);
   }
   // (self through ops::expand, which records the broadcast for autograd)
-  return ops::gather(self->sizes == ss ? self : ops::expand(self, ss), dim, index_detail::expand_to(idx, is, "take_along_dim"));
+  return ops::gather(self->sizes == ss ? self : ops::expand(self, ss), dim,
+                     index_detail::expand_to(idx, is, "take_along_dim"));
 }
 
 void bind(py::module_& m, TensorClass& cls) {
@@ -461,8 +462,10 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("masked_scatter", masked_scatter, py::arg("mask"), py::arg("source"));
 
   // take, take_along_dim, nonzero, argwhere, where
-  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) { return write_out(ops::take(self, index), out, "take", {self, index}); },
-        py::arg("input"), py::arg("index"), py::kw_only(), out_kw, "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
+  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) {
+    return write_out(ops::take(self, index), out, "take", {self, index});
+  }, py::arg("input"), py::arg("index"), py::kw_only(), out_kw,
+     "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
   cls.def("take", [](const Tensor& self, const Tensor& index) { return ops::take(self, index); }, py::arg("index"));
   m.def("take_along_dim", [](const Tensor& self, const Tensor& indices, py::handle dim, const Tensor& out) {
     return write_out(take_along_dim(self, indices, dim), out, "take_along_dim");
