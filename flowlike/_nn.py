@@ -235,7 +235,10 @@ grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
 def affine_grid_generator(theta, size, align_corners):
-    """torch.affine_grid_generator: see nn.functional.affine_grid."""
+    """torch.affine_grid_generator: see nn.functional.affine_grid (size a sequence of ints: torch's parser refuses a
+    tensor)."""
+    if isinstance(size, Tensor):
+        raise TypeError("affine_grid_generator(): argument 'size' (position 2) must be tuple of ints, not Tensor")
     return _V.affine_grid(theta, size, align_corners)
 
 

@@ -158,3 +158,9 @@ def test_scans_over_an_empty_dim_of_a_huge_tensor_return_at_once(scan):
     r = scan(x)
     r.sum().backward()
     assert tuple(r.shape) == (0, 2 ** 40) and tuple(x.grad.shape) == (0, 2 ** 40)
+
+
+def test_affine_grid_generator_refuses_a_tensor_size_as_torch():
+    # a float tensor holding inf reached int() (OverflowError); torch's parser refuses any tensor for `size`
+    with pytest.raises(TypeError, match="size"):
+        fl.affine_grid_generator(fl.ones(1, 2, 3), fl.tensor([1.0, float("inf"), 2.0, 2.0]), True)
