@@ -18,8 +18,8 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      long, half, float, double, get_default_dtype, set_default_dtype, promote_types, can_cast,
                      finfo, iinfo, complex32, chalf, complex64, cfloat, complex128, cdouble, float8_e4m3fn,
                      float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, uint16, uint32, uint64)
-from ._tensor import (Tensor, Size, device, UntypedStorage, layout, strided, memory_format, contiguous_format,
-                      preserve_format, channels_last, channels_last_3d)
+from ._tensor import (Tensor, Size, device, UntypedStorage, TypedStorage, layout, strided, memory_format,
+                      contiguous_format, preserve_format, channels_last, channels_last_3d)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._creation import (tensor, as_tensor, asarray, from_numpy, frombuffer, empty, zeros, ones, full, empty_like,
                         zeros_like, ones_like, full_like, arange, linspace, logspace, eye, scalar_tensor, range,
@@ -85,8 +85,8 @@ def is_same_size(input, other):
 
 
 def is_storage(obj):
-    """True when obj is a storage (flowlike's UntypedStorage)."""
-    return isinstance(obj, UntypedStorage)
+    """True when obj is a storage (an UntypedStorage or a TypedStorage)."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def clone(input, *, memory_format=None):

@@ -8,6 +8,7 @@ from . import linalg as _L
 from ._creation import zeros as _zeros
 from ._reduce import return_types
 from ._tensor import Tensor
+from .autograd.function import Function
 
 __all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
            "pinverse", "matrix_power", "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_exp"]
@@ -50,13 +51,33 @@ def cholesky(input, upper=False):
     return _L.cholesky(input, upper=upper)
 
 
+class _CholeskySolve(Function):
+    """The two triangular solves of cholesky_solve, with torch's gradient for the factor: that of (L L^T)^-1 B over
+    the whole of L (torch's cholesky_solve_backward), where the solves' own gradients would keep only the triangle
+    they read."""
+
+    @staticmethod
+    def forward(ctx, b, factor, upper):
+        first, second = (factor.mT, factor) if upper else (factor, factor.mT)
+        x = _C._linalg_solve_triangular(second, _C._linalg_solve_triangular(first, b, False, True, False), True, True,
+                                        False)
+        ctx.save_for_backward(factor, x)
+        ctx.upper = upper
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        factor, x = ctx.saved_tensors
+        grad_b = cholesky_solve(g, factor, ctx.upper)  # (through the Function again: differentiable)
+        common = grad_b @ x.mT
+        common = common + common.mT
+        return grad_b, -(factor @ common) if ctx.upper else -(common @ factor), None
+
+
 def cholesky_solve(input, input2, upper=False):
     """Solves A X = input given A's Cholesky factor input2 (L, or U when upper); batch dims broadcast."""
     L, B = _L._broadcast_batch(input2, input)
-    Lt = L.mT
-    first, second = (Lt, L) if upper else (L, Lt)
-    return _C._linalg_solve_triangular(second, _C._linalg_solve_triangular(first, B, False, True, False), True, True,
-                                       False)
+    return _CholeskySolve.apply(B, L, upper)
 
 
 def cholesky_inverse(input, upper=False):

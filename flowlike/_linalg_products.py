@@ -179,7 +179,12 @@ def tensordot(a, b, dims=2, out=None):
     da = [d % a.dim() if a.dim() else d for d in da]
     db = [d % b.dim() if b.dim() else d for d in db]
     for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y]:
+        # as torch, a size-1 dim contracts with any size: the other side is summed over that dim first
+        if b.shape[y] == 1 and a.shape[x] != 1:
+            a = a.sum(x, keepdim=True)
+        elif a.shape[x] == 1 and b.shape[y] != 1:
+            b = b.sum(y, keepdim=True)
+        elif a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} and "
                                f"second has size {b.shape[y]} in dim {y}")
     fa = [d for d in range(a.dim()) if d not in da]

@@ -210,9 +210,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    """group_norm returning (output, mean, rstd), the statistics of shape (N, group)."""
-    with _no_grad():
-        mean, rstd = _normalized_stats(input.reshape(N, group, -1), [2], eps)
+    """group_norm returning (output, mean, rstd), the statistics of shape (N, group) (differentiable, as torch's)."""
+    mean, rstd = _normalized_stats(input.reshape(N, group, -1), [2], eps)
     return _N.group_norm(input, group, weight, bias, eps), mean.reshape(N, group), rstd.reshape(N, group)
 
 
@@ -236,7 +235,10 @@ grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
 def affine_grid_generator(theta, size, align_corners):
-    """torch.affine_grid_generator: see nn.functional.affine_grid."""
+    """torch.affine_grid_generator: see nn.functional.affine_grid (size a sequence of ints: torch's parser refuses a
+    tensor)."""
+    if isinstance(size, Tensor):
+        raise TypeError("affine_grid_generator(): argument 'size' (position 2) must be tuple of ints, not Tensor")
     return _V.affine_grid(theta, size, align_corners)
 
 

@@ -132,7 +132,15 @@ def _tensor_bernoulli(self, p=None, *, generator=None):
     return bernoulli(self, p, generator=generator)
 
 
-multinomial = _C.multinomial
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Samples num_samples indices from each row of the probability tensor input (out=: an int64 tensor, resized
+    silently as torch's)."""
+    if out is not None and out.dtype != D.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {D.c10_name(out.dtype)}")
+    return write_out(out, _C.multinomial(input, num_samples, replacement, generator=generator), "multinomial",
+                     warn_resize=False)
+
+
 Tensor.bernoulli = _tensor_bernoulli
 Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
     self, num_samples, replacement, generator=generator)

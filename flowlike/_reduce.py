@@ -66,9 +66,13 @@ def _reducer(name, doc, has_dtype=True):
     if has_dtype:
         def fn(input, dim=None, keepdim=False, *, dtype=None):
             return prim(input, _dims(dim), keepdim, dtype)
-    else:
-        def fn(input, dim=None, keepdim=False):
-            return prim(input, _dims(dim), keepdim, None)
+    else:  # amax, amin: with out=, whose dtype must be input's (torch)
+        def fn(input, dim=None, keepdim=False, *, out=None):
+            if out is not None and out.dtype != input.dtype:
+                raise RuntimeError(f"Expected the dtype for input and out to match, but got "
+                                   f"{D.c10_name(input.dtype)} for input's dtype and "
+                                   f"{D.c10_name(out.dtype)} for out's dtype.")
+            return write_out(out, prim(input, _dims(dim), keepdim, None), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -141,12 +145,22 @@ max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False, None), _C.ma
 min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False, None), _C.minimum)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
-    """(min, max) over `dim` (all dims when None) as a named tuple."""
-    if input.numel() == 0 and (dim is None or input.shape[dim] == 0):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) over `dim` (all dims when None) as a named tuple; out= a (min, max) pair of input's dtype."""
+    if input.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    if dim is not None and input.dim() and input.shape[dim] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    if out is not None:
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"aminmax(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        for o in out:
+            if isinstance(o, Tensor) and o.dtype != input.dtype:
+                raise RuntimeError(f"Expected out tensor to have dtype {D.c10_name(input.dtype).lower()}, but got "
+                                   f"{D.c10_name(o.dtype).lower()} instead")
     dims = _dims(dim)
-    return return_types.aminmax(_C._amin(input, dims, keepdim, None), _C._amax(input, dims, keepdim, None))
+    result = (_C._amin(input, dims, keepdim, None), _C._amax(input, dims, keepdim, None))
+    return return_types.aminmax(*write_out(out, result, "aminmax", inputs=(input,)))
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -201,11 +215,14 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """Vector p-norm over `dim` (all dims when None): p a number, inf, -inf or 'fro' (= 2)."""
+    """Vector p-norm over `dim` (all dims when None): p a number, inf, -inf or 'fro' (= 2); another string ('nuc')
+    is the matrix norm over `dim` (all dims when None, so a 2-D input), as torch."""
     if p is None or p == "fro":
         p = 2
     elif isinstance(p, str):
-        raise RuntimeError(f"norm(): p='{p}' is not supported by flowlike yet; use p='fro' or a number")
+        from .linalg import matrix_norm
+        dims = list(range(input.dim())) if dim is None else dim
+        return write_out(out, matrix_norm(input, p, dims, keepdim, dtype=dtype), "norm", exact_dtype=True)
     return write_out(out, _C._norm(input, builtins.float(p), _dims(dim), keepdim, dtype), "norm", exact_dtype=True)
 
 
@@ -258,9 +275,17 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest element along `dim` (k counts from 1) and its index."""
-    return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The k-th smallest element along `dim` (k counts from 1) and its index; out= a (values, indices) pair."""
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"kthvalue(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        if out[0].dtype != input.dtype:
+            raise RuntimeError("output values must be of same type as input")
+        if out[1].dtype != D.int64:
+            raise RuntimeError("output indices must be of scalar type Long")
+    result = _C._kthvalue(input, k, dim, keepdim)
+    return return_types.kthvalue(*write_out(out, result, "kthvalue", inputs=(input,)))
 
 
 def _median(name, ignore_nan):

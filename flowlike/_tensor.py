@@ -377,9 +377,25 @@ channels_last_3d = memory_format("channels_last_3d")
 Tensor.layout = property(lambda self: strided)
 
 
+def _storage_index(index, size):
+    """index (an int, negative counting from the end) checked against a storage of `size` elements."""
+    if not isinstance(index, builtins.int):
+        raise RuntimeError(f"can't index a storage with {builtins.type(index).__name__}")
+    if not -size <= index < size:
+        raise IndexError(f"index {index} out of range for storage of size {size}")
+    return index + size if index < 0 else index
+
+
+def _storage_str(storage, info):
+    # torch's storage repr: one element a line, then the type line
+    return " " + "\n ".join(str(x) for x in storage.tolist()) + f"\n[{info} of size {len(storage)}]"
+
+
 class UntypedStorage:
     """The bytes behind a tensor (shared by all its views), as torch.UntypedStorage. It holds them as `_bytes`, a
     1-D uint8 tensor over exactly this storage (a slice of a storage is a storage of its own sharing the memory)."""
+
+    is_sparse = False
 
     def __init__(self, _bytes):
         self._bytes = _bytes
@@ -404,13 +420,41 @@ class UntypedStorage:
         # re-read: set_ may have grown the storage since _bytes was made
         return self._bytes._storage_bytes()
 
+    def _slice(self, index):
+        start, stop, step = index.indices(self.nbytes())
+        if step != 1:
+            raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is supported")
+        return start, max(stop - start, 0)
+
     def __getitem__(self, index):
+        """A byte (an int), or for a slice a storage over those bytes sharing this one's memory, as torch."""
         if isinstance(index, slice):
-            start, stop, step = index.indices(self.nbytes())
-            if step != 1:
-                raise RuntimeError("slices with steps are not supported on a storage")
-            return UntypedStorage(self._bytes._storage_bytes(start, max(stop - start, 0)))
-        return int(self._all_bytes()[index])
+            return UntypedStorage(self._bytes._storage_bytes(*self._slice(index)))
+        return builtins.int(self._all_bytes()[_storage_index(index, self.nbytes())])
+
+    def __setitem__(self, index, value):
+        """Sets one byte, or every byte of a slice, to value."""
+        if isinstance(index, slice):
+            start, n = self._slice(index)
+            self._all_bytes()[start:start + n] = value
+        else:
+            self._all_bytes()[_storage_index(index, self.nbytes())] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        """The bytes as a list of ints."""
+        return self._all_bytes().tolist()
+
+    def fill_(self, value):
+        """Sets every byte to value; returns self."""
+        self._all_bytes().fill_(value)
+        return self
+
+    def clone(self):
+        """A storage holding a copy of these bytes."""
+        return UntypedStorage(self._all_bytes().clone()._storage_bytes())
 
     def data_ptr(self):
         return self._bytes._storage_ptr()
@@ -438,6 +482,7 @@ class UntypedStorage:
 
     def copy_(self, src, non_blocking=None):
         """Copies the bytes of storage src, of the same size, into this one."""
+        src = src._untyped_storage if isinstance(src, TypedStorage) else src
         if not isinstance(src, UntypedStorage):
             raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
         if src.nbytes() != self.nbytes():
@@ -446,10 +491,160 @@ class UntypedStorage:
         return self
 
     def __repr__(self):
-        return f"UntypedStorage(nbytes={self.nbytes()}, device=cpu)"
+        return _storage_str(self, "torch.storage.UntypedStorage(device=cpu)")
+
+
+_typed_storage_warned = False
+
+
+def _warn_typed_storage():
+    # torch warns once a process that TypedStorage is deprecated
+    global _typed_storage_warned
+    if not _typed_storage_warned:
+        _typed_storage_warned = True
+        import warnings
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                      "only storage class. This should only matter to you if you are using storages directly.  To "
+                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=3)
+
+
+class TypedStorage:
+    """torch.TypedStorage (deprecated in torch, and what Tensor.storage() returns): an UntypedStorage read as
+    elements of `dtype`. TypedStorage(wrap_storage=untyped, dtype=...) wraps a storage; TypedStorage(n, dtype=...)
+    and TypedStorage(sequence, dtype=...) make a new one (dtype by default the default dtype)."""
+
+    is_sparse = False
+    is_cuda = False
+
+    def __init__(self, *args, wrap_storage=None, dtype=None, device=None, _internal=False):
+        if not _internal:
+            _warn_typed_storage()
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"TypedStorage: device {device} is not supported by flowlike (CPU only)")
+        self.dtype = D.get_default_dtype() if dtype is None else dtype
+        if wrap_storage is not None:
+            if args:
+                raise TypeError("TypedStorage(): wrap_storage takes no positional arguments")
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"TypedStorage(): argument 'wrap_storage' must be UntypedStorage, but got "
+                                f"{type(wrap_storage).__name__}")
+            self._untyped_storage = wrap_storage
+            return
+        from ._creation import tensor, zeros
+        if len(args) > 1:
+            raise TypeError(f"TypedStorage() takes at most one positional argument, got {len(args)}")
+        data = zeros(args[0], dtype=self.dtype) if args and isinstance(args[0], builtins.int) else \
+            tensor(list(args[0]) if args else [], dtype=self.dtype)
+        self._untyped_storage = data.untyped_storage()
+
+    def _tensor(self):
+        """A 1-D tensor of dtype over the whole storage: writes to it write the storage."""
+        return self._untyped_storage._all_bytes().view(self.dtype)
+
+    def untyped(self):
+        return self._untyped_storage
+
+    _untyped = untyped
+
+    def __getitem__(self, index):
+        """The element at index, as a Python number (torch refuses slices of a TypedStorage)."""
+        _warn_typed_storage()
+        if isinstance(index, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        return self._tensor()[_storage_index(index, self.size())].item()
+
+    def __setitem__(self, index, value):
+        """Sets one element, or the elements of a slice, to value."""
+        _warn_typed_storage()
+        if isinstance(index, slice):
+            self._tensor()[index] = value
+        else:
+            self._tensor()[_storage_index(index, self.size())] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        """The elements as a list of Python numbers."""
+        return self._tensor().tolist()
+
+    def fill_(self, value):
+        """Sets every element to value; returns self."""
+        self._tensor().fill_(value)
+        return self
+
+    def clone(self):
+        """A storage of the same dtype holding a copy of the elements."""
+        return TypedStorage(wrap_storage=self._untyped_storage.clone(), dtype=self.dtype, _internal=True)
+
+    def copy_(self, src, non_blocking=None):
+        """Copies the elements of storage src (converted to this dtype) into this one."""
+        src_t = src._tensor() if isinstance(src, TypedStorage) else \
+            src._all_bytes() if isinstance(src, UntypedStorage) else None
+        if src_t is None:
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
+        self._tensor().copy_(src_t)
+        return self
+
+    def _to(self, dtype):
+        if dtype == self.dtype:
+            return self
+        return TypedStorage(wrap_storage=self._tensor().to(dtype).untyped_storage(), dtype=dtype, _internal=True)
+
+    def type(self, dtype=None):
+        """Without dtype, the storage type's name (torch.FloatStorage and so on)."""
+        if dtype is None:
+            return "torch." + self.pickle_storage_type()
+        raise RuntimeError("TypedStorage.type(dtype) is not supported by flowlike; use .float(), .long() and so on")
+
+    def pickle_storage_type(self):
+        from .serialization import _STORAGE_TYPE_OF
+        return _STORAGE_TYPE_OF[self.dtype].name
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def nbytes(self):
+        return self._untyped_storage.nbytes()
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def size(self):
+        return self.nbytes() // self.element_size()
+
+    __len__ = size
+
+    @property
+    def device(self):
+        return _CPU
+
+    def cpu(self):
+        return self
+
+    def is_shared(self):
+        return False
+
+    def __repr__(self):
+        _warn_typed_storage()
+        return _storage_str(self, f"torch.storage.TypedStorage(dtype={self.dtype}, device=cpu)")
+
+
+for _name, _dt in (("double", D.float64), ("float", D.float32), ("half", D.float16), ("bfloat16", D.bfloat16),
+                   ("long", D.int64), ("int", D.int32), ("short", D.int16), ("char", D.int8), ("byte", D.uint8),
+                   ("bool", D.bool)):
+    setattr(TypedStorage, _name, functools.partialmethod(TypedStorage._to, _dt))
+
+
+def _storage(self):
+    """The storage behind self as a TypedStorage of self's dtype (torch's deprecated Tensor.storage())."""
+    _warn_typed_storage()
+    return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
 
 
 Tensor.untyped_storage = lambda self: UntypedStorage(self._storage_bytes())
+Tensor.storage = _storage
 
 # The C++ type names in torch's set_ dtype-mismatch message.
 _CPP_TYPE_NAMES = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
@@ -479,8 +674,8 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
             storage_offset, size, stride = source.storage_offset(), source.size(), source.stride()
         else:  # as torch, an offset given with a tensor counts from where that tensor starts
             storage_offset += source.storage_offset()
-    elif isinstance(source, UntypedStorage):
-        holder = source._bytes
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        holder = source.untyped()._bytes
         if size is None:
             storage_offset, size = 0, (source.nbytes() // self.element_size(),)
     else:

@@ -372,6 +372,14 @@ def _copy_variant(name, view_fn):
     return fn
 
 
+def _narrow(x, dim, start, length):
+    # torch's narrow_copy asserts dim < ndim (a RuntimeError) before narrow's own dim check (an IndexError)
+    if x.dim() and isinstance(dim, builtins.int) and dim >= x.dim():
+        raise RuntimeError(f"narrow_copy(): Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got "
+                           f"false (dim {dim}, {x.dim()} dims)")
+    return x.narrow(dim, start, length)
+
+
 def _slice(input, dim=0, start=None, end=None, step=1):
     return _C._slice(input, dim, 0 if start is None else start, 2 ** 62 if end is None else end, step)
 
@@ -382,7 +390,7 @@ _COPY_VARIANTS = {
     "detach": lambda x: x.detach(),
     "diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
     "expand": lambda x, size, *, implicit=False: x.expand(size),
-    "narrow": lambda x, dim, start, length: x.narrow(dim, start, length),
+    "narrow": _narrow,
     "permute": lambda x, dims: x.permute(dims),
     "select": lambda x, dim, index: x.select(dim, index),
     "slice": _slice,

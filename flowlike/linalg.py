@@ -12,6 +12,7 @@ from . import _dtype as D
 from ._reduce import _dims, _return_type, return_types
 from ._creation import eye as _eye_factory, ones_like as _ones_like
 from ._tensor import Tensor
+from .autograd.function import Function
 from ._linalg_products import cross as _cross
 from ._views import broadcast_shapes
 from ._linalg_products import matmul, multi_dot, vecdot  # noqa: F401  (products live with the other products)
@@ -266,18 +267,45 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if rcond is not None:
         rtol = rcond
     atol, rtol = _tolerances(atol, rtol, _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1]))
-    if hermitian:
-        L, V = _C._linalg_eigh(A, "L", True)
-        absL = L.abs()
-        big = absL.amax(-1, keepdim=True) if L.shape[-1] else absL
-        keep = absL > _tol(absL, big, atol, rtol)
-        Linv = _C.where(keep, 1 / _C.where(keep, L, 1.0), 0.0)
-        return _matmul(V * Linv.unsqueeze(-2), V.mT)
-    U, S, Vh = _C._linalg_svd(A, False, True)
-    big = S[..., :1] if S.shape[-1] else S
-    keep = S > _tol(S, big, atol, rtol)
-    Sinv = _C.where(keep, 1 / _C.where(keep, S, 1.0), 0.0)
-    return _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
+    return _Pinv.apply(A, hermitian, atol, rtol)
+
+
+class _Pinv(Function):
+    """The pseudo-inverse's value from the SVD (eigh when hermitian), with torch's gradient (its pinv_backward, over
+    the whole of A also when hermitian): the decompositions' own gradients would break down on the repeated or
+    zero singular values of singular inputs, to which the pseudo-inverse is indifferent."""
+
+    @staticmethod
+    def forward(ctx, A, hermitian, atol, rtol):
+        if hermitian:
+            L, V = _C._linalg_eigh(A, "L", True)
+            absL = L.abs()
+            big = absL.amax(-1, keepdim=True) if L.shape[-1] else absL
+            keep = absL > _tol(absL, big, atol, rtol)
+            Linv = _C.where(keep, 1 / _C.where(keep, L, 1.0), 0.0)
+            result = _matmul(V * Linv.unsqueeze(-2), V.mT)
+        else:
+            U, S, Vh = _C._linalg_svd(A, False, True)
+            big = S[..., :1] if S.shape[-1] else S
+            keep = S > _tol(S, big, atol, rtol)
+            Sinv = _C.where(keep, 1 / _C.where(keep, S, 1.0), 0.0)
+            result = _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
+        ctx.save_for_backward(A, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, pinv_a = ctx.saved_tensors
+        pinv_h, grad_h = pinv_a.mT, grad.mT
+        if A.shape[-2] <= A.shape[-1]:  # (torch's grouping: the products of the smaller size)
+            K = grad_h @ pinv_a
+            K_pinv_h = K @ pinv_h
+            g = -(pinv_a @ K).mT + K_pinv_h - (A @ pinv_a) @ K_pinv_h + (pinv_h @ pinv_a) @ (grad_h - K @ A)
+        else:
+            K = pinv_a @ grad_h
+            pinv_h_K = pinv_h @ K
+            g = -(K @ pinv_a).mT + (grad_h - A @ K) @ pinv_a @ pinv_h + pinv_h_K - pinv_h_K @ pinv_a @ A
+        return g, None, None, None
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
@@ -377,9 +405,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 def vander(x, *, N=None):
-    """(..., n) -> (..., n, N) with columns x^0, x^1, ..., x^(N-1)."""
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    """(..., n) -> (..., n, N) with columns x^0, x^1, ..., x^(N-1) (a 0-dim x is one point, as torch)."""
+    if x.dim() == 0:
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

@@ -504,27 +504,25 @@ def test_inplace_view_ops_take_the_views_history(op):
     np.testing.assert_allclose(results[1][1], results[0][1])
 
 
-@pytest.mark.parametrize("mode,padding,align", [("bilinear", "zeros", False), ("bilinear", "reflection", True),
-                                                ("nearest", "border", False), ("bicubic", "zeros", True)])
-def test_grid_sample_double_backward_through_the_input_gradient_matches_torch(mode, padding, align):
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode,nd", [("bilinear", 2), ("bilinear", 3), ("nearest", 2), ("nearest", 3), ("bicubic", 2)])
+def test_grid_sample_double_backward_matches_torch(mode, nd, padding, align):
+    """Both first derivatives (input and grid) differentiated again, in all three inputs (grid points outside
+    [-1, 1] exercise the padding)."""
     rng = np.random.default_rng(0)
-    arrays = rng.standard_normal((1, 2, 4, 4)), rng.uniform(-1, 1, (1, 3, 3, 2)), rng.standard_normal((1, 2, 3, 3))
+    arrays = (rng.standard_normal((2, 2) + (4,) * nd), rng.uniform(-1.3, 1.3, (2,) + (3,) * nd + (nd,)),
+              rng.standard_normal((2, 2) + (3,) * nd))
 
     def body(m):
         x, grid, w = (m.tensor(a, requires_grad=True) for a in arrays)
         y = m.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)
-        (gx,) = m.autograd.grad((y * w).sum(), x, create_graph=True)
-        return [g.numpy() for g in m.autograd.grad((gx * gx).sum(), (grid, w))]
+        gx, gg = m.autograd.grad((y * w).sum(), (x, grid), create_graph=True)
+        loss = (gx * gx).sum() + (gg * gg).sum() + gg.sin().sum()
+        return [g.numpy() for g in m.autograd.grad(loss, (x, grid, w), allow_unused=True, materialize_grads=True)]
     results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
-    # the derivatives of the grid gradient are not implemented: a double backward through them raises
-    x, grid = (fl.tensor(a, requires_grad=True) for a in arrays[:2])
-    (gg,) = fl.autograd.grad(fl.nn.functional.grid_sample(x, grid, mode=mode, align_corners=align).sum(), grid,
-                             create_graph=True)
-    if mode != "nearest":
-        with pytest.raises(NotImplementedError, match="grid_sample"):
-            fl.autograd.grad((gg * gg).sum(), x)
 
 
 @pytest.mark.parametrize("mode", ["floor", "trunc"])
@@ -551,3 +549,32 @@ def test_clamp_gradient_at_nan_matches_torch():
     results = run_both(body)
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("view", [
+    lambda t: t.expand(5, 3)[:, 0],
+    lambda t: t.expand(5, 3).select(1, 2),
+    lambda t: t.expand(5, 3).unbind(1)[1],
+    lambda t: t.expand(5, 3)[1:4, 1:],
+    lambda t: t.expand(2, 5, 3).narrow(2, 1, 2).select(0, 1),
+    lambda t: t.expand(5, 3).as_strided((2, 2), (1, 1), 0),
+    lambda t: t.reshape(3)[1:].as_strided((2, 2), (1, 1), 0),  # reaches before the slice: the storage, as torch
+], ids=["slice", "select", "unbind", "slice2", "narrow_select", "as_strided", "as_strided_outside"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_of_a_view_of_an_expanded_or_partial_view_matches_torch(view, create_graph):
+    """Views whose input shares memory between its elements (expand) or that reach past their input (as_strided of
+    a partial view): the gradient is split as torch's as_strided_backward does."""
+    w = np.arange(1.0, 11.0)
+
+    def body(m):
+        x = m.tensor([[1.0, 2.0, 3.0]], dtype=m.float64, requires_grad=True)
+        y = view(x * 1)
+        (g,) = m.autograd.grad((y * m.tensor(w[:y.numel()]).reshape(y.shape)).sum() * (x * x).sum(), x,
+                               create_graph=create_graph)
+        out = [g.detach().numpy()]
+        if create_graph:
+            out.append(m.autograd.grad((g * g).sum(), x)[0].numpy())
+        return out
+    results = run_both(body)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

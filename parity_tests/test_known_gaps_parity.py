@@ -1,5 +1,7 @@
 """The known gaps of issue 15 (item 5) against torch: sign(nan), Tensor.detach_, Tensor.is_inference,
-Tensor.as_subclass."""
+Tensor.as_subclass, storages (slices, TypedStorage), index_reduce's gradients."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,121 @@ def test_attention_double_backward_with_dropout(causal):
     sum((x * x).sum() for x in f_grads).backward()
     for a, b in zip((fq, fk, fv), (tq, tk, tv)):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-8, atol=1e-9)
+
+
+def _outcomes(lib, cases):
+    """Each case's result (lists, numbers, type names) or its exception class name."""
+    out = []
+    for case in cases:
+        try:
+            r = case(lib)
+            out.append(type(r).__name__ if isinstance(r, (lib.UntypedStorage, lib.TypedStorage)) else r)
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            out.append(type(e).__name__)
+    return out
+
+
+def _written(lib, write):
+    t = lib.arange(6, dtype=lib.float32)
+    write(t)
+    return t.tolist()
+
+
+UNTYPED_CASES = [
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[4:12].tolist(),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[-4:].tolist(),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[20:30].tolist(),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[10:2].tolist(),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[0:8:2],
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[4:12],
+    lambda m: len(m.arange(6, dtype=m.float32).untyped_storage()[4:12]),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[4:12].nbytes(),
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[7],
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[-1],
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[24],
+    lambda m: m.arange(6, dtype=m.float32).untyped_storage()[-25],
+    lambda m: m.arange(3, dtype=m.int16).untyped_storage().tolist(),
+    lambda m: list(m.arange(3, dtype=m.int16).untyped_storage()),
+    lambda m: m.arange(3, dtype=m.int16).untyped_storage().clone().tolist(),
+    lambda m: m.arange(3, dtype=m.int16).untyped_storage().fill_(1).tolist(),
+    lambda m: repr(m.arange(3, dtype=m.uint8).untyped_storage()),
+    # a slice shares the memory: writing it writes the tensor
+    lambda m: _written(m, lambda t: t.untyped_storage()[4:8].fill_(0)),
+    lambda m: _written(m, lambda t: t.untyped_storage().__setitem__(slice(0, 4), 0)),
+    lambda m: _written(m, lambda t: t.untyped_storage().__setitem__(3, 0)),
+    lambda m: _written(m, lambda t: t[2:].untyped_storage()[8:12].copy_(t.untyped_storage()[0:4])),
+]
+
+TYPED_CASES = [
+    lambda m: m.arange(6, dtype=m.float32).storage(),
+    lambda m: m.arange(6, dtype=m.float32).storage().tolist(),
+    lambda m: str(m.arange(6, dtype=m.float32).storage().dtype),
+    lambda m: (m.arange(6.0)[2:].storage().size(), len(m.arange(6.0)[2:].storage())),
+    lambda m: (m.arange(6.0).storage().nbytes(), m.arange(6.0).storage().element_size()),
+    lambda m: [m.arange(6.0).storage()[i] for i in (0, 1, -1)],
+    lambda m: m.arange(6.0).storage()[6],
+    lambda m: m.arange(6.0).storage()[1:3],
+    lambda m: m.arange(6.0).storage().untyped(),
+    lambda m: (lambda t: t.storage().data_ptr() == t.data_ptr())(m.arange(6.0)),
+    lambda m: _written(m, lambda t: t.storage().__setitem__(0, 9.0)),
+    lambda m: _written(m, lambda t: t.storage().__setitem__(slice(1, 3), 7.0)),
+    lambda m: _written(m, lambda t: t.storage().fill_(2)),
+    lambda m: repr(m.arange(3).storage()),
+    lambda m: repr(m.tensor([True, False]).storage()),
+    lambda m: repr(m.tensor([1.5, 2.0], dtype=m.float16).storage()),
+    lambda m: (m.arange(3).storage().float().tolist(), str(m.arange(3).storage().float().dtype)),
+    lambda m: m.arange(3).storage().double(),
+    lambda m: m.tensor([1.7, -2.2]).storage().long().tolist(),
+    lambda m: m.arange(3.0).storage().clone().tolist(),
+    lambda m: list(m.arange(3.0).storage()),
+    lambda m: m.is_storage(m.arange(3.0).storage()),
+    lambda m: m.TypedStorage(wrap_storage=m.arange(3, dtype=m.int32).untyped_storage(), dtype=m.int16).tolist(),
+    lambda m: m.TypedStorage([1, 2, 3], dtype=m.float64).tolist(),
+    lambda m: m.TypedStorage(4, dtype=m.int8).size(),
+    lambda m: m.tensor([], dtype=m.float64).set_(m.arange(4.0, dtype=m.float64).storage()).tolist(),
+]
+
+
+@pytest.mark.parametrize("cases", [UNTYPED_CASES, TYPED_CASES], ids=["untyped", "typed"])
+def test_storages(cases):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's TypedStorage deprecation warning
+        assert _outcomes(fl, cases) == _outcomes(torch, cases)
+
+
+def test_typed_storage_warns_deprecated():
+    # each library warns once a process: a fresh interpreter each
+    import subprocess
+    import sys
+    code = ("import warnings, {m} as t\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always'); t.ones(2).storage(); t.ones(2).storage()\n"
+            "print([str(x.message)[:40] for x in w])")
+    out = [subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True, check=True).stdout
+           for m in ("torch", "flowlike")]
+    assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_gradients(reduce, include_self, dim):
+    """Values and gradients of index_reduce (and of index_reduce_ on a non-leaf) with small integer values, so that
+    ties (amax/amin) and zeros (prod) occur, and repeated indices."""
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        x = rng.integers(-2, 3, (4, 4)).astype(np.float64)
+        x[0, 0] = 0
+        src = rng.integers(-2, 3, (5, 4) if dim == 0 else (4, 5)).astype(np.float64)
+        results = []
+        for lib in (torch, fl):
+            a, b = lib.tensor(x, requires_grad=True), lib.tensor(src, requires_grad=True)
+            index = lib.tensor([0, 2, 0, 3, 2])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torch: index_reduce is in beta
+                out = a.index_reduce(dim, index, b, reduce, include_self=include_self)
+                out2 = (a * 1).index_reduce_(dim, index, b, reduce, include_self=include_self)
+            w = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) - 5)
+            grads = lib.autograd.grad((out * w).sum() + (out2 * w * w).sum(), [a, b])
+            results.append([out.detach().numpy(), out2.detach().numpy()] + [g.numpy() for g in grads])
+        for got, want in zip(results[1], results[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

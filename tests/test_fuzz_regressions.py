@@ -147,3 +147,20 @@ def test_is_set_to_and_resize_check_their_arguments():
         fl.ones(2, 3).is_set_to(None)
     with pytest.raises(TypeError):  # was a tuple repeated 2**31 times (MemoryError)
         fl.ones(()).resize((4, 6), 2 ** 31)
+
+
+@pytest.mark.parametrize("scan", [lambda x: fl.cummax(x, 0)[0], lambda x: fl.cummin(x, 0)[0],
+                                  lambda x: fl.cumsum(x, 0), lambda x: fl.cumprod(x, 0),
+                                  lambda x: fl.logcumsumexp(x, 0)])
+def test_scans_over_an_empty_dim_of_a_huge_tensor_return_at_once(scan):
+    # (0, 2**40): 2**40 empty rows were each visited (a hang of hours); an empty row has nothing to scan
+    x = fl.empty(0, 2 ** 40, requires_grad=True)
+    r = scan(x)
+    r.sum().backward()
+    assert tuple(r.shape) == (0, 2 ** 40) and tuple(x.grad.shape) == (0, 2 ** 40)
+
+
+def test_affine_grid_generator_refuses_a_tensor_size_as_torch():
+    # a float tensor holding inf reached int() (OverflowError); torch's parser refuses any tensor for `size`
+    with pytest.raises(TypeError, match="size"):
+        fl.affine_grid_generator(fl.ones(1, 2, 3), fl.tensor([1.0, float("inf"), 2.0, 2.0]), True)

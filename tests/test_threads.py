@@ -68,3 +68,57 @@ def test_threads_share_nothing_but_the_allocator():
     for t in threads:
         t.join()
     assert not errors
+
+
+def _progress_during(kernel):
+    """Runs kernel() on this thread while another Python thread counts; returns how many counts fell in the middle
+    half of the kernel's run (none unless the kernel released the GIL: a thread without it runs no bytecode)."""
+    import time
+    stamps, stop, started = [], threading.Event(), threading.Event()
+
+    def count():
+        started.set()
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+
+    t = threading.Thread(target=count)
+    t.start()
+    started.wait()
+    t0 = time.perf_counter()
+    kernel()
+    t1 = time.perf_counter()
+    stop.set()
+    t.join()
+    lo, hi = t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4
+    return sum(lo < s < hi for s in stamps)
+
+
+def test_long_kernels_release_the_gil():
+    a = fl.randn(1200, 1200, dtype=fl.float64)
+    x, w = fl.randn(8, 64, 64, 64), fl.randn(64, 64, 3, 3)
+    assert _progress_during(lambda: a @ a) > 0
+    assert _progress_during(lambda: fl.nn.functional.conv2d(x, w, padding=1)) > 0
+    # (a short kernel keeps the lock: handing it over would cost more than the kernel)
+
+
+def test_threads_use_the_default_generator_and_autograd_at_once():
+    """The global generator and the autograd engine from several threads: no crash, every draw has its shape, and
+    each thread's gradient is its own."""
+    errors, grads = [], {}
+
+    def work(k):
+        try:
+            for _ in range(50):
+                x = fl.randn(64, requires_grad=True)
+                ((x * k) ** 2).sum().backward()
+                assert bool(fl.allclose(x.grad, 2 * k * k * x.detach()))
+            grads[k] = True
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 7)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(grads) == 6

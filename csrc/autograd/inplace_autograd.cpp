@@ -266,8 +266,10 @@ FL_REGISTER_KERNEL(index_fill_, Autograd, [](DispatchKeySet ks, const Tensor& se
                                              const Tensor& value) {
   return record_inplace("IndexFillBackward0", ops::index_fill_, ks, self, value,
                         [dim, index, dt = value->dtype](const Tensor& g) {
+                          using namespace fl::formulas;
                           Tensor gs = zeroed(g, [&](const Tensor& z) { ops::index_fill_(z, dim, index, zero_scalar(z->dtype)); });
-                          Tensor gv = ops::sum(ops::index_select(g, g->dim() ? dim : 0, index), {}, false, ScalarType::NumTypes);
+                          // g at the filled positions, each once however often index repeats it (as torch)
+                          Tensor gv = ops::sum(g - gs, {}, false, ScalarType::NumTypes);
                           return TensorList{gs, cast_grad(gv, dt)};
                         }, dim, index, value);
 })

@@ -3,6 +3,7 @@
 // transpose: differentiable again); the others scatter the gradient into a zero buffer laid out
 // like the input's memory and read the input's geometry back (as_strided backward).
 #include <algorithm>
+#include <climits>
 
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
@@ -32,26 +33,36 @@ bool overlaps(const IntList& sizes, const IntList& strides) {
 
 Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const IntList& in_strides, int64_t in_offset,
                              const IntList& out_sizes, const IntList& out_strides, int64_t out_offset) {
-  int64_t extent = 1;
-  for (size_t d = 0; d < in_sizes.size(); ++d) {
-    if (in_sizes[d] == 0) { extent = 0; break; }
-    extent += (in_sizes[d] - 1) * in_strides[d];
-  }
-  // the view must lie inside its base's memory: a gradient written outside it would corrupt the heap
-  int64_t lo = out_offset - in_offset, hi = lo;
-  bool empty_view = false;
-  for (size_t d = 0; d < out_sizes.size(); ++d) {
-    if (out_sizes[d] == 0) { empty_view = true; break; }
-    (out_strides[d] < 0 ? lo : hi) += (out_sizes[d] - 1) * out_strides[d];
-  }
-  FL_CHECK(empty_view || (lo >= 0 && hi < std::max<int64_t>(extent, 1)), Error,
-           "the backward of a view: the view (sizes ", shape_str(out_sizes), ", strides ", shape_str(out_strides),
-           ", offset ", out_offset, ") reaches outside the memory of the tensor it views (sizes ", shape_str(in_sizes),
-           ", strides ", shape_str(in_strides), ", offset ", in_offset, ")");
-  Tensor buf = empty({std::max<int64_t>(extent, 1)}, g->dtype);
+  // The buffer spans the memory of both geometries: an as_strided view may reach storage outside its input (a
+  // partial view's base storage, as torch); the gradient written there is not read back by the input.
+  int64_t start = INT64_MAX, end = INT64_MIN;  // the memory positions [start, end] both use
+  auto cover = [&](const IntList& sizes, const IntList& strides, int64_t offset) {
+    int64_t lo = offset, hi = offset;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 0) return;
+      (strides[d] < 0 ? lo : hi) += (sizes[d] - 1) * strides[d];
+    }
+    start = std::min(start, lo);
+    end = std::max(end, hi);
+  };
+  cover(in_sizes, in_strides, in_offset);
+  cover(out_sizes, out_strides, out_offset);
+  if (start > end) start = end = in_offset;  // both empty
+  Tensor buf = empty({end - start + 1}, g->dtype);
   fill(buf, Scalar(int64_t(0)));
-  Tensor region = ops::as_strided(buf, out_sizes, out_strides, out_offset - in_offset);
+  Tensor region = ops::as_strided(buf, out_sizes, out_strides, out_offset - start);
   const bool overlapping = overlaps(out_sizes, out_strides);
+  // An input whose elements share memory (an expanded one) reads each memory position back several times: as
+  // torch's as_strided_backward, the gradient there is split evenly between them (divided by that count), or
+  // the input's own backward (an expand's sum) would count it that many times.
+  auto split_shared = [&](const Tensor& b) {
+    if (!overlaps(in_sizes, in_strides)) return b;
+    Tensor count = empty({b->numel}, g->dtype), one = empty(in_sizes, g->dtype);
+    fill(count, Scalar(int64_t(0)));
+    fill(one, Scalar(int64_t(1)));
+    ops::_accumulate_into(ops::as_strided(count, in_sizes, in_strides, in_offset - start), one);
+    return formulas::bin(BinaryOp::div, b, formulas::bin(BinaryOp::maximum, count, wrap_scalar(Scalar(int64_t(1)))));
+  };
   if (thread_state().grad_enabled && g->requires_grad) {
     // create_graph: the write is recorded (CopySlices onto buf, or a scatter-add of g at each element's
     // position in buf where windows share elements) and read back through a view op, so this backward
@@ -60,18 +71,18 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
       Tensor ones = empty({buf->numel}, ScalarType::Int64);  // positions 0, 1, ... made by ops, for a capture
       fill(ones, Scalar(int64_t(1)));
       Tensor pos = formulas::bin(BinaryOp::sub, ops::cumsum(ones, 0, ScalarType::Int64), wrap_scalar(Scalar(int64_t(1))));
-      Tensor at = contiguous(ops::as_strided(pos, out_sizes, out_strides, out_offset - in_offset));
+      Tensor at = contiguous(ops::as_strided(pos, out_sizes, out_strides, out_offset - start));
       buf = ops::scatter_add_(buf, 0, ops::as_strided(at, {at->numel}, {1}, 0), ops::reshape(g, {g->numel}));
     } else {
       copy_into(region, g);
       record_overwrite("torch::autograd::CopyBackwards", region, g);
     }
-    Tensor in_view = ops::as_strided(buf, in_sizes, in_strides, 0);
+    Tensor in_view = ops::as_strided(split_shared(buf), in_sizes, in_strides, in_offset - start);
     return record_copy("CloneBackward0", in_view, contiguous(in_view));
   }
   if (overlapping) ops::_accumulate_into(region, g);  // windows that share elements add up
   else copy_into(region, g);  // parallel
-  return contiguous(ops::as_strided(buf, in_sizes, in_strides, 0));
+  return contiguous(ops::as_strided(split_shared(buf), in_sizes, in_strides, in_offset - start));
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
 // backward ops are linear too and each one's derivative is the forward op again (double
 // backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
-// the derivatives of its grad_grid are not implemented (they raise when a double backward reaches them).
+// those of its grad_grid come from grid_sampler_double_backward (a third derivative raises).
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
 #include "../ops/vision.h"
@@ -80,23 +80,29 @@ FL_REGISTER_KERNEL(grid_sampler, Autograd, [](DispatchKeySet ks, const Tensor& i
 namespace {
 // grad_input = A(grid)^T g is linear in g: for <gg, grad_input> = <A(grid) gg, g>, the derivative for g
 // is the sampling of gg and the one for grid is the grid gradient of that sampling (upstream g). The
-// derivatives of grad_grid raise, except for nearest interpolation, whose grid gradient is zero.
+// derivatives of <gg_grid, grad_grid> come from grid_sampler_double_backward.
 struct GridSamplerBackwardBackward : Node {
-  SavedVariable g, grid;
+  SavedVariable g, input, grid;
   int64_t interp, padding;
   bool align;
   std::string name() const override { return "GridSamplerBackwardBackward0"; }
-  void release_saved() override { g.reset(); grid.reset(); }
+  void release_saved() override { g.reset(); input.reset(); grid.reset(); }
   TensorList apply(TensorList&& grads) override {
     Tensor gg_input = grads.size() > 0 ? grads[0] : nullptr, gg_grid = grads.size() > 1 ? grads[1] : nullptr;
-    FL_CHECK(!gg_grid || static_cast<GridInterp>(interp) == GridInterp::Nearest, NotImplementedError,
-             "the derivative of grid_sample's gradient for grid is not implemented by flowlike yet");
-    if (!gg_input) return TensorList(3);
+    TensorList r(3);
     auto self = shared_from_this();
     Tensor gv = g.unpack(self), gridv = grid.unpack(self);
-    Tensor d_grid = next_edges[2].valid()
-                        ? ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1] : nullptr;
-    return {ops::grid_sampler(gg_input, gridv, interp, padding, align), nullptr, d_grid};
+    if (gg_input) {
+      r[0] = ops::grid_sampler(gg_input, gridv, interp, padding, align);
+      if (next_edges[2].valid())
+        r[2] = ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1];
+    }
+    if (gg_grid) {
+      using namespace formulas;
+      TensorList d = ops::grid_sampler_double_backward(gv, input.unpack(self), gridv, gg_grid, interp, padding, align);
+      for (int i = 0; i < 3; ++i) r[i] = r[i] ? r[i] + d[i] : d[i];
+    }
+    return r;
   }
 };
 }  // namespace
@@ -107,6 +113,7 @@ FL_REGISTER_KERNEL(grid_sampler_backward, Autograd, ([](DispatchKeySet ks, const
   TensorList r = redispatch_no_grad(ops::grid_sampler_backward, ks, g, input, grid, interp, padding, align, input_grad);
   auto node = std::make_shared<GridSamplerBackwardBackward>();
   node->g = SavedVariable(g, false);
+  node->input = SavedVariable(input, false);
   node->grid = SavedVariable(grid, false);
   node->interp = interp;
   node->padding = padding;
@@ -114,6 +121,19 @@ FL_REGISTER_KERNEL(grid_sampler_backward, Autograd, ([](DispatchKeySet ks, const
   node->next_edges = {gradient_edge(g), gradient_edge(input), gradient_edge(grid)};
   for (size_t i = 0; i < r.size(); ++i)
     if (r[i]) set_history(r[i], node, static_cast<uint32_t>(i));
+  return r;
+}))
+
+// A third derivative of grid_sample is not implemented (as in PyTorch): the outputs record a node that raises.
+FL_REGISTER_KERNEL(grid_sampler_double_backward, Autograd, ([](DispatchKeySet ks, const Tensor& g, const Tensor& input,
+                                                              const Tensor& grid, const Tensor& gg_grid, int64_t interp,
+                                                              int64_t padding, bool align) {
+  TensorList r =
+      redispatch_no_grad(ops::grid_sampler_double_backward, ks, g, input, grid, gg_grid, interp, padding, align);
+  for (Tensor& t : r)
+    t = record_lambda("GridSamplerDoubleBackwardBackward0", t,
+                      {gradient_edge(g), gradient_edge(input), gradient_edge(grid), gradient_edge(gg_grid)},
+                      [](const Tensor&) -> TensorList { formulas::not_implemented("grid_sampler_double_backward"); });
   return r;
 }))
 

@@ -4,6 +4,9 @@
 
 #include <omp.h>
 
+#include <optional>
+
+#include "../core/gil.h"
 #include "conv_kernels.h"
 
 namespace fl {
@@ -141,6 +144,13 @@ const T* ptr(const Tensor& t) {
   return t ? t->data<const T>() : nullptr;
 }
 
+// Long convolutions let other Python threads run (Note [GIL release]): the work is about the output's size times
+// the weight's per output channel.
+bool long_conv(int64_t out_numel, const Tensor& weight) {
+  const int64_t per = weight->sizes[0] ? weight->numel / weight->sizes[0] : 0;
+  return static_cast<double>(out_numel) * per >= kGilReleaseWork;
+}
+
 Tensor convolution_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
                        const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
                        const IntList& output_padding, int64_t groups) {
@@ -149,6 +159,8 @@ Tensor convolution_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight
   Tensor x = prepared(input, ct), w = prepared(weight, ct), b = prepared(bias, ct);
   Tensor y = empty(a.result_sizes, ct);
   if (y->numel == 0) return finished(y, input->dtype);
+  std::optional<GilRelease> nogil;
+  if (long_conv(y->numel, weight)) nogil.emplace();
   with_type(ct, [&](auto tag) {
     using T = decltype(tag);
     if (!transposed) {
@@ -179,6 +191,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(DispatchKeySet, cons
            a.result_sizes, ", but got ", grad_out->sizes);
   const ScalarType ct = compute_type(input->dtype, "convolution_backward");
   Tensor x = prepared(input, ct), w = prepared(weight, ct), gy = prepared(grad_out, ct);
+  std::optional<GilRelease> nogil;
+  if (long_conv(gy->numel, weight)) nogil.emplace();
   Tensor gx = need_input ? empty(input->sizes, ct) : nullptr;
   Tensor gw = need_weight ? empty(weight->sizes, ct) : nullptr;
   Tensor gb = need_bias ? empty({grad_out->sizes[1]}, ct) : nullptr;
@@ -227,6 +241,8 @@ Tensor conv2d_bias_act_cpu(DispatchKeySet, const Tensor& input, const Tensor& we
          b = prepared(bias, ScalarType::Float32);
   Tensor y = empty(a.result_sizes, ScalarType::Float32);
   if (y->numel == 0) return y;
+  std::optional<GilRelease> nogil;
+  if (long_conv(y->numel, weight)) nogil.emplace();
   const Activation kind = *act;
   conv::forward<float>(a.g, ptr<float>(x), ptr<float>(w), ptr<float>(b), y->data<float>(),
                        blas::Epilogue{activation_inplace_f32, &kind});

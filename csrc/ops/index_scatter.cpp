@@ -53,6 +53,11 @@ Tensor elementwise_offsets(const Tensor& self, int64_t dim, const Tensor& index)
 }
 
 Tensor gather_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index_) {
+  // as torch, an empty index of any dtype and rank gathers nothing (only dim is checked)
+  if (index_->numel == 0) {
+    wrap_dim(dim, self_->dim(), "gather");
+    return empty(index_->sizes, self_->dtype);
+  }
   FL_CHECK(same_rank(index_, self_), Error, "Index tensor must have the same number of dimensions as input tensor");
   FL_CHECK(index_->dtype == ScalarType::Int64 || index_->dtype == ScalarType::Int32, Error,
            "gather(): Expected dtype int32/int64 for index");
@@ -78,14 +83,14 @@ ScatterReduce parse_scatter_reduce(const std::string& r) {
 // dtype, or a wrapped number (the `value` overloads) that is converted and broadcast.
 void scatter_impl(const Tensor& self_, int64_t dim, const Tensor& index_, const Tensor& src_, ScatterReduce r, const char* op) {
   dim = wrap_dim(dim, self_->dim(), op);
+  const bool is_value = src_->wrapped_number;
+  FL_CHECK(is_value || src_->dtype == self_->dtype, Error, op, "(): Expected self.dtype to be equal to src.dtype");
+  if (index_->numel == 0) return;  // as torch: an empty index of any dtype and rank scatters nothing
   FL_CHECK(index_->dtype == ScalarType::Int64 || index_->dtype == ScalarType::Int32, Error, op,
            "(): Expected dtype int64 for index");
   FL_CHECK(same_rank(index_, self_), Error, "Index tensor must have the same number of dimensions as self tensor");
-  const bool is_value = src_->wrapped_number;
-  if (!is_value) {
+  if (!is_value)
     FL_CHECK(same_rank(src_, self_), Error, "Index tensor must have the same number of dimensions as src tensor");
-    FL_CHECK(src_->dtype == self_->dtype, Error, op, "(): Expected self.dtype to be equal to src.dtype");
-  }
   Tensor self = as_1d(self_), index = as_1d(index_);
   Tensor src = is_value ? expand_to(to_dtype(src_, self->dtype, true), index->sizes, op) : as_1d(src_);
   for (int64_t d = 0; d < self->dim(); ++d) {
@@ -93,7 +98,6 @@ void scatter_impl(const Tensor& self_, int64_t dim, const Tensor& index_, const 
              shape_str(index->sizes), " to be no larger than self ", shape_str(self->sizes), " apart from dimension ", dim,
              " and to be no larger size than src ", shape_str(src->sizes));
   }
-  if (index->numel == 0) return;
   Tensor off = elementwise_offsets(self, dim, index);
   Tensor vals = is_value ? src : make_view(src, index->sizes, src->strides, src->offset);
   if (vals->storage == self->storage) vals = clone(vals);

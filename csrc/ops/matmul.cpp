@@ -1,8 +1,10 @@
 // mm, bmm, addmm, baddbmm (one GEMM driver for all four) and the matmul composite.
 #include "matmul.h"
 
+#include <optional>
 #include <type_traits>
 
+#include "../core/gil.h"
 #include "../kernels/blas.h"
 #include "activation.h"
 #include "pointwise.h"
@@ -30,6 +32,10 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
                const blas::Epilogue& ep = {}) {
   const int64_t batch = a->sizes[0], m = a->sizes[1], k = a->sizes[2], n = b->sizes[2];
   if (out->numel == 0) return;
+  // long products let other Python threads run (Note [GIL release]); short ones keep the lock, whose hand-over
+  // would cost more than they do
+  std::optional<GilRelease> nogil;
+  if (static_cast<double>(batch) * m * n * k >= kGilReleaseWork) nogil.emplace();
   const ScalarType dt = out->dtype;
   if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16) {  // accumulate in float32
     Tensor of = to_dtype(out, ScalarType::Float32, /*copy=*/true);

@@ -30,7 +30,7 @@
   X(logaddexp2, FLOAT, logaddexp2_impl(a, b), g / (exp2(b - a) + 1.0), g / (exp2(a - b) + 1.0))                                     \
   X(xlogy, FLOAT, xlogy_impl(a, b), xlogy_grad_x(g, a, b), g * a / b)                                               \
   X(copysign, FLOAT, std::copysign(a, b), copysign_grad(g, a, r), zeros_like(g))                                         \
-  X(nextafter, ARITH, std::nextafter(a, b), NOTIMPL, NOTIMPL)                                       \
+  X(nextafter, ARITH, std::nextafter(a, b), g, zeros_like(g))                                       \
   X(heaviside, ARITH, heaviside_impl(a, b), NOTIMPL, NOTIMPL)                                       \
   X(bitwise_and, INT, a & b, NONDIFF, NONDIFF)                                                      \
   X(bitwise_or, INT, a | b, NONDIFF, NONDIFF)                                                       \

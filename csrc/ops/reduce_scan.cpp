@@ -21,7 +21,7 @@ Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum)
     const scalar_t* x = rv.rows->data<scalar_t>();
     scalar_t* y = r->data<scalar_t>();
     const int64_t n = rv.inner;
-    for_each_row(rv.outer, n, [&](int64_t o) {
+    if (n) for_each_row(rv.outer, n, [&](int64_t o) {  // (empty rows: nothing to scan, however many)
       A acc = is_sum ? A(0) : A(1);
       for (int64_t i = o * n; i < (o + 1) * n; ++i) {
         if constexpr (std::is_integral_v<A>)  // wraps like torch
@@ -46,7 +46,7 @@ Tensor logcumsumexp_cpu(const Tensor& self, int64_t dim) {
     const scalar_t* x = rv.rows->data<scalar_t>();
     scalar_t* y = r->data<scalar_t>();
     const int64_t n = rv.inner;
-    for_each_row(rv.outer, n, [&](int64_t o) {
+    if (n) for_each_row(rv.outer, n, [&](int64_t o) {  // (empty rows: nothing to scan, however many)
       A acc = -std::numeric_limits<A>::infinity();
       for (int64_t i = o * n; i < (o + 1) * n; ++i) {
         A v = static_cast<A>(x[i]);
@@ -73,7 +73,7 @@ TensorPair cum_extreme(const Tensor& self, int64_t dim, bool is_max) {
     scalar_t* y = r->data<scalar_t>();
     int64_t* yi = ri->data<int64_t>();
     const int64_t n = rv.inner;
-    for_each_row(rv.outer, n, [&](int64_t o) {
+    if (n) for_each_row(rv.outer, n, [&](int64_t o) {  // (empty rows: nothing to scan, however many)
       const scalar_t* xr = x + o * n;
       M best = n ? static_cast<M>(xr[0]) : M(0);
       int64_t bi = 0;

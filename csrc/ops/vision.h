@@ -45,6 +45,10 @@ FL_DECLARE_OP(grid_sampler, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor
 // -> {grad_input (null unless input_grad), grad_grid}
 FL_DECLARE_OP(grid_sampler_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
                                                       int64_t, int64_t, bool, bool))
+// grid_sampler_double_backward(grad_output, input, grid, gg_grid, ...) -> {d grad_output, d input, d grid}: the
+// derivatives of <gg_grid, grad_grid> (grid_sampler_backward's grid gradient) for a double backward.
+FL_DECLARE_OP(grid_sampler_double_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
+                                                             const ::fl::Tensor&, int64_t, int64_t, bool))
 // embedding(weight, indices, padding_idx, scale_grad_by_freq): rows of weight; the last two only
 // shape the gradient.
 FL_DECLARE_OP(embedding, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))

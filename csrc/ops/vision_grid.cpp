@@ -1,6 +1,7 @@
-// grid_sampler and its backward (F.grid_sample): bilinear and nearest over 4-D and 5-D inputs,
-// bicubic over 4-D, with zeros / border / reflection padding. The coordinate arithmetic follows
-// PyTorch's GridSampler.h so results and gradients agree with it, including at the borders.
+// grid_sampler, its backward and the double backward of its grid gradient (F.grid_sample): bilinear
+// and nearest over 4-D and 5-D inputs, bicubic over 4-D, with zeros / border / reflection padding.
+// The coordinate arithmetic follows PyTorch's GridSampler.h so results and gradients agree with it,
+// including at the borders.
 #include <omp.h>
 
 #include <climits>
@@ -17,6 +18,11 @@ FL_DEFINE_OP(grid_sampler_backward,
              "grid_sampler_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, "
              "int padding_mode, bool align_corners, bool input_grad) -> Tensor[]",
              ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool, bool))
+FL_DEFINE_OP(grid_sampler_double_backward,
+             "grid_sampler_double_backward(Tensor grad_output, Tensor input, Tensor grid, Tensor gg_grid, "
+             "int interpolation_mode, int padding_mode, bool align_corners) -> Tensor[]",
+             ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t,
+                              int64_t, bool))
 
 namespace fl {
 namespace {
@@ -98,6 +104,17 @@ void cubic_coefficients_grad(T* c, T t) {
   c[3] = (3 * A * x - 10 * A) * x + 8 * A;
 }
 
+// The derivatives of cubic_coefficients_grad's four polynomials in t (the cubic weights' second derivatives are
+// their negatives, as the weights' first derivatives are the negated cubic_coefficients_grad).
+template <typename T>
+void cubic_coefficients_grad2(T* c, T t) {
+  const T A = T(-0.75);
+  c[0] = 6 * A * (-1 - t) + 10 * A;
+  c[1] = -6 * (A + 2) * t + 2 * (A + 3);
+  c[2] = -6 * (A + 2) * (1 - t) + 2 * (A + 3);
+  c[3] = -6 * A * (2 - t) + 10 * A;
+}
+
 // The geometry: input [N, C, S...] and grid [N, P..., D] (component 0 is x, the last spatial dim).
 struct GridGeom {
   int64_t N, C, D, P = 1, in_spatial = 1;
@@ -149,7 +166,20 @@ struct Corners {
   T w[K];
   T dw[K][D];  // d w / d coordinate s (s outermost first)
   T cgrad[D];  // d coordinate / d grid value
+  T c[D], f[D];  // the coordinates and their floors (for the second derivatives)
 };
+
+// d^2 w[k] / d coordinate s d coordinate t (s != t; w is linear in each coordinate alone).
+template <typename T, int D>
+T corner_d2(const Corners<T, D>& cr, int k, int s, int t) {
+  T d = 1;
+  for (int r = 0; r < D; ++r) {
+    const bool bit = (k >> (D - 1 - r)) & 1;
+    if (r == s || r == t) d *= bit ? T(1) : T(-1);
+    else d *= bit ? cr.c[r] - cr.f[r] : (cr.f[r] + 1) - cr.c[r];
+  }
+  return d;
+}
 
 template <typename T, int D>
 void linear_corners(const GridGeom& g, const T* gp, bool nearest, bool with_grad, Corners<T, D>& cr) {
@@ -157,6 +187,8 @@ void linear_corners(const GridGeom& g, const T* gp, bool nearest, bool with_grad
   for (int s = 0; s < D; ++s) {
     c[s] = source_index(gp[D - 1 - s], g.isz[s], g.pad, g.align, &cr.cgrad[s]);
     f[s] = nearest ? std::nearbyint(c[s]) : std::floor(c[s]);
+    cr.c[s] = c[s];
+    cr.f[s] = f[s];
   }
   const int nk = nearest ? 1 : Corners<T, D>::K;
   for (int k = 0; k < nk; ++k) {
@@ -308,6 +340,92 @@ void backward_impl(const GridGeom& g, const T* go, const T* in, const T* grid, T
   }
 }
 
+// The derivatives of L = <gg_grid, grad_grid> where grad_grid[p] = cgrad * sum_c g[c, p] * sum_k input[c, k] dw_k:
+// for g (sampling with the weights u . dw), for input (their scatter times g), for grid (the weights' second
+// derivatives; the padding's coordinate derivative cgrad is piecewise constant, so it contributes nothing).
+template <typename T, int D>
+void double_backward_impl(const GridGeom& g, const T* go, const T* in, const T* grid, const T* ggg, T* dgo, T* din,
+                          T* dgrid) {
+#pragma omp parallel for if (g.N > 1 && g.N * g.P * g.C >= kParallelGrain / 4) schedule(static)
+  for (int64_t n = 0; n < g.N; ++n) {
+    const T* inn = in + n * g.C * g.in_spatial;
+    T* dinn = din + n * g.C * g.in_spatial;
+    for (int64_t p = 0; p < g.P; ++p) {
+      const int64_t np = n * g.P + p;
+      const T* gp = grid + np * D;
+      const T* gop = go + n * g.C * g.P + p;
+      T* dgop = dgo + n * g.C * g.P + p;
+      if (g.interp == GridInterp::Bicubic) {
+        if constexpr (D == 2) {
+          Cubic<T> cb;
+          cubic_taps(g, gp, cb);
+          const T ux = ggg[np * 2] * cb.cgrad[1], uy = ggg[np * 2 + 1] * cb.cgrad[0];
+          const T tx = unnormalize(gp[0], g.isz[1], g.align), ty = unnormalize(gp[1], g.isz[0], g.align);
+          T hx[4], hy[4];
+          cubic_coefficients_grad2(hx, tx - std::floor(tx));
+          cubic_coefficients_grad2(hy, ty - std::floor(ty));
+          T w1[16], wx2[16], wy2[16];  // the tap weights of dL/dg and of dL/d(x, y) per unit g * input
+          for (int j = 0; j < 4; ++j)
+            for (int i = 0; i < 4; ++i) {
+              const T dx = -cb.gx[i], dy = -cb.gy[j];  // the weights' first derivatives
+              w1[j * 4 + i] = ux * dx * cb.wy[j] + uy * cb.wx[i] * dy;
+              wx2[j * 4 + i] = -ux * hx[i] * cb.wy[j] + uy * dx * dy;
+              wy2[j * 4 + i] = ux * dx * dy - uy * cb.wx[i] * hy[j];
+            }
+          T ax = 0, ay = 0;
+          for (int64_t c = 0; c < g.C; ++c) {
+            const T gout = gop[c * g.P];
+            const T* ic = inn + c * g.in_spatial;
+            T acc = 0;
+            for (int k = 0; k < 16; ++k) {
+              const int64_t off = cb.off[k];
+              if (off < 0) continue;
+              const T v = ic[off];
+              acc += v * w1[k];
+              dinn[c * g.in_spatial + off] += gout * w1[k];
+              ax += gout * v * wx2[k];
+              ay += gout * v * wy2[k];
+            }
+            dgop[c * g.P] = acc;
+          }
+          dgrid[np * 2] = cb.cgrad[1] * ax;
+          dgrid[np * 2 + 1] = cb.cgrad[0] * ay;
+        }
+        continue;
+      }
+      Corners<T, D> cr;
+      linear_corners<T, D>(g, gp, false, true, cr);
+      constexpr int K = Corners<T, D>::K;
+      T u[D], w1[K], h[K][D];
+      for (int s = 0; s < D; ++s) u[s] = ggg[np * D + D - 1 - s] * cr.cgrad[s];
+      for (int k = 0; k < K; ++k) {
+        w1[k] = 0;
+        for (int s = 0; s < D; ++s) w1[k] += u[s] * cr.dw[k][s];
+        for (int t = 0; t < D; ++t) {
+          h[k][t] = 0;
+          for (int s = 0; s < D; ++s)
+            if (s != t) h[k][t] += u[s] * corner_d2<T, D>(cr, k, s, t);
+        }
+      }
+      T dc[D] = {};
+      for (int64_t c = 0; c < g.C; ++c) {
+        const T gout = gop[c * g.P];
+        const T* ic = inn + c * g.in_spatial;
+        T acc = 0;
+        for (int k = 0; k < K; ++k) {
+          if (cr.off[k] < 0) continue;
+          const T v = ic[cr.off[k]];
+          acc += v * w1[k];
+          dinn[c * g.in_spatial + cr.off[k]] += gout * w1[k];
+          for (int t = 0; t < D; ++t) dc[t] += gout * v * h[k][t];
+        }
+        dgop[c * g.P] = acc;
+      }
+      for (int t = 0; t < D; ++t) dgrid[np * D + D - 1 - t] = cr.cgrad[t] * dc[t];
+    }
+  }
+}
+
 Tensor as_compute(const Tensor& t) {
   if (t->dtype == ScalarType::Float16 || t->dtype == ScalarType::BFloat16) return contiguous(to_dtype(t, ScalarType::Float32));
   return contiguous(t);
@@ -357,8 +475,34 @@ TensorList grid_sampler_backward_cpu(DispatchKeySet, const Tensor& grad, const T
   return {gin, ggrid};
 }
 
+TensorList grid_sampler_double_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const Tensor& grid,
+                                            const Tensor& gg_grid, int64_t interp, int64_t padding, bool align) {
+  GridGeom g = make_geom(input, grid, interp, padding, align);
+  FL_CHECK(grad->sizes == g.out_sizes && gg_grid->sizes == grid->sizes, Error,
+           "grid_sampler_double_backward: expected grad_output of size ", shape_str(g.out_sizes), " and gg_grid of size ",
+           shape_str(grid->sizes), " but got ", shape_str(grad->sizes), " and ", shape_str(gg_grid->sizes));
+  Tensor x = as_compute(input), gr = as_compute(grid), go = as_compute(grad), ggg = as_compute(gg_grid);
+  TensorList r = {empty(go->sizes, x->dtype), empty(x->sizes, x->dtype), empty(gr->sizes, x->dtype)};
+  for (Tensor& t : r) fill(t, Scalar(int64_t(0)));
+  // nearest interpolation's grid gradient is zero: so are its derivatives
+  if (grad->numel != 0 && g.interp != GridInterp::Nearest) {
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      auto impl = g.D == 2 ? double_backward_impl<T, 2> : double_backward_impl<T, 3>;
+      impl(g, go->data<const T>(), x->data<const T>(), gr->data<const T>(), ggg->data<const T>(), r[0]->data<T>(),
+           r[1]->data<T>(), r[2]->data<T>());
+    };
+    if (x->dtype == ScalarType::Float64) run(double()); else run(float());
+  }
+  const Tensor* like[3] = {&grad, &input, &grid};
+  for (int i = 0; i < 3; ++i)
+    if (r[i]->dtype != (*like[i])->dtype) r[i] = to_dtype(r[i], (*like[i])->dtype);
+  return r;
+}
+
 }  // namespace
 }  // namespace fl
 
 FL_REGISTER_KERNEL(grid_sampler, CPU, ::fl::grid_sampler_cpu)
 FL_REGISTER_KERNEL(grid_sampler_backward, CPU, ::fl::grid_sampler_backward_cpu)
+FL_REGISTER_KERNEL(grid_sampler_double_backward, CPU, ::fl::grid_sampler_double_backward_cpu)

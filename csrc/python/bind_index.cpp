@@ -228,13 +228,22 @@ Tensor value_arg(py::handle h, const char* op, const char* argname) {
   return wrap_scalar(s);
 }
 
-// out= of the functions: result resized into `out` (PyTorch's rule) and copied.
-Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
+// out= of the functions: result resized into `out` (PyTorch's rule) and copied. `inputs` may not overlap out at all,
+// `partial` not partially (torch's assert_no_overlap and assert_no_partial_overlap); both are checked before the
+// resize (an alias of an input must not be resized) and after it (the resized out may reach into an input).
+Tensor write_out(const Tensor& result, const Tensor& out, const char* op, std::initializer_list<Tensor> inputs = {},
+                 std::initializer_list<Tensor> partial = {}) {
   if (!out) return result;
   check_no_internal_overlap(out);  // (torch's index ops check before resizing)
   FL_CHECK(out->dtype == result->dtype, Error, op, "(): Expected out tensor to have dtype ", dtype_name(result->dtype),
            ", but got ", dtype_name(out->dtype), " instead");
+  auto check_overlaps = [&] {
+    for (const Tensor& t : inputs) check_no_overlap(out, t);
+    for (const Tensor& t : partial) check_no_partial_overlap(out, t);
+  };
+  check_overlaps();
   resize_out(out, result->sizes, op);
+  check_overlaps();
   copy_into(out, result);
   out->bump_version();
   return out;
@@ -294,7 +303,8 @@ Tensor scatter_src(py::handle src, py::handle value, const char* op) {
 
 std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::string() : py::cast<std::string>(reduce); }
 
-// take_along_dim: indices and input broadcast against each other except along `dim`, then gather.
+// take_along_dim: indices and input broadcast against each other except along `dim`, then gather. Along a dim,
+// torch takes the indices modulo its size (so -1 is the last element).
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_h) {
   require_tensors("take_along_dim", {{"input", &self}, {"indices", &indices}});
   FL_CHECK(indices->dtype == ScalarType::Int64, Error, "torch.take_along_dim(): dtype of indices should be Long but got ",
@@ -311,7 +321,15 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
   IntList shape = broadcast_shapes(a, b, "take_along_dim");
   IntList ss = shape, is = shape;
   if (self->dim()) { ss[dim] = self->sizes[dim]; is[dim] = indices->sizes[dim]; }
-  return ops::gather(index_detail::expand_to(self, ss, "take_along_dim"), dim, index_detail::expand_to(indices, is, "take_along_dim"));
+  Tensor idx = indices;
+  if (idx->numel) {
+    const int64_t n = self->dim() ? self->sizes[dim] : 1;
+    FL_CHECK(n != 0, Error, "ZeroDivisionError");  // (torch's message: its remainder by the empty dim's size)
+    idx = ops::remainder(idx, wrap_scalar(Scalar(n)), Scalar(int64_t(1)), nullptr);
+  }
+  // (self through ops::expand, which records the broadcast for autograd)
+  return ops::gather(self->sizes == ss ? self : ops::expand(self, ss), dim,
+                     index_detail::expand_to(idx, is, "take_along_dim"));
 }
 
 void bind(py::module_& m, TensorClass& cls) {
@@ -321,14 +339,14 @@ void bind(py::module_& m, TensorClass& cls) {
   const auto out_kw = py::arg("out").none(true) = py::none();
 
   m.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
-    return write_out(ops::index_select(self, dim, index), out, "index_select");
+    return write_out(ops::index_select(self, dim, index), out, "index_select", {self, index});
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), out_kw,
      "Selects the entries of `input` along `dim` at the positions in `index` (a copy).");
   cls.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index) { return ops::index_select(self, dim, index); },
           py::arg("dim"), py::arg("index"));
 
   m.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool, const Tensor& out) {
-    return write_out(ops::gather(self, dim, index), out, "gather");
+    return write_out(ops::gather(self, dim, index), out, "gather", {self}, {index});
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false, out_kw,
      "out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims).");
   cls.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return ops::gather(self, dim, index); },
@@ -428,7 +446,7 @@ void bind(py::module_& m, TensorClass& cls) {
         "A copy of `input` (broadcast with `mask`) with `value` where `mask` is true.");
   cls.def("masked_fill", &masked_fill, py::arg("mask"), py::arg("value"));
   m.def("masked_select", [](const Tensor& self, const Tensor& mask, const Tensor& out) {
-    return write_out(ops::masked_select(self, mask), out, "masked_select");
+    return write_out(ops::masked_select(self, mask), out, "masked_select", {self, mask});
   }, py::arg("input"), py::arg("mask"), py::kw_only(), out_kw, "The elements of `input` where `mask` is true, as a 1-D tensor.");
   cls.def("masked_select", [](const Tensor& self, const Tensor& mask) { return ops::masked_select(self, mask); }, py::arg("mask"));
   cls.def("masked_scatter_", [](const Tensor& self, const Tensor& mask, const Tensor& source) {
@@ -444,8 +462,10 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("masked_scatter", masked_scatter, py::arg("mask"), py::arg("source"));
 
   // take, take_along_dim, nonzero, argwhere, where
-  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) { return write_out(ops::take(self, index), out, "take"); },
-        py::arg("input"), py::arg("index"), py::kw_only(), out_kw, "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
+  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) {
+    return write_out(ops::take(self, index), out, "take", {self, index});
+  }, py::arg("input"), py::arg("index"), py::kw_only(), out_kw,
+     "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
   cls.def("take", [](const Tensor& self, const Tensor& index) { return ops::take(self, index); }, py::arg("index"));
   m.def("take_along_dim", [](const Tensor& self, const Tensor& indices, py::handle dim, const Tensor& out) {
     return write_out(take_along_dim(self, indices, dim), out, "take_along_dim");

@@ -1,6 +1,7 @@
 // Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
 // as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
 #include "../autograd/autograd.h"
+#include "../kernels/overlap.h"
 #include "../ops/pointwise.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -21,11 +22,14 @@ std::vector<Tensor> tensor_list(py::handle h, const char* op) {
   return out;
 }
 
-// Writes `result` into a user's out= tensor (resizing it as PyTorch's out= does).
-Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
+// Writes `result` into a user's out= tensor (resizing it as PyTorch's out= does). out may not overlap any of
+// `inputs` (torch's assert_no_overlap), before the resize (an input must not be resized) or after it.
+Tensor write_out(const Tensor& result, const Tensor& out, const char* op, const std::vector<Tensor>& inputs = {}) {
   if (!out) return result;
   check_can_cast(result->dtype, out->dtype, op);
+  for (const Tensor& t : inputs) check_no_overlap(out, t);
   resize_out(out, result->sizes, op);
+  for (const Tensor& t : inputs) check_no_overlap(out, t);
   copy_into(out, result);
   out->bump_version();
   return out;
@@ -127,7 +131,8 @@ void bind(py::module_& m, TensorClass& cls) {
 
   for (const char* name : {"cat", "concat", "concatenate"}) {
     m.def(name, [name](py::handle ts, int64_t dim, const Tensor& out) {
-      return write_out(ops::cat(tensor_list(ts, name), dim), out, name);
+      std::vector<Tensor> inputs = tensor_list(ts, name);
+      return write_out(ops::cat(inputs, dim), out, name, inputs);
     }, py::arg("tensors"), py::arg("dim") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
           "Concatenates tensors along an existing dim.");
   }

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "../core/allocator.h"
+#include "../core/gil.h"
 #include "../core/warning.h"
 #include "python_util.h"
 
@@ -140,6 +141,9 @@ using namespace fl::python;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "flowlike's C++ core: tensors, the dispatcher and CPU kernels";
+  // Note [GIL release] (core/gil.h): only a thread that holds the lock hands it back
+  fl::set_gil_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+                     [](void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }});
   fl::set_warning_handler([](const std::string& message) {  // a UserWarning at the Python caller's line
     py::gil_scoped_acquire gil;
     if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw py::error_already_set();

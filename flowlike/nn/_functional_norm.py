@@ -63,6 +63,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined in "
                            "evaluation mode")
+    if input.dim() == 1:  # torch reads a 1-d input's size(1): only an empty one normalizes (to an empty result)
+        if input.numel():
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+        return input.clone()
     return _C._batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 

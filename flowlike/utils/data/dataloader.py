@@ -1,8 +1,10 @@
 """DataLoader: batches from a dataset, in the main process or in worker processes (torch.utils.data.DataLoader)."""
 import itertools
 import multiprocessing
+import os
 import queue
 import random
+import signal
 
 from ... import _dtype as D
 from ._utils.collate import default_collate, default_convert
@@ -132,9 +134,17 @@ def _generate_state(base_seed, worker_id):
     return state
 
 
-def _worker_loop(kind, dataset, index_queue, data_queue, auto_collation, collate_fn, drop_last, base_seed, init_fn,
-                 worker_id, num_workers):
-    """A worker process: seeds its RNGs, then fetches batches for the indices it receives until told to stop."""
+def _worker_loop(*args):
+    """A worker process: seeds its RNGs, then fetches batches for the indices it receives until told to stop (or
+    until its parent is gone)."""
+    try:
+        _worker_main(os.getppid(), *args)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C reaches the whole process group: the main process raises it (as torch's workers, silently)
+
+
+def _worker_main(parent, kind, dataset, index_queue, data_queue, auto_collation, collate_fn, drop_last, base_seed,
+                 init_fn, worker_id, num_workers):
     global _worker_info
     from ..._random import manual_seed, set_num_threads
     # As torch: one intra-op thread per worker (and no use of the parent's OpenMP pool after fork).
@@ -158,6 +168,8 @@ def _worker_loop(kind, dataset, index_queue, data_queue, auto_collation, collate
         try:
             r = index_queue.get(timeout=5.0)
         except queue.Empty:
+            if os.getppid() != parent:  # the main process died (killed): do not outlive it
+                break
             continue
         if isinstance(r, _ResumeIteration):
             data_queue.put((r, None))
@@ -353,6 +365,14 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return self._fetcher.fetch(index)
 
 
+def _worker_death_message(pid, exitcode):
+    """torch's words for a worker that died: killed by a signal (a negative exit code) or exited with a code."""
+    if exitcode is not None and exitcode < 0:
+        return f"DataLoader worker (pid {pid}) is killed by signal: {signal.strsignal(-exitcode)}. "
+    return (f"DataLoader worker (pid {pid}) exited unexpectedly with exit code {exitcode}. Details are lost due to "
+            "multiprocessing. Rerunning with num_workers=0 may give better error trace.")
+
+
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Worker processes (fork) fed round-robin with batch indices; results are delivered in sampler order."""
 
@@ -408,10 +428,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             except queue.Empty:
                 if timeout is not None:
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
-                failed = [w.pid for w in self._workers if not w.is_alive()]
-                if failed:
-                    raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, failed))}) exited "
-                                       "unexpectedly") from None
+                for w in self._workers:
+                    if not w.is_alive():
+                        self._shutdown_workers()
+                        raise RuntimeError(_worker_death_message(w.pid, w.exitcode)) from None
 
     def _try_put_index(self):
         try:
