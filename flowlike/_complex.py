@@ -74,7 +74,7 @@ def complex(real, imag, *, out=None):
     """real + i * imag, elementwise with broadcasting (float -> complex64, double -> complex128)."""
     _check_tensor("complex", real, "real")
     _check_tensor("complex", imag, "imag")
-    return write_out(out, _C._complex(real, imag), "complex")
+    return write_out(out, _C._complex(real, imag), "complex", exact_dtype=True)
 
 
 def polar(abs, angle, *, out=None):
@@ -82,7 +82,7 @@ def polar(abs, angle, *, out=None):
     _check_tensor("polar", abs, "abs")
     _check_tensor("polar", angle, "angle")
     _C._complex(abs, angle)  # torch's dtype checks, before any arithmetic
-    return write_out(out, _C._complex(abs * _C.cos(angle), abs * _C.sin(angle)), "polar")
+    return write_out(out, _C._complex(abs * _C.cos(angle), abs * _C.sin(angle)), "polar", exact_dtype=True)
 
 
 def _set_part(part):

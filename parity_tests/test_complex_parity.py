@@ -196,7 +196,9 @@ def test_complex_and_polar_errors():
 
 BINARY = {"add": lambda lib, a, b: a + b, "sub": lambda lib, a, b: a - b, "mul": lambda lib, a, b: a * b,
           "div": lambda lib, a, b: a / b, "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
-          "eq": lambda lib, a, b: (a == b, a != b, a == a), "pow": lambda lib, a, b: a ** b}
+          "eq": lambda lib, a, b: (a == b, a != b, a == a), "pow": lambda lib, a, b: a ** b,
+          "logical": lambda lib, a, b: (lib.logical_and(a, b * (b.real > 0)), lib.logical_or(a * 0, b * (b.real > 0)),
+                                        lib.logical_xor(a, b * (b.real > 0)))}
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
@@ -223,6 +225,7 @@ def test_binary_division_special_values():
 UNARY = {"neg": lambda lib, z: -z, "abs": lambda lib, z: z.abs(), "angle": lambda lib, z: lib.angle(z),
          "sgn": lambda lib, z: z.sgn(), "square": lambda lib, z: lib.square(z),
          "reciprocal": lambda lib, z: z.reciprocal(), "exp": lambda lib, z: z.exp(), "log": lambda lib, z: z.log(),
+         "exp2": lambda lib, z: z.exp2(), "expm1": lambda lib, z: z.expm1(), "log1p": lambda lib, z: z.log1p(),
          "log2": lambda lib, z: z.log2(), "log10": lambda lib, z: z.log10(), "sqrt": lambda lib, z: z.sqrt(),
          "rsqrt": lambda lib, z: z.rsqrt(), "sin": lambda lib, z: z.sin(), "cos": lambda lib, z: z.cos(),
          "tan": lambda lib, z: z.tan(), "sinh": lambda lib, z: z.sinh(), "cosh": lambda lib, z: z.cosh(),
@@ -269,9 +272,98 @@ NO_COMPLEX = {"maximum": lambda lib, z: lib.maximum(z, z), "lt": lambda lib, z: 
               "atan2": lambda lib, z: lib.atan2(z, z), "remainder": lambda lib, z: z % z,
               "floor": lambda lib, z: z.floor(), "sign": lambda lib, z: z.sign(), "erf": lambda lib, z: z.erf(),
               "amax": lambda lib, z: z.amax(), "clamp": lambda lib, z: z.clamp(0, 1),
-              "bitwise": lambda lib, z: z & z, "relu": lambda lib, z: lib.relu(z)}
+              "bitwise": lambda lib, z: z & z, "relu": lambda lib, z: lib.relu(z), "argmax": lambda lib, z: z.argmax(),
+              "argmin": lambda lib, z: z.argmin(1), "max_dim": lambda lib, z: z.max(0), "min": lambda lib, z: z.min(),
+              "topk": lambda lib, z: z.topk(1), "nansum": lambda lib, z: z.nansum(), "nanmean": lambda lib, z: z.nanmean(),
+              "heaviside": lambda lib, z: lib.heaviside(z, z), "isposinf": lambda lib, z: lib.isposinf(z),
+              "signbit": lambda lib, z: lib.signbit(z), "fmod": lambda lib, z: lib.fmod(z, z),
+              "floor_divide": lambda lib, z: z // z, "lgamma": lambda lib, z: z.lgamma(), "minimum": lambda lib, z: lib.minimum(z, z),
+              "bitwise_not": lambda lib, z: ~z, "cummax": lambda lib, z: z.cummax(0), "kthvalue": lambda lib, z: z.kthvalue(1),
+              "median": lambda lib, z: z.median(), "unique": lambda lib, z: z.unique()}
 
 
 @pytest.mark.parametrize("op", list(NO_COMPLEX))
 def test_errors_for_ops_without_complex(op):
     assert_raises_same(NO_COMPLEX[op], Z)
+
+
+# ---- products, more reductions, data movement ------------------------------------------------------------------------
+
+PRODUCTS = {"mm": lambda lib, a, b: a @ b.t(), "matmul_batched": lambda lib, a, b: lib.matmul(a[None], b.t()[None, :, :2]),
+            "mv": lambda lib, a, b: lib.mv(a, b[0]), "vec_mat": lambda lib, a, b: a[0] @ b.t(),
+            "dot": lambda lib, a, b: lib.dot(a[0], b[1]), "vdot": lambda lib, a, b: lib.vdot(a[0], b[1]),
+            "bmm": lambda lib, a, b: lib.bmm(a.reshape(2, 3, 2), b.reshape(2, 2, 3)),
+            "einsum": lambda lib, a, b: lib.einsum("ij,kj->ik", a, b),
+            "addmm": lambda lib, a, b: lib.addmm(a[:, :3], a, b.t()[:, :3], beta=0.5, alpha=2),
+            "inner_outer": lambda lib, a, b: (lib.inner(a, b), lib.outer(a[0], b[1])),
+            "vecdot": lambda lib, a, b: lib.linalg.vecdot(a, b),
+            "conj_operands": lambda lib, a, b: (a.conj() @ b.t(), a @ b.conj().t(), a.t().conj() @ b),
+            "strided": lambda lib, a, b: a[:, ::2] @ b[::2, ::2].t()}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", list(PRODUCTS))
+def test_products(op, dtype):
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "complex64" else {}
+    check_both(PRODUCTS[op], Z, W, dtype=dtype, grad=True, **tol)
+
+
+def test_products_real_and_complex_errors():
+    assert_raises_same(lambda lib, a, b: a @ b, Z, R.T)  # mixed dtypes
+    assert_raises_same(lambda lib, a, b: lib.dot(a[0], b[0]), Z, R)
+
+
+REDUCTIONS = {"prod": lambda lib, z: (z.prod(), z.prod(1), z.prod(0, keepdim=True)),
+              "cumsum": lambda lib, z: (z.cumsum(0), z.cumsum(-1)), "cumprod": lambda lib, z: (z.cumprod(0), z.cumprod(1)),
+              "var_std": lambda lib, z: (z.var(), z.var(0), z.std(1, keepdim=True), z.var(correction=0)),
+              "var_mean": lambda lib, z: (lib.var_mean(z, 1), lib.std_mean(z, 0)), "trace": lambda lib, z: z[:, :3].trace(),
+              "norm": lambda lib, z: (z.norm(), lib.linalg.vector_norm(z, 1), lib.linalg.vector_norm(z, dim=0),
+                                      lib.linalg.norm(z)),
+              "nonzero": lambda lib, z: (lib.nonzero(z * (z.real > 0)), lib.count_nonzero(z * (z.real > 0)))}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", list(REDUCTIONS))
+def test_more_reductions(op, dtype):
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "complex64" else {}
+    check_both(REDUCTIONS[op], Z, dtype=dtype, grad=op != "nonzero", **tol)
+
+
+def test_prod_with_zeros_gradient():
+    z = Z.copy()
+    z[0, 1] = 0
+    z[2, 0] = z[2, 3] = 0
+    check_both(lambda lib, x: (x.prod(1), x.cumprod(1)), z, grad=True)
+
+
+MOVES = {"cat_stack": lambda lib, a, b: (lib.cat([a, b], 1), lib.stack([a, b])),
+         "index": lambda lib, a, b: (a[[0, 2]], a[:, 1], a[a.real > 0], a[..., None]),
+         "setitem": lambda lib, a, b: _setitem(a, b), "flip_roll": lambda lib, a, b: (a.flip(0), a.roll(1, 1)),
+         "gather_scatter": lambda lib, a, b: (a.gather(1, lib.tensor([[0, 1], [3, 3], [2, 0]])),
+                                              lib.zeros(3, 4, dtype=a.dtype).scatter_add(0, lib.tensor([[0, 1, 2, 0]]), b[:1]),
+                                              a.index_add(0, lib.tensor([2, 0, 1]), b)),
+         "where_masked": lambda lib, a, b: (lib.where(a.real > 0, a, b), a.masked_fill(a.imag > 0, 2j)),
+         "shape": lambda lib, a, b: (a.tril(), a.repeat(2, 1), a[:, :1].expand(3, 5), a.reshape(2, 6).t().contiguous(),
+                                     a.unfold(1, 2, 1), a.diagonal(), lib.diag(a[0]), a.index_select(1, lib.tensor([3, 0]))),
+         "copy_fill": lambda lib, a, b: (a.clone().copy_(b), a.clone().fill_(1 - 1j), a.clone().zero_(),
+                                         a.clone().copy_(b.real), lib.full_like(a, 2j))}
+
+
+def _setitem(a, b):
+    a = a.clone()
+    a[0] = b[1]
+    a[1, 2] = 3 + 4j
+    a[a.real < 0] = 0
+    return a
+
+
+@pytest.mark.parametrize("op", list(MOVES))
+def test_data_movement(op):
+    check_both(MOVES[op], Z, W, grad=True)
+
+
+def test_sort_and_more_errors():
+    for body in [lambda lib, z: z.sort(), lambda lib, z: z.argmax(), lambda lib, z: z.cummax(0),
+                 lambda lib, z: lib.zeros(3, 4, dtype=z.dtype).scatter_reduce(0, lib.zeros(3, 4, dtype=lib.int64), z, "amax"),
+                 lambda lib, z: lib.zeros(2).masked_fill(lib.tensor([True, False]), 1j), lambda lib, z: lib.full((2,), 1j, dtype=lib.float32)]:
+        assert_raises_same(body, Z)

@@ -27,6 +27,11 @@ FL_FORMULA_UNARY(sinh) FL_FORMULA_UNARY(cosh) FL_FORMULA_UNARY(rsqrt) FL_FORMULA
 FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs)
 #undef FL_FORMULA_UNARY
 
+// The conjugate of a complex value a formula uses (a view with the conjugate bit); other values as they are. The
+// formulas of holomorphic functions with real coefficients, evaluated at the conjugates, give the conjugate
+// derivative torch's convention for complex gradients asks for (grad * conj(f'(z))).
+inline Tensor conj_of(const Tensor& t) { return t && is_complex(t->dtype) ? ops::conj(t) : t; }
+
 inline Tensor floor_div(const Tensor& a, const Tensor& b) { return bin(BinaryOp::div_floor, a, b); }
 inline Tensor zeros_like(const Tensor& g) { return zeros(g->sizes, g->dtype); }
 inline Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where(cond, a, b); }

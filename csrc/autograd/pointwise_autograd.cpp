@@ -48,9 +48,6 @@ bool check_out(const Tensor& out, const Tensor& self, const char* op) {
   return true;
 }
 
-// The conjugate of a complex saved value (a view with the conjugate bit); other values as they are.
-Tensor conj_of(const Tensor& t) { return t && is_complex(t->dtype) ? ops::conj(t) : t; }
-
 struct BinaryBackward : Node {
   BinaryOp op;
   SavedVariable a, b, r;

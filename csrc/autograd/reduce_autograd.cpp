@@ -88,7 +88,8 @@ FL_REGISTER_KERNEL(logsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, c
 FL_REGISTER_KERNEL(prod, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
   // product / x where x != 0; a zero's gradient is the product of the others (computed directly)
   return reduce_autograd(ops::prod, "ProdBackward1", true, ks, x, d, k, dt,
-                         [d](const Tensor& g, const Tensor& x, const Tensor& r, int64_t) {
+                         [d](const Tensor& g, const Tensor& x0, const Tensor& r0, int64_t) {
+                           const Tensor x = conj_of(x0), r = conj_of(r0);
                            Tensor zero = bin(BinaryOp::eq, x, num(0.0));
                            Tensor others = ops::prod(where(zero, num(1.0), x), d, true, ScalarType::NumTypes);
                            Tensor zeros_in_row = expand_reduced(ops::sum(to_dtype(zero, x->dtype), d, true, ScalarType::NumTypes), x->sizes, d, true);
@@ -143,7 +144,7 @@ FL_REGISTER_KERNEL(median_all, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   Tensor r = redispatch_no_grad(ops::median_all, ks, x, ignore_nan);
   return record_saved(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", r, {gradient_edge(x)}, {x}, true,
                       [](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
                         Tensor m = to_dtype(hit, g->dtype);
                         return TensorList{m * (g / ops::sum(m, {}, false, ScalarType::NumTypes))};
@@ -194,7 +195,7 @@ FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int
   if (!is_differentiable(r->dtype)) return r;
   return record_saved("CumprodBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim, xdt = x->dtype](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
                         Tensor zeros_so_far = ops::cumsum(zero, dim, ScalarType::Int64);
                         Tensor before = bin(BinaryOp::eq, zeros_so_far, num(0.0));
@@ -214,7 +215,7 @@ FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x
   Tensor r = redispatch_no_grad(ops::logcumsumexp, ks, x, dim);
   return record_saved("LogcumsumexpBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         if (g->dim() == 0 || g->numel == 0) return TensorList{g};
                         IntList d{dim};
                         Tensor lowest = scalar_tensor(Scalar(lowest_finite(g->dtype)), g->dtype);

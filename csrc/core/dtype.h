@@ -102,6 +102,8 @@ template <typename T> inline complex<T> operator/(complex<T> x, complex<T> y) {
   const T rat = c / d, scl = T(1) / (d + c * rat);
   return {(a * rat + b) * scl, (b * rat - a) * scl};
 }
+template <typename T> constexpr complex<T>& operator+=(complex<T>& a, complex<T> b) { return a = a + b; }
+template <typename T> constexpr complex<T>& operator*=(complex<T>& a, complex<T> b) { return a = a * b; }
 template <typename T> constexpr bool operator==(complex<T> a, complex<T> b) { return a.re == b.re && a.im == b.im; }
 template <typename T> constexpr bool operator!=(complex<T> a, complex<T> b) { return !(a == b); }
 template <typename T> constexpr complex<T> conj(complex<T> a) { return {a.re, -a.im}; }

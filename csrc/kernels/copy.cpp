@@ -70,7 +70,15 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
   });
 }
 
+void check_fits(const Scalar& value, ScalarType dtype) {
+  if (!value.is_complex() || value.im == 0 || is_complex(dtype)) return;
+  static const char* names[] = {"bool",      "uint8_t",        "int8_t", "int16_t", "int", "int64_t",
+                                "c10::Half", "c10::BFloat16", "float",  "double"};
+  throw Error(str_cat("value cannot be converted to type ", names[static_cast<int>(dtype)], " without overflow"));
+}
+
 void fill_kernel(const Tensor& t, Scalar value) {
+  check_fits(value, t->dtype);
   if (t->numel == 0) return;
   ElementwiseIter it({t.get()}, "fill_");
   FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "fill_", {
@@ -152,7 +160,7 @@ void accumulate_kernel(const Tensor& dst, const Tensor& src) {
   Tensor s = src->dtype == dst->dtype ? src : empty_like(src, dst->dtype);
   if (s != src) copy_kernel(s, src);
   ElementwiseIter it({dst.get(), s.get()}, "accumulate");
-  FL_DISPATCH_ALL(dst->dtype, "accumulate", {
+  FL_DISPATCH_ALL_AND_COMPLEX(dst->dtype, "accumulate", {
     it.for_each([](char** p, const int64_t* st, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         auto* o = reinterpret_cast<scalar_t*>(p[0] + i * st[0]);

@@ -177,6 +177,9 @@ void throw_no_complex(const char* op, ScalarType t) {
   const std::string name = op;
   if (name == "maximum" || name == "minimum" || name == "fmax" || name == "fmin")
     throw Error(str_cat(op, " not implemented for complex tensors."));
+  if (name == "heaviside") throw Error("heaviside is not yet implemented for complex tensors.");
+  if (name == "isposinf" || name == "isneginf") throw Error(str_cat(op, " does not support complex inputs."));
+  if (name == "signbit") throw NotImplementedError("signbit is not implemented for complex tensors.");
   if (name == "sign")
     throw NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.");
   if (name == "floor" || name == "ceil" || name == "trunc" || name == "round" || name == "frac")

@@ -20,6 +20,9 @@ bool run_binary_complex(BinaryOp op, const ElementwiseIter& it, complex<T> alpha
     case BinaryOp::div: binary_loop<C, C>(it, [](C a, C b) { return a / b; }); return true;
     case BinaryOp::eq: binary_loop<bool, C>(it, [](C a, C b) { return a == b; }); return true;
     case BinaryOp::ne: binary_loop<bool, C>(it, [](C a, C b) { return a != b; }); return true;
+    case BinaryOp::logical_and: binary_loop<bool, C>(it, [](C a, C b) { return a != C(0) && b != C(0); }); return true;
+    case BinaryOp::logical_or: binary_loop<bool, C>(it, [](C a, C b) { return a != C(0) || b != C(0); }); return true;
+    case BinaryOp::logical_xor: binary_loop<bool, C>(it, [](C a, C b) { return (a != C(0)) != (b != C(0)); }); return true;
     case BinaryOp::pow:
       binary_loop<C, C>(it, [](C a, C b) {
         const std::complex<T> r = std::pow(std::complex<T>(a.re, a.im), std::complex<T>(b.re, b.im));
@@ -45,6 +48,9 @@ bool run_unary_complex(UnaryOp op, const ElementwiseIter& it) {
     case UnaryOp::square: unary_loop<C, C>(it, [](C x) { return x * x; }); return true;
     case UnaryOp::reciprocal: unary_loop<C, C>(it, [](C x) { return C(1) / x; }); return true;
     case UnaryOp::exp: FL_STD(std::exp(x)); return true;
+    case UnaryOp::exp2: FL_STD(std::exp(x * std::log(T(2)))); return true;
+    case UnaryOp::expm1: FL_STD(std::exp(x) - T(1)); return true;
+    case UnaryOp::log1p: FL_STD(std::log(x + T(1))); return true;
     case UnaryOp::log: FL_STD(std::log(x)); return true;
     case UnaryOp::log2: FL_STD(std::log(x) / std::log(T(2))); return true;
     case UnaryOp::log10: FL_STD(std::log10(x)); return true;

@@ -380,10 +380,25 @@ Tensor reduce_complex(ReduceKind k, const Tensor& self, const IntList& dims, boo
   const char* name = kind_name(k);
   if (k == ReduceKind::all || k == ReduceKind::any || k == ReduceKind::count_nonzero)
     return reduce_cpu(k, ops::ne(self, wrap_scalar(Scalar(int64_t(0))), Scalar(int64_t(1)), nullptr), dims, keepdim, dtype);
-  if (k != ReduceKind::sum && k != ReduceKind::mean) throw_unsupported_dtype(name, self->dtype);
+  FL_CHECK(k != ReduceKind::nansum && k != ReduceKind::nanmean, Error, "nansum on CPU does not support complex inputs");
+  if (k != ReduceKind::sum && k != ReduceKind::mean && k != ReduceKind::prod) throw_unsupported_dtype(name, self->dtype);
   const ScalarType out_t = dtype == ScalarType::NumTypes ? self->dtype : dtype;
   if (!is_complex(out_t)) return reduce_cpu(k, to_dtype(self, out_t), dims, keepdim, ScalarType::NumTypes);  // real parts
   Tensor x = self->dtype == out_t ? self : to_dtype(self, out_t);
+  if (k == ReduceKind::prod) {  // complex products, row by row
+    RowView rv = to_rows(x, reduce_mask(dims, x->dim(), name), keepdim);
+    Tensor out = empty(rv.out_sizes, out_t);
+    FL_DISPATCH_COMPLEX(out_t, name, {
+      const scalar_t* p = rv.rows->data<scalar_t>();
+      scalar_t* o = out->data<scalar_t>();
+      for (int64_t r = 0; r < rv.outer; ++r) {
+        scalar_t acc(1);
+        for (int64_t i = 0; i < rv.inner; ++i) acc = acc * p[r * rv.inner + i];
+        o[r] = acc;
+      }
+    });
+    return out;
+  }
   reduce_mask(dims, self->dim(), name);  // validates the dims
   IntList d = dims;
   if (d.empty()) for (int64_t i = 0; i < self->dim(); ++i) d.push_back(i);
