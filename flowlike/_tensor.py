@@ -194,7 +194,8 @@ def _type(self, dtype=None, non_blocking=False):
 _TYPE_NAMES = {D.float32: "torch.FloatTensor", D.float64: "torch.DoubleTensor", D.float16: "torch.HalfTensor",
                D.bfloat16: "torch.BFloat16Tensor", D.uint8: "torch.ByteTensor", D.int8: "torch.CharTensor",
                D.int16: "torch.ShortTensor", D.int32: "torch.IntTensor", D.int64: "torch.LongTensor",
-               D.bool: "torch.BoolTensor"}
+               D.bool: "torch.BoolTensor", D.complex64: "torch.ComplexFloatTensor",
+               D.complex128: "torch.ComplexDoubleTensor"}
 
 
 def _len(self):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../core/warning.h"
 #include "../kernels/copy.h"
 
 namespace fl {
@@ -72,8 +73,14 @@ Tensor contiguous_cpu(DispatchKeySet ks, const Tensor& t) {
   return out;
 }
 
+// torch's warning when a user's cast or copy drops imaginary parts (internal conversions take ops::real instead).
+void warn_discarding_imag(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) warn("Casting complex values to real discards the imaginary part");
+}
+
 Tensor to_copy_cpu(DispatchKeySet ks, const Tensor& t, ScalarType dtype, bool copy) {
   if (t->dtype == dtype && !copy) return t;
+  warn_discarding_imag(t->dtype, dtype);
   Tensor out = empty_like_cpu(ks, t, dtype);
   copy_kernel(out, t);
   return out;
@@ -203,6 +210,7 @@ FL_REGISTER_KERNEL(_accumulate_into, CPU, [](DispatchKeySet, const Tensor& dst, 
 FL_REGISTER_FALLTHROUGH(_accumulate_into, Autograd)
 FL_DEFINE_OP(copy_, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", Tensor(const Tensor&, const Tensor&))
 FL_REGISTER_KERNEL(copy_, CPU, [](DispatchKeySet, const Tensor& self, const Tensor& src) {
+  fl::warn_discarding_imag(src->dtype, self->dtype);
   fl::copy_kernel(self, src);
   self->bump_version();
   return self;
