@@ -32,7 +32,7 @@ def resolve_neg(input):
 def conj_physical(input, *, out=None):
     """The elementwise conjugate in new memory (a copy for a real tensor)."""
     _check_tensor("conj_physical", input)
-    return write_out(out, _C._conj_physical(input), "conj_physical")
+    return write_out(out, _C._conj_physical(input), "conj_physical", exact_dtype=True)
 
 
 def is_conj(input):

@@ -98,6 +98,11 @@ inline Tensor sgn_grad(const Tensor& g, const Tensor& x, const Tensor& r) {
   Tensor gr = (g - r * ops::real(g * ops::conj(r))) / a;
   return ops::where(bin(BinaryOp::eq, a, num(0.0)), num(0.0), gr);
 }
+// acosh: 1 / sqrt(x^2 - 1) for real x (defined for x < -1 too, as torch's), 1 / (sqrt(z + 1) sqrt(z - 1)) for
+// complex z (the branch torch's complex gradient takes)
+inline Tensor acosh_grad(const Tensor& g, const Tensor& x) {
+  return is_complex(x->dtype) ? g * rsqrt(x + 1.0) * rsqrt(x - 1.0) : g * rsqrt(x * x - 1.0);
+}
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
 }

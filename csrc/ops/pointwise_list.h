@@ -84,7 +84,7 @@
   X(cosh, FLOAT, std::cosh(x), g * sinh(x))                                      \
   X(tanh, FLOAT, std::tanh(x), g * (-(r * r) + 1.0))                                      \
   X(asinh, FLOAT, std::asinh(x), g * rsqrt(x * x + 1.0))                                    \
-  X(acosh, FLOAT, std::acosh(x), g * rsqrt(x + 1.0) * rsqrt(x - 1.0))                        \
+  X(acosh, FLOAT, std::acosh(x), acosh_grad(g, x))                                           \
   X(atanh, FLOAT, std::atanh(x), g / (-(x * x) + 1.0))                                    \
   X(sigmoid, FLOAT, sigmoid_impl(x), g * r * (-r + 1.0))                                \
   X(erf, FLOAT, std::erf(x), g * exp(-(x * x)) * 1.1283791670955126)                                        \
