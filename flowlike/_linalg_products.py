@@ -77,12 +77,15 @@ def dot(input, tensor, *, out=None):
     return write_out(out, _C._matmul(input, tensor), "dot", exact_dtype=True)
 
 
-vdot = dot  # real dtypes: no conjugation
+def vdot(input, other, *, out=None):
+    """Inner product of two 1-D tensors with the first one conjugated (dot for real tensors)."""
+    _check_tensor("vdot", "input", input)
+    return dot(input.conj(), other, out=out)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """linalg.vecdot: sum of x * y over dim, broadcasting the other dims (real dtypes: no conjugation)."""
-    return write_out(out, (x * y).sum(dim), "linalg.vecdot", exact_dtype=True)
+    """linalg.vecdot: sum of conj(x) * y over dim, broadcasting the other dims."""
+    return write_out(out, (x.conj() * y).sum(dim), "linalg.vecdot", exact_dtype=True)
 
 
 def inner(input, other, *, out=None):

@@ -194,7 +194,8 @@ def _type(self, dtype=None, non_blocking=False):
 _TYPE_NAMES = {D.float32: "torch.FloatTensor", D.float64: "torch.DoubleTensor", D.float16: "torch.HalfTensor",
                D.bfloat16: "torch.BFloat16Tensor", D.uint8: "torch.ByteTensor", D.int8: "torch.CharTensor",
                D.int16: "torch.ShortTensor", D.int32: "torch.IntTensor", D.int64: "torch.LongTensor",
-               D.bool: "torch.BoolTensor"}
+               D.bool: "torch.BoolTensor", D.complex64: "torch.ComplexFloatTensor",
+               D.complex128: "torch.ComplexDoubleTensor"}
 
 
 def _len(self):
@@ -309,15 +310,16 @@ _METHODS = {
     "float": _conversion(D.float32), "double": _conversion(D.float64), "half": _conversion(D.float16),
     "bfloat16": _conversion(D.bfloat16), "long": _conversion(D.int64), "int": _conversion(D.int32),
     "short": _conversion(D.int16), "char": _conversion(D.int8), "byte": _conversion(D.uint8),
-    "bool": _conversion(D.bool), "cpu": _cpu,
+    "bool": _conversion(D.bool), "cfloat": _conversion(D.complex64), "cdouble": _conversion(D.complex128),
+    "cpu": _cpu,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__float__": _scalar_conv(builtins.float),
-    "__int__": _scalar_conv(builtins.int), "__index__": _index, "__hash__": lambda self: id(self),
+    "__int__": _scalar_conv(builtins.int), "__complex__": _scalar_conv(builtins.complex), "__index__": _index, "__hash__": lambda self: id(self),
     "__array__": _array, "new_tensor": _new_tensor, "new_zeros": _new_factory("zeros"),
     "new_ones": _new_factory("ones"), "new_empty": _new_factory("empty"), "new_full": _new_full,
     "requires_grad_": _requires_grad_, "detach": _detach, "as_subclass": _as_subclass,
     "__contains__": _contains,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
-    "is_complex": lambda self: False, "is_signed": lambda self: self.dtype.is_signed,
+    "is_signed": lambda self: self.dtype.is_signed,
     "get_device": lambda self: -1, "is_nonzero": _is_nonzero,
     "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
     "type_as": lambda self, other: self.type(other.type()), "new": _legacy_new,

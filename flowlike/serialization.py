@@ -110,6 +110,7 @@ _STORAGE_TYPES = {t.name: t for t in (
     _StorageType("LongStorage", D.int64), _StorageType("IntStorage", D.int32),
     _StorageType("ShortStorage", D.int16), _StorageType("CharStorage", D.int8),
     _StorageType("ByteStorage", D.uint8), _StorageType("BoolStorage", D.bool),
+    _StorageType("ComplexFloatStorage", D.complex64), _StorageType("ComplexDoubleStorage", D.complex128),
     _StorageType("UntypedStorage", D.uint8))}
 _STORAGE_TYPE_OF = {t.dtype: t for t in _STORAGE_TYPES.values() if t.name != "UntypedStorage"}
 
@@ -269,7 +270,7 @@ def _torch_globals():
             "builtins.set": set,
             "builtins.complex": complex,
         }
-        for d in D.ALL_DTYPES + (D.complex32, D.complex64, D.complex128):
+        for d in D.ALL_DTYPES + (D.complex32,):
             table[repr(d)] = d
         for t in _STORAGE_TYPES.values():
             table[f"torch.{t.name}"] = t
@@ -963,6 +964,8 @@ class _Pickler(pickle._Pickler):
         if type(obj) is Tensor:
             if obj.dtype not in _STORAGE_TYPE_OF:
                 raise RuntimeError(f"flowlike.save cannot write tensors of dtype {obj.dtype}")
+            if obj.is_conj():  # the file holds values: a conjugate view is written resolved
+                obj = obj.resolve_conj()
             args = (self._storage(obj), obj.storage_offset(), tuple(obj.size()), obj.stride(), obj.requires_grad,
                     OrderedDict())
             state = obj.__dict__

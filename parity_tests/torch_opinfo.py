@@ -19,7 +19,7 @@ from helpers import resolve
 # ---- the table of entries that do not pass yet: OpInfo id -> reason -----------------------------------------------
 # An id is the OpInfo's name, plus "." and its variant_test_name when it has one. "errors:" entries skip only the
 # error-input check, "samples:" entries only the sample check; a bare id skips both.
-COMPLEX = "complex dtypes (issue 15 item 3, not in flowlike yet)"
+COMPLEX = "complex32 (chalf) is not a flowlike dtype"
 PG_ACCURACY = ("float32 sample 0 (n = 1 at x = -7.95, near a pole): torch's float32 polygamma is 2e-5 off the float64 "
                "value, flowlike's 2e-8 (it computes in double): flowlike keeps the accurate value")
 KNOWN_FAILURES = {
@@ -47,7 +47,7 @@ KNOWN_FAILURES = {
     "samples:special.hermite_polynomial_he": "float32 sample 4 (non-integer n, cancelling terms): both are ~1e-5 off "
                                              "the float64 value; torch's kernel rounds x*q - k*p once (an FMA: "
                                              "emulating it reproduces all 250 values), flowlike twice",
-    "samples:cdouble": COMPLEX, "samples:cfloat": COMPLEX, "samples:chalf": COMPLEX,
+    "samples:chalf": COMPLEX,
 }
 
 # OpInfos whose name resolves in flowlike but that call what flowlike does not provide (not counted as runnable)
@@ -99,7 +99,7 @@ def flowlike_callable(fl, torch, op):
 # ---- moving values from torch to flowlike ------------------------------------------------------------------------
 
 class Unsupported(Exception):
-    """A sample flowlike cannot even receive (complex, sparse, a torch-only object)."""
+    """A sample flowlike cannot even receive (complex32, sparse, a torch-only object)."""
 
 
 def to_fl(fl, torch, v, grad=None, memo=None):
@@ -108,12 +108,12 @@ def to_fl(fl, torch, v, grad=None, memo=None):
     offset, so that tensors sharing memory in torch (out= aliasing an input, partial views) share it in flowlike."""
     memo = {} if memo is None else memo
     if isinstance(v, torch.Tensor):
-        if v.is_complex() or v.layout != torch.strided or v.is_quantized or v.device.type != "cpu" or v.dim() > 64:
+        if v.layout != torch.strided or v.is_quantized or v.device.type != "cpu" or v.dim() > 64:
             raise Unsupported(f"{v.dtype} {v.layout} tensor")
         name = str(v.dtype).split(".")[-1]
-        if not hasattr(fl, name):
+        if not isinstance(getattr(fl, name, None), fl.dtype):
             raise Unsupported(str(v.dtype))
-        d = v.detach()
+        d = v.detach().resolve_conj().resolve_neg()
         if d._is_zerotensor():  # torch's ZeroTensor (e.g. sgn's gradient) has no memory to read
             d = torch.zeros(d.shape, dtype=d.dtype)
         key = (d.untyped_storage().data_ptr(), d.dtype)
@@ -123,14 +123,15 @@ def to_fl(fl, torch, v, grad=None, memo=None):
             # a failed out= resize in torch can leave a tensor larger than its storage: zeros stand for the rest
             need = d.storage_offset() + 1 + sum((n - 1) * st for n, st in zip(d.shape, d.stride())) if d.numel() else 0
             base = fl.from_numpy(np.concatenate([flat_np, np.zeros(max(need - flat_np.size, 0), flat_np.dtype)]))
-            memo[key] = base.to(fl.bfloat16) if name == "bfloat16" else base
-        t = memo[key].as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
-        if (v.requires_grad if grad is None else grad) and t.dtype.is_floating_point:
+            # d is held with the copy: a resolved conjugate is a temporary whose address must not be reused
+            memo[key] = (base.to(fl.bfloat16) if name == "bfloat16" else base, d)
+        t = memo[key][0].as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
+        if (v.requires_grad if grad is None else grad) and (t.dtype.is_floating_point or t.dtype.is_complex):
             t = t.detach().requires_grad_(True) if t.is_leaf or True else t
         return t
     if isinstance(v, torch.dtype):
         name = str(v).split(".")[-1]
-        if not hasattr(fl, name) or "complex" in name:
+        if not isinstance(getattr(fl, name, None), fl.dtype):
             raise Unsupported(str(v))
         return getattr(fl, name)
     if isinstance(v, torch.Size):
@@ -141,8 +142,6 @@ def to_fl(fl, torch, v, grad=None, memo=None):
         return getattr(fl, str(v).split(".")[-1])
     if isinstance(v, torch.Generator):
         raise Unsupported("torch.Generator")
-    if isinstance(v, complex):
-        raise Unsupported("complex scalar")
     if isinstance(v, tuple):
         return tuple(to_fl(fl, torch, x, grad, memo) for x in v)
     if isinstance(v, list):
@@ -183,7 +182,7 @@ def _flat_outputs(r):
 
 
 def _np(x, torch):
-    x = x.detach()
+    x = x.detach().resolve_conj().resolve_neg()
     if isinstance(x, torch.Tensor) and x._is_zerotensor():
         x = torch.zeros(x.shape, dtype=x.dtype)
     if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
@@ -207,7 +206,8 @@ TOL = {"float32": dict(rtol=1.3e-5, atol=1e-5), "float64": dict(rtol=1e-7, atol=
 def _close(a, b, rtol, atol):
     if a.dtype == np.bool_ or b.dtype == np.bool_:
         return np.array_equal(a, b)
-    return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    return np.allclose(a.astype(wide), b.astype(wide), rtol=rtol, atol=atol, equal_nan=True)
 
 
 def check_errors(fl, torch, op):
@@ -299,7 +299,7 @@ def check_samples(fl, torch, op, dtypes=("float32", "float64")):
                     if oid in RANDOM_OPS or op.name in RANDOM_OPS:
                         continue
                     if not _close(_np(g, torch), _np(w, torch), **TOL[dname]):
-                        diff = np.abs(_np(g, torch).astype(np.float64) - _np(w, torch).astype(np.float64))
+                        diff = np.abs(_np(g, torch).astype(np.complex128) - _np(w, torch).astype(np.complex128))
                         failures.append(f"{where}: output {j} values differ (max {np.nanmax(diff) if diff.size else 0:.3g})")
                         ok = False
                 elif isinstance(w, (int, float, bool)) and not isinstance(g, (fl.Tensor,)):
@@ -313,9 +313,15 @@ def check_samples(fl, torch, op, dtypes=("float32", "float64")):
     return checked, unsupported, failures
 
 
+def _weighted_sum(outputs, weights):
+    """The real loss whose gradients are compared: the weighted outputs summed (their real part, when complex)."""
+    terms = [(o * c).sum() for o, c in zip(outputs, weights)]
+    return sum(t.real if t.dtype.is_complex else t for t in terms)
+
+
 def _check_grads(fl, torch, where, want, got, t_inputs, f_inputs):
     pairs = [(w, g) for w, g in zip(want, got) if isinstance(w, torch.Tensor) and w.requires_grad
-             and w.dtype.is_floating_point]
+             and (w.dtype.is_floating_point or w.dtype.is_complex)]
     if not pairs:
         return []
     t_leaves = [t for t in _leaves(t_inputs, torch) if t.requires_grad]
@@ -325,8 +331,7 @@ def _check_grads(fl, torch, where, want, got, t_inputs, f_inputs):
     gen = torch.Generator().manual_seed(7)
     weights = [torch.randn(w.shape, dtype=w.dtype, generator=gen) for w, _ in pairs]
     try:
-        t_grads = torch.autograd.grad(sum((w * c).sum() for (w, _), c in zip(pairs, weights)), t_leaves,
-                                      allow_unused=True)
+        t_grads = torch.autograd.grad(_weighted_sum([w for w, _ in pairs], weights), t_leaves, allow_unused=True)
     except Exception:  # noqa: BLE001 - no gradient in torch either
         return []
     if not any(g is not None and g.requires_grad is not None for g in t_grads):
@@ -337,7 +342,7 @@ def _check_grads(fl, torch, where, want, got, t_inputs, f_inputs):
             if all(tg is None or not bool((tg != 0).any()) for tg in t_grads):
                 return []
             return [f"{where}: flowlike output does not require grad"]
-        loss = sum((g * to_fl(fl, torch, c)).sum() for (_, g), c in zip(pairs, weights))
+        loss = _weighted_sum([g for _, g in pairs], [to_fl(fl, torch, c) for c in weights])
         f_grads = fl.autograd.grad(loss, f_leaves, allow_unused=True)
     except Exception as e:  # noqa: BLE001
         return [f"{where}: flowlike backward raised {type(e).__name__}: {str(e)[:150]}"]

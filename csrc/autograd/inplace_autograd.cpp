@@ -122,7 +122,7 @@ void check_inplace(const Tensor& self, const Tensor& src) {
 }
 
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
-  if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_floating(result->dtype)) return result;
+  if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_differentiable(result->dtype)) return result;
   return record_lambda(name, result, {gradient_edge(src)}, [dt = src->dtype](const Tensor& g) {
     return TensorList{cast_grad(g, dt)};
   });
@@ -134,7 +134,10 @@ Tensor copy_before_write(const Tensor& x) {
 }
 
 Tensor cast_grad(const Tensor& g, ScalarType dt) {
-  return g && g->dtype != dt ? to_dtype(g, dt) : g;  // recorded by _to_copy's autograd kernel
+  if (!g || g->dtype == dt) return g;
+  // a real input takes the real part of a complex gradient (torch's handle_r_to_c), without the cast's warning
+  if (is_complex(g->dtype) && !is_complex(dt)) return cast_grad(ops::real(g), dt);
+  return to_dtype(g, dt);  // recorded by _to_copy's autograd kernel
 }
 
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src) {

@@ -2,6 +2,7 @@
 // gradient needs, and the gradients are themselves products through the dispatcher, so they are
 // differentiable again (double backward).
 #include "../ops/activation.h"
+#include "../ops/complex.h"
 #include "../ops/matmul.h"
 #include "../ops/views.h"
 #include "autograd.h"
@@ -13,7 +14,14 @@ namespace {
 using namespace fl::formulas;
 
 Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
-Tensor scaled(const Tensor& t, Scalar s) { return s.to_double() == 1.0 ? t : t * s; }
+// The conjugate transpose (mT for real tensors): the products' gradients use it, so complex gradients follow
+// torch's convention (grad_a = g @ b^H).
+Tensor mH(const Tensor& t) { return ops::conj(mT(t)); }
+// t * conj(s): a gradient takes the conjugate of the factor its output was scaled by
+Tensor scaled(const Tensor& t, Scalar s) {
+  if (s.to_complex() == complex<double>(1.0)) return t;
+  return t * (s.is_complex() ? Scalar(conj(s.to_complex())) : s);
+}
 
 // True for a matrix (or batch of matrices) laid out column-major, like the `w.t()` that Linear
 // multiplies by.
@@ -38,8 +46,8 @@ Tensor record_product(const char* name, const ProductOp& product, const Tensor& 
                       [ga, gb, a_cm, b_cm, has_self, self_sizes, beta, alpha, &product](const Tensor& g,
                                                                                          const TensorList& s) {
                         Tensor grad_a, grad_b;
-                        if (ga) grad_a = a_cm ? mT(product(s[1], mT(g))) : product(g, mT(s[1]));
-                        if (gb) grad_b = b_cm ? mT(product(mT(g), s[0])) : product(mT(s[0]), g);
+                        if (ga) grad_a = a_cm ? mH(product(s[1], mH(g))) : product(g, mH(s[1]));
+                        if (gb) grad_b = b_cm ? mH(product(mH(g), s[0])) : product(mH(s[0]), g);
                         TensorList grads{ga ? scaled(grad_a, alpha) : nullptr, gb ? scaled(grad_b, alpha) : nullptr};
                         if (has_self) grads.push_back(sum_to(scaled(g, beta), self_sizes));
                         return grads;

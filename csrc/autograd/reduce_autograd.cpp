@@ -41,7 +41,7 @@ template <typename F>
 Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, DispatchKeySet ks, const Tensor& x,
                        const IntList& dims, bool keepdim, ScalarType dtype, F grad_fn) {
   Tensor r = redispatch_no_grad(op, ks, x, dims, keepdim, dtype);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   // x and the result are SavedVariables: under create_graph the formula sees both with their history
   return record_saved(name, r, {gradient_edge(x)}, save_x ? TensorList{x} : TensorList{}, save_x,
                       [in = x->sizes, dims, keepdim, dt = x->dtype, save_x, grad_fn](const Tensor& g, const TensorList& s) {
@@ -88,7 +88,8 @@ FL_REGISTER_KERNEL(logsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, c
 FL_REGISTER_KERNEL(prod, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
   // product / x where x != 0; a zero's gradient is the product of the others (computed directly)
   return reduce_autograd(ops::prod, "ProdBackward1", true, ks, x, d, k, dt,
-                         [d](const Tensor& g, const Tensor& x, const Tensor& r, int64_t) {
+                         [d](const Tensor& g, const Tensor& x0, const Tensor& r0, int64_t) {
+                           const Tensor x = conj_of(x0), r = conj_of(r0);
                            Tensor zero = bin(BinaryOp::eq, x, num(0.0));
                            Tensor others = ops::prod(where(zero, num(1.0), x), d, true, ScalarType::NumTypes);
                            Tensor zeros_in_row = expand_reduced(ops::sum(to_dtype(zero, x->dtype), d, true, ScalarType::NumTypes), x->sizes, d, true);
@@ -112,7 +113,7 @@ template <typename OpT, typename... Args>
 TensorPair record_selected(const OpT& op, const char* name, DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim,
                            Args... args) {
   TensorPair r = redispatch_no_grad(op, ks, x, args...);
-  if (!is_floating(std::get<0>(r)->dtype)) return r;
+  if (!is_differentiable(std::get<0>(r)->dtype)) return r;
   record_lambda(name, std::get<0>(r), {gradient_edge(x)}, [in = x->sizes, dim, keepdim, idx = std::get<1>(r)](const Tensor& g) {
     return TensorList{selected_backward(g, in, dim, keepdim, idx)};
   });
@@ -143,7 +144,7 @@ FL_REGISTER_KERNEL(median_all, Autograd, [](DispatchKeySet ks, const Tensor& x, 
   Tensor r = redispatch_no_grad(ops::median_all, ks, x, ignore_nan);
   return record_saved(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", r, {gradient_edge(x)}, {x}, true,
                       [](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
                         Tensor m = to_dtype(hit, g->dtype);
                         return TensorList{m * (g / ops::sum(m, {}, false, ScalarType::NumTypes))};
@@ -155,7 +156,7 @@ FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_
 
 FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::cumsum, ks, x, dim, dt);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_lambda("CumsumBackward0", r, {gradient_edge(x)}, [dim, xdt = x->dtype](const Tensor& g) {
     IntList d{dim};
     Tensor gx = ops::flip(ops::cumsum(ops::flip(g, d), dim, ScalarType::NumTypes), d);
@@ -191,10 +192,10 @@ Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
 // 1; after it, 0 (every product holds the zero).
 FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::cumprod, ks, x, dim, dt);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_saved("CumprodBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim, xdt = x->dtype](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
                         Tensor zeros_so_far = ops::cumsum(zero, dim, ScalarType::Int64);
                         Tensor before = bin(BinaryOp::eq, zeros_so_far, num(0.0));
@@ -214,7 +215,7 @@ FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x
   Tensor r = redispatch_no_grad(ops::logcumsumexp, ks, x, dim);
   return record_saved("LogcumsumexpBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim](const Tensor& g, const TensorList& s) {
-                        const Tensor &xv = s[0], &rv = s[1];
+                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
                         if (g->dim() == 0 || g->numel == 0) return TensorList{g};
                         IntList d{dim};
                         Tensor lowest = scalar_tensor(Scalar(lowest_finite(g->dtype)), g->dtype);

@@ -31,12 +31,20 @@ BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   return o;
 }
 
+// The element types BLAS has: s, d, c (complex<float>) and z (complex<double>).
+template <typename T>
+constexpr bool blas_type = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex<float>> ||
+                           std::is_same_v<T, complex<double>>;
+
 template <typename T>
 void cblas_gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
                 int ldc) {
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) scipy_cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else scipy_cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else if constexpr (std::is_same_v<T, double>) scipy_cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else if constexpr (std::is_same_v<T, complex<float>>)
+    scipy_cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+  else scipy_cblas_zgemm(CblasRowMajor, TA, TB, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
 // Portable kernel: i-p-j order over a row of C held in Acc, so the inner loop streams B's row and
@@ -65,7 +73,7 @@ void portable_gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat
 // for a single row or column of output.
 template <typename T>
 bool try_gemv(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
-  if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+  if constexpr (!blas_type<T>) {
     return false;
   } else {
     // y (len) = alpha * M @ x + beta * y with M given as a (rows x cols) operand, x and y strided vectors
@@ -79,8 +87,12 @@ bool try_gemv(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<cons
       const auto t = o.trans ? CblasTrans : CblasNoTrans;
       if constexpr (std::is_same_v<T, float>)
         scipy_cblas_sgemv(CblasRowMajor, t, r, q, alpha, mat, int(o.ld), x, int(incx), beta, y, int(incy));
-      else
+      else if constexpr (std::is_same_v<T, double>)
         scipy_cblas_dgemv(CblasRowMajor, t, r, q, alpha, mat, int(o.ld), x, int(incx), beta, y, int(incy));
+      else if constexpr (std::is_same_v<T, complex<float>>)
+        scipy_cblas_cgemv(CblasRowMajor, t, r, q, &alpha, mat, int(o.ld), x, int(incx), &beta, y, int(incy));
+      else
+        scipy_cblas_zgemv(CblasRowMajor, t, r, q, &alpha, mat, int(o.ld), x, int(incx), &beta, y, int(incy));
       return true;
     };
     if (n == 1) return gemv(m, k, a.data, a.rs, a.cs, b.data, b.rs, c.data, c.rs);  // c = A @ b
@@ -91,7 +103,7 @@ bool try_gemv(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<cons
 
 template <typename T>
 bool try_blas(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T> b, T beta, Mat<T> c) {
-  if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+  if constexpr (!blas_type<T>) {
     return false;
   } else {
     if (!fits_int(m) || !fits_int(n) || !fits_int(k)) return false;
@@ -196,6 +208,8 @@ FL_GEMM_INSTANTIATE(int32_t)
 FL_GEMM_INSTANTIATE(int16_t)
 FL_GEMM_INSTANTIATE(int8_t)
 FL_GEMM_INSTANTIATE(uint8_t)
+FL_GEMM_INSTANTIATE(complex<float>)
+FL_GEMM_INSTANTIATE(complex<double>)
 #undef FL_GEMM_INSTANTIATE
 
 }  // namespace fl::blas

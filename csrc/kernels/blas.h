@@ -1,10 +1,12 @@
-// The BLAS layer: fp32/fp64 GEMM from OpenBLAS (scipy-openblas32, `scipy_`-prefixed symbols), and a
+// The BLAS layer: fp32/fp64/complex64/complex128 GEMM from OpenBLAS (scipy-openblas32, `scipy_`-prefixed symbols), and a
 // portable blocked kernel for the dtypes BLAS lacks (integers; float16/bfloat16 go through float32).
 //
 // Matrices are described by their element strides, so transposed and sliced views reach BLAS without
 // a copy whenever one of the two strides is 1 (BLAS's leading-dimension layout).
 #pragma once
 #include <cstdint>
+
+#include "../core/dtype.h"  // fl::complex
 
 namespace fl::blas {
 

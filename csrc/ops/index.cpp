@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "../kernels/copy.h"
 #include "../kernels/loops.h"
 #include "index.h"
 #include "pointwise.h"
@@ -34,7 +35,8 @@ void by_itemsize(size_t n, F f) {
     case 1: f(uint8_t{}); break;
     case 2: f(uint16_t{}); break;
     case 4: f(uint32_t{}); break;
-    default: f(uint64_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: f(complex<double>{}); break;  // 16 bytes
   }
 }
 constexpr int64_t kSerial = int64_t(1) << 62;  // grain that keeps a loop on one thread
@@ -69,8 +71,15 @@ void reduce_loop(const ElementwiseIter& it, ScatterReduce r) {
   switch (r) {
     case ScatterReduce::Add: case ScatterReduce::Mean: run([](OM a, OM b) { return a + b; }); break;
     case ScatterReduce::Mul: run([](OM a, OM b) { return a * b; }); break;
-    case ScatterReduce::Max: run([](OM a, OM b) { return (b != b || a < b) ? b : a; }); break;
-    case ScatterReduce::Min: run([](OM a, OM b) { return (b != b || b < a) ? b : a; }); break;
+    case ScatterReduce::Max: case ScatterReduce::Min:
+      if constexpr (is_complex_v<T>) {
+        throw NotImplementedError("scatter_reduce(): the amax and amin reductions are not implemented for complex tensors");
+      } else if (r == ScatterReduce::Max) {
+        run([](OM a, OM b) { return (b != b || a < b) ? b : a; });
+      } else {
+        run([](OM a, OM b) { return (b != b || b < a) ? b : a; });
+      }
+      break;
     case ScatterReduce::None: break;
   }
 }
@@ -91,7 +100,7 @@ void scatter_by_offsets(const Tensor& dst, const Tensor& values, const Tensor& o
     });
     return;
   }
-  FL_DISPATCH_ALL(dst->dtype, "scatter", reduce_loop<scalar_t>(it, r));
+  FL_DISPATCH_ALL_AND_COMPLEX(dst->dtype, "scatter", reduce_loop<scalar_t>(it, r));
 }
 
 void check_index_dtype(const Tensor& index, const char* op) {
@@ -241,6 +250,7 @@ Tensor index_put_cpu(DispatchKeySet, const Tensor& self, const TensorList& indic
 Tensor masked_fill_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& value) {
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_fill_ only supports boolean masks, but got mask with dtype ",
            mask->dtype == ScalarType::UInt8 ? "unsigned char" : dtype_name(mask->dtype));
+  if (is_complex(value->dtype) && !is_complex(self->dtype) && value->numel == 1) check_fits(item(value), self->dtype);
   FL_CHECK(value->dim() == 0, Error, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value->dim(),
            " dimension(s).");
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill_");
@@ -310,7 +320,7 @@ Tensor nonzero_cpu(DispatchKeySet, const Tensor& self) {
   Tensor c = contiguous(self);
   const int64_t nd = self->dim(), numel = self->numel;
   std::vector<uint8_t> nz(numel);
-  FL_DISPATCH_ALL(self->dtype, "nonzero", {
+  FL_DISPATCH_ALL_AND_COMPLEX(self->dtype, "nonzero", {
     const scalar_t* p = c->data<scalar_t>();
     for (int64_t i = 0; i < numel; ++i) nz[i] = static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0);
   });

@@ -48,7 +48,7 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
     blas::Mat<const T> am{a->data<const T>(), a->strides[1], a->strides[2]};
     blas::Mat<const T> bm{b->data<const T>(), b->strides[1], b->strides[2]};
     blas::Mat<T> cm{out->data<T>(), out->strides[1], out->strides[2]};
-    const T beta_t = beta.to_double() == 0 ? T(0) : beta.to<T>();
+    const T beta_t = beta.to_complex() == complex<double>(0) ? T(0) : beta.to<T>();
     if constexpr (std::is_same_v<T, float>)
       if (ep) return blas::sgemm_epilogue(m, n, k, alpha.to<T>(), am, bm, beta_t, cm, ep);
     blas::gemm_batched<T>(batch, m, n, k, alpha.to<T>(), am, a->strides[0], bm, b->strides[0], beta_t, cm,
@@ -62,6 +62,8 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
     case ScalarType::Int16: run(int16_t()); break;
     case ScalarType::Int8: run(int8_t()); break;
     case ScalarType::UInt8: run(uint8_t()); break;
+    case ScalarType::ComplexFloat: run(complex<float>()); break;
+    case ScalarType::ComplexDouble: run(complex<double>()); break;
     default: throw_unsupported_dtype("addmm_impl_cpu_", dt);
   }
 }

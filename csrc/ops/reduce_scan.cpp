@@ -9,6 +9,16 @@
 namespace fl {
 namespace {
 
+// One step of cumsum (is_sum) or cumprod; integers wrap like torch.
+template <typename A>
+A cum_step(A acc, A v, bool is_sum) {
+  if constexpr (std::is_integral_v<A>)
+    return static_cast<A>(is_sum ? static_cast<uint64_t>(acc) + static_cast<uint64_t>(v)
+                                 : static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
+  else
+    return is_sum ? acc + v : acc * v;
+}
+
 // cumsum/cumprod: integers (and bool) give int64 unless dtype= says otherwise.
 Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum) {
   const char* op = is_sum ? "cumsum" : "cumprod";
@@ -16,7 +26,7 @@ Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum)
   Tensor in = self->dtype == out_t ? self : to_dtype(self, out_t);
   RowView rv = rows_along(in, dim, op);
   Tensor r = empty(rv.perm_sizes, out_t);
-  FL_DISPATCH_ALL(out_t, op, {
+  FL_DISPATCH_ALL_AND_COMPLEX(out_t, op, {
     using A = std::conditional_t<std::is_integral_v<scalar_t>, int64_t, opmath_t<scalar_t>>;
     const scalar_t* x = rv.rows->data<scalar_t>();
     scalar_t* y = r->data<scalar_t>();
@@ -24,11 +34,7 @@ Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum)
     if (n) for_each_row(rv.outer, n, [&](int64_t o) {  // (empty rows: nothing to scan, however many)
       A acc = is_sum ? A(0) : A(1);
       for (int64_t i = o * n; i < (o + 1) * n; ++i) {
-        if constexpr (std::is_integral_v<A>)  // wraps like torch
-          acc = static_cast<A>(is_sum ? static_cast<uint64_t>(acc) + static_cast<uint64_t>(static_cast<A>(x[i]))
-                                      : static_cast<uint64_t>(acc) * static_cast<uint64_t>(static_cast<A>(x[i])));
-        else
-          acc = is_sum ? acc + static_cast<A>(x[i]) : acc * static_cast<A>(x[i]);
+        acc = cum_step(acc, static_cast<A>(x[i]), is_sum);
         y[i] = static_cast<scalar_t>(acc);
       }
     });

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <limits>
 
+#include "complex.h"
 #include "pointwise.h"
+#include "tensor_ops.h"
 #include "pointwise_math.h"
 #include "reduce.h"
 
@@ -45,6 +47,7 @@ TensorPair arg_reduce(const Tensor& self, const std::vector<bool>& mask, bool ke
 }
 
 TensorPair max_min_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_max) {
+  FL_CHECK(!is_complex(self->dtype), Error, is_max ? "max" : "min", "(): does not support complex input");
   const char* op = is_max ? "max" : "min";
   int64_t d = wrap_dim(dim, self->dim(), op);
   check_nonempty_dim(self, d, op);
@@ -52,6 +55,7 @@ TensorPair max_min_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_ma
 }
 
 Tensor arg_max_min(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  FL_CHECK(!is_complex(self->dtype), Error, is_max ? "argmax" : "argmin", "(): does not support complex input");
   const char* op = is_max ? "argmax" : "argmin";
   FL_CHECK(self->dtype != ScalarType::Bool, Error, op, "(): does not support bool input");
   if (!dim) {
@@ -74,6 +78,20 @@ Moments merge(const Moments& a, const Moments& b) {
 }
 
 TensorPair var_mean_cpu(const Tensor& self, const IntList& dims, double correction, bool keepdim) {
+  if (is_complex(self->dtype)) {
+    // the variance of complex values is the real part's plus the imaginary part's: both are columns of the
+    // (..., 2) real view
+    std::vector<bool> mask = reduce_mask(dims, self->dim(), "var");
+    IntList d;
+    for (int64_t i = 0; i < self->dim(); ++i) if (mask[i]) d.push_back(i);
+    if (d.empty()) {  // a 0-dim input reduces nothing
+      TensorPair vm = var_mean_cpu(ops::view_as_real(self), {self->dim()}, correction, true);
+      return {ops::sum(std::get<0>(vm), {-1}, false, ScalarType::NumTypes), ops::clone(self)};
+    }
+    TensorPair vm = var_mean_cpu(ops::view_as_real(self), d, correction, keepdim);
+    return {ops::sum(std::get<0>(vm), {-1}, false, ScalarType::NumTypes),
+            ops::view_as_complex(ops::contiguous(std::get<1>(vm)))};
+  }
   FL_CHECK(is_floating(self->dtype), Error, "std and var only support floating point and complex dtypes");
   RowView rv = to_rows(self, reduce_mask(dims, self->dim(), "var"), keepdim);
   Tensor var = empty(rv.out_sizes, self->dtype), mean = empty(rv.out_sizes, self->dtype);
@@ -102,6 +120,8 @@ TensorPair var_mean_cpu(const Tensor& self, const IntList& dims, double correcti
 }
 
 Tensor norm_cpu(const Tensor& self, double p, const IntList& dims, bool keepdim, ScalarType dtype) {
+  if (is_complex(self->dtype))  // the norm of the magnitudes, a real result
+    return norm_cpu(ops::abs(self, nullptr), p, dims, keepdim, dtype == ScalarType::NumTypes ? dtype : to_real_type(dtype));
   FL_CHECK(is_floating(self->dtype), Error, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
            c10_type_name(self->dtype));
   ScalarType out_t = dtype == ScalarType::NumTypes ? self->dtype : dtype;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pointwise.h"  // c10_type_name
+#include "reduce.h"
 #include "views.h"
 
 namespace fl {
@@ -166,6 +167,7 @@ Tensor tri_cpu(const Tensor& t, int64_t k, bool lower) {
 Tensor trace_cpu(const Tensor& t) {
   FL_CHECK(t->dim() == 2, Error, "trace: expected a matrix, but got tensor with dim ", t->dim());
   FL_CHECK(t->dtype != ScalarType::Bool, NotImplementedError, "\"trace\" not implemented for 'Bool'");
+  if (is_complex(t->dtype)) return ops::sum(ops::diagonal(t, 0, 0, 1), {}, false, ScalarType::NumTypes);
   const int64_t n = std::min(t->sizes[0], t->sizes[1]), step = t->strides[0] + t->strides[1];
   ScalarType out_dtype = is_floating(t->dtype) ? t->dtype : ScalarType::Int64;
   Tensor out = empty({}, out_dtype);

@@ -30,6 +30,7 @@ bool pair_less(const P& a, const P& b) {
 }
 
 TensorPair sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stable) {
+  FL_CHECK(!is_complex(self->dtype), Error, " Sort does not support complex dtypes on CPU");
   (void)stable;  // always stable: equal elements keep their order
   RowView rv = rows_along(self, dim, "sort");
   Tensor v = empty(rv.perm_sizes, self->dtype), ix = empty(rv.perm_sizes, ScalarType::Int64);
@@ -60,6 +61,7 @@ TensorPair sort_cpu(const Tensor& self, int64_t dim, bool descending, bool stabl
 }
 
 TensorPair topk_cpu(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+  FL_CHECK(!is_complex(self->dtype), Error, " topk does not support complex dtypes on CPU");
   (void)sorted;  // results always come sorted, which torch allows either way
   FL_CHECK(self->dtype != ScalarType::Bool, Error, "topk does not support bool dtypes on CPU");
   RowView rv = rows_along(self, dim, "topk");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../core/warning.h"
 #include "../kernels/copy.h"
 
 namespace fl {
@@ -72,8 +73,14 @@ Tensor contiguous_cpu(DispatchKeySet ks, const Tensor& t) {
   return out;
 }
 
+// torch's warning when a user's cast or copy drops imaginary parts (internal conversions take ops::real instead).
+void warn_discarding_imag(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) warn("Casting complex values to real discards the imaginary part");
+}
+
 Tensor to_copy_cpu(DispatchKeySet ks, const Tensor& t, ScalarType dtype, bool copy) {
   if (t->dtype == dtype && !copy) return t;
+  warn_discarding_imag(t->dtype, dtype);
   Tensor out = empty_like_cpu(ks, t, dtype);
   copy_kernel(out, t);
   return out;
@@ -146,7 +153,10 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
 Tensor empty_like(const Tensor& like, ScalarType dtype) { return ops::empty_like(like, dtype); }
 Tensor scalar_tensor(Scalar s, ScalarType dtype) { return ops::scalar_tensor(s, dtype, false); }
 Tensor wrap_scalar(const Scalar& s) {
-  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
+  ScalarType dt = s.is_bool()      ? ScalarType::Bool
+                  : s.is_int()     ? ScalarType::Int64
+                  : s.is_complex() ? ScalarType::ComplexDouble
+                                   : ScalarType::Float64;
   return ops::scalar_tensor(s, dt, true);
 }
 Tensor contiguous(const Tensor& t) { return ops::contiguous(t); }
@@ -200,6 +210,7 @@ FL_REGISTER_KERNEL(_accumulate_into, CPU, [](DispatchKeySet, const Tensor& dst, 
 FL_REGISTER_FALLTHROUGH(_accumulate_into, Autograd)
 FL_DEFINE_OP(copy_, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", Tensor(const Tensor&, const Tensor&))
 FL_REGISTER_KERNEL(copy_, CPU, [](DispatchKeySet, const Tensor& self, const Tensor& src) {
+  fl::warn_discarding_imag(src->dtype, self->dtype);
   fl::copy_kernel(self, src);
   self->bump_version();
   return self;
@@ -239,3 +250,18 @@ FL_REGISTER_KERNEL(set_, CPU, fl::set_cpu)
 FL_DEFINE_OP(detach, "detach(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
 FL_REGISTER_KERNEL(detach, CPU, fl::detach_cpu)
 FL_REGISTER_FALLTHROUGH(detach, Autograd)
+
+// Conjugate-aware (Note [The conjugate bit]): the copy and fill kernels conjugate by the bits, factories and
+// aliases only read metadata.
+FL_REGISTER_FALLTHROUGH(empty_like, Conjugate)
+FL_REGISTER_FALLTHROUGH(lift_fresh, Conjugate)
+FL_REGISTER_FALLTHROUGH(clone, Conjugate)
+FL_REGISTER_FALLTHROUGH(contiguous, Conjugate)
+FL_REGISTER_FALLTHROUGH(_to_copy, Conjugate)
+FL_REGISTER_FALLTHROUGH(_copy_into, Conjugate)
+FL_REGISTER_FALLTHROUGH(copy_, Conjugate)
+FL_REGISTER_FALLTHROUGH(_fill, Conjugate)
+FL_REGISTER_FALLTHROUGH(fill_, Conjugate)
+FL_REGISTER_FALLTHROUGH(fill_tensor_, Conjugate)
+FL_REGISTER_FALLTHROUGH(zero_, Conjugate)
+FL_REGISTER_FALLTHROUGH(detach, Conjugate)

@@ -176,7 +176,7 @@ Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t m
   if (out->numel == 0) return out;
   if (p.maps.empty()) { copy_into(out, self); return out; }
   Tensor x = contiguous(self);
-  FL_DISPATCH_ALL(self->dtype, "pad", pad_forward_impl<scalar_t>(out, x, p, value));
+  FL_DISPATCH_ALL_AND_COMPLEX(self->dtype, "pad", pad_forward_impl<scalar_t>(out, x, p, value));
   return out;
 }
 
@@ -189,7 +189,8 @@ Tensor pad_backward_cpu(DispatchKeySet, const Tensor& grad, const IntList& input
   if (gin->numel == 0 || grad->numel == 0) return gin;
   if (p.maps.empty()) { copy_into(gin, grad); return gin; }
   Tensor g = contiguous(grad);
-  FL_DISPATCH_FLOATING(grad->dtype, "pad_backward", pad_backward_impl<scalar_t>(gin, g, p));
+  if (is_complex(grad->dtype)) FL_DISPATCH_COMPLEX(grad->dtype, "pad_backward", pad_backward_impl<scalar_t>(gin, g, p))
+  else FL_DISPATCH_FLOATING(grad->dtype, "pad_backward", pad_backward_impl<scalar_t>(gin, g, p))
   return gin;
 }
 

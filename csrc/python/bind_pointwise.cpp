@@ -176,7 +176,11 @@ void bind(py::module_& m, TensorClass& cls) {
   for (const Dunder& d : inplace) bind_inplace_operator(cls, d.name, d.op);
   cls.def("__neg__", [](const Tensor& a) { return unary_op(UnaryOp::neg, a, nullptr); });
   cls.def("__abs__", [](const Tensor& a) { return unary_op(UnaryOp::abs, a, nullptr); });
-  cls.def("__invert__", [](const Tensor& a) { return unary_op(UnaryOp::bitwise_not, a, nullptr); });
+  cls.def("__invert__", [](const Tensor& a) {
+    FL_CHECK(!is_floating(a->dtype) && !is_complex(a->dtype), TypeError,
+             "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+    return unary_op(UnaryOp::bitwise_not, a, nullptr);
+  });
 }
 
 }  // namespace

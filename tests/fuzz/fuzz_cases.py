@@ -14,7 +14,8 @@ import numpy as np
 ALLOWED = ("RuntimeError", "IndexError", "TypeError", "ValueError", "NotImplementedError")
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
-DTYPES = FLOAT_DTYPES + ("int64", "int32", "int16", "int8", "uint8", "bool")
+COMPLEX_DTYPES = ("complex64", "complex128")
+DTYPES = FLOAT_DTYPES + ("int64", "int32", "int16", "int8", "uint8", "bool") + COMPLEX_DTYPES
 
 
 def _values(shape_numel, dtype, seed, special):
@@ -24,6 +25,8 @@ def _values(shape_numel, dtype, seed, special):
     n = shape_numel
     if dtype == "bool":
         return rng.random(n) > 0.5
+    if dtype in COMPLEX_DTYPES:  # real and imaginary parts drawn as floats
+        return _values(n, "float64", seed, special) + 1j * _values(n, "float64", seed + 1, special)
     if dtype in FLOAT_DTYPES:
         v = rng.standard_normal(n) * 2
         if special and n:
@@ -59,7 +62,7 @@ def _make_tensor(fl, spec, built):
     _, shape, dtype, layout, grad, seed, special = spec
     shape = tuple(shape)
     dt = getattr(fl, dtype)
-    grad = grad and dtype in FLOAT_DTYPES
+    grad = grad and (dtype in FLOAT_DTYPES or dtype in COMPLEX_DTYPES)
     if layout == "huge":
         # a stride-0 view whose element count is past int32 (or an empty one with a huge dim): no memory behind it
         base_shape = tuple(1 if s else 0 for s in shape)
@@ -86,6 +89,8 @@ def _make_tensor(fl, spec, built):
         base_shape = tuple(1 if (i % 2 == 0) else s for i, s in enumerate(shape))
         base = _leaf(fl, base_shape, dtype, seed, special, grad, built)
         return base.expand(*shape)
+    if layout == "conjugate":  # a view with the conjugate bit (a plain view for real dtypes)
+        return _leaf(fl, shape, dtype, seed, special, grad, built).conj()
     if layout == "overlapping":
         # stride 1 in every dim: neighbouring rows share elements
         need = sum(max(s - 1, 0) for s in shape) + 1 if n else 0
@@ -100,6 +105,8 @@ def _leaf(fl, shape, dtype, seed, special, grad, built):
         t = fl.from_numpy(np.ascontiguousarray(vals).reshape(shape))
     elif dtype in FLOAT_DTYPES:
         t = fl.from_numpy(vals.astype(np.float64).reshape(shape)).to(getattr(fl, dtype))
+    elif dtype in COMPLEX_DTYPES:
+        t = fl.from_numpy(vals.astype(np.complex128).reshape(shape)).to(getattr(fl, dtype))
     else:
         t = fl.from_numpy(vals.astype(np.int64).reshape(shape)).to(getattr(fl, dtype))
     if grad:

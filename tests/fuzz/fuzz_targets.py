@@ -147,7 +147,8 @@ EDGE_INTS = [0, 1, -1, 2, -2, 3, 4, 5, 7, 64, -100, 1000, 2 ** 31 - 1, 2 ** 31, 
              2 ** 63 - 1, -(2 ** 63), 2 ** 64]
 EDGE_FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.5, 1e-12, 1e30, -1e30, 1e308, float("inf"), float("-inf"),
                float("nan"), 3.0e38, 2.0 ** 31, 2.0 ** 64]
-LAYOUTS = ["contiguous", "contiguous", "contiguous", "transposed", "sliced", "offset", "expanded", "overlapping"]
+LAYOUTS = ["contiguous", "contiguous", "contiguous", "transposed", "sliced", "offset", "expanded", "overlapping",
+           "conjugate"]
 HUGE_SHAPES = [(2 ** 31 + 1,), (65537, 32769), (2, 2 ** 30 + 1), (0, 2 ** 40), (3, 0, 2 ** 62), (2 ** 62, 0),
                (1, 2 ** 31 + 7, 1)]
 
