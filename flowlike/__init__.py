@@ -148,7 +148,7 @@ def typename(obj):
 
 
 # ---- the rest of the torch namespace: torch.cuda, torch.backends, torch.jit, torch.compile, ... -------------
-from . import backends, cuda, fft, jit, special, testing, xpu  # noqa: E402
+from . import backends, cuda, fft, jit, signal, special, testing, xpu  # noqa: E402
 from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)

@@ -1,0 +1,511 @@
+// The FFT engine (fft.h): plans, radix passes over lane-blocked split buffers, Bluestein, and the batch drivers.
+#include "fft.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#define FL_FFT_INLINE static inline __attribute__((always_inline))
+// The passes are built for AVX-512, AVX2+FMA and the baseline, picked at load time (DESIGN.md: portable binaries).
+// The lane loops carry no dependences; without the pragma GCC gives up on the radix-4 one (too many pointers).
+#define FL_FFT_SIMD _Pragma("omp simd")
+#define FL_FFT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+
+namespace fl::fft {
+namespace {
+
+// Lengths whose prime factors are all at most this run as mixed radix; others through Bluestein.
+constexpr int64_t kMaxDirectFactor = 64;
+// Below this many T elements of work a call runs on one thread.
+constexpr int64_t kParallelGrain = 32768;
+// The most lanes a group carries: one 64-byte vector of floats.
+constexpr int64_t kMaxLanes = 16;
+
+template <typename T>
+struct Pass {
+  int64_t radix, m;          // this pass splits a length radix * m into radix interleaved length-m transforms
+  std::vector<T> wr, wi;     // twiddles exp(-2 pi i p j / (radix m)), [p][j - 1], p < m, 1 <= j < radix
+  std::vector<T> cr, ci;     // odd radices above 3: cos / sin(2 pi t / radix), t < radix
+};
+
+template <typename T>
+struct Plan {
+  int64_t n = 0;
+  std::vector<Pass<T>> passes;
+  // Bluestein: a length-M power-of-two convolution (M = 0 for a mixed-radix plan)
+  int64_t M = 0;
+  std::shared_ptr<const Plan<T>> sub;
+  std::vector<T> chirp_r, chirp_i;  // exp(-i pi j^2 / n), j < n
+  std::vector<T> kern_r, kern_i;    // forward FFT of the wrapped conjugate chirp, divided by M
+  int64_t work_len() const { return M ? M : n; }
+};
+
+template <typename T>
+std::shared_ptr<const Plan<T>> get_plan(int64_t n);
+
+std::vector<int64_t> factorize(int64_t n) {
+  std::vector<int64_t> f;
+  while (n % 4 == 0) { f.push_back(4); n /= 4; }
+  while (n % 2 == 0) { f.push_back(2); n /= 2; }
+  for (int64_t p = 3; p * p <= n; p += 2)
+    while (n % p == 0) { f.push_back(p); n /= p; }
+  if (n > 1) f.push_back(n);
+  return f;
+}
+
+// exp(-2 pi i num / den), the angle reduced exactly first so that large lengths keep full accuracy.
+void unit_root(int64_t num, int64_t den, double& re, double& im) {
+  const double a = -2.0 * M_PI * static_cast<double>(num % den) / static_cast<double>(den);
+  re = std::cos(a);
+  im = std::sin(a);
+}
+
+template <typename T>
+void fill_pass(Pass<T>& ps, int64_t radix, int64_t m) {
+  ps.radix = radix;
+  ps.m = m;
+  ps.wr.resize(m * (radix - 1));
+  ps.wi.resize(m * (radix - 1));
+  for (int64_t p = 0; p < m; ++p)
+    for (int64_t j = 1; j < radix; ++j) {
+      double re, im;
+      unit_root(p * j, radix * m, re, im);
+      ps.wr[p * (radix - 1) + j - 1] = static_cast<T>(re);
+      ps.wi[p * (radix - 1) + j - 1] = static_cast<T>(im);
+    }
+  if (radix > 3 && radix % 2 == 1) {
+    ps.cr.resize(radix);
+    ps.ci.resize(radix);
+    for (int64_t t = 0; t < radix; ++t) {
+      ps.cr[t] = static_cast<T>(std::cos(2.0 * M_PI * t / radix));
+      ps.ci[t] = static_cast<T>(std::sin(2.0 * M_PI * t / radix));
+    }
+  }
+}
+
+template <typename T>
+int run_plan(const Plan<T>& pl, int64_t nl, T* const* re, T* const* im);
+
+template <typename T>
+std::shared_ptr<const Plan<T>> make_plan(int64_t n) {
+  auto pl = std::make_shared<Plan<T>>();
+  pl->n = n;
+  const std::vector<int64_t> f = factorize(n);
+  if (f.empty() || *std::max_element(f.begin(), f.end()) <= kMaxDirectFactor) {
+    int64_t len = n;
+    for (int64_t r : f) {
+      pl->passes.emplace_back();
+      fill_pass(pl->passes.back(), r, len / r);
+      len /= r;
+    }
+    return pl;
+  }
+  int64_t M = 1;
+  while (M < 2 * n - 1) M *= 2;
+  pl->M = M;
+  pl->sub = get_plan<T>(M);
+  pl->chirp_r.resize(n);
+  pl->chirp_i.resize(n);
+  // The convolution kernel is transformed in double whatever T is: its rounding would otherwise add to T's.
+  std::vector<double> br(M, 0.0), bi(M, 0.0), wr(M), wi(M);
+  for (int64_t j = 0; j < n; ++j) {
+    double c, s;
+    unit_root(j * j, 2 * n, c, s);  // exp(-i pi j^2 / n)
+    pl->chirp_r[j] = static_cast<T>(c);
+    pl->chirp_i[j] = static_cast<T>(s);
+    br[j] = c;
+    bi[j] = -s;
+    if (j) { br[M - j] = c; bi[M - j] = -s; }
+  }
+  double* bre[2] = {br.data(), wr.data()};
+  double* bim[2] = {bi.data(), wi.data()};
+  const int r = run_plan(*get_plan<double>(M), 1, bre, bim);
+  pl->kern_r.resize(M);
+  pl->kern_i.resize(M);
+  for (int64_t k = 0; k < M; ++k) {
+    pl->kern_r[k] = static_cast<T>(bre[r][k] / M);
+    pl->kern_i[k] = static_cast<T>(bim[r][k] / M);
+  }
+  return pl;
+}
+
+// One plan per length and type, shared by every thread; built outside the lock (Bluestein builds its sub-plans).
+template <typename T>
+std::shared_ptr<const Plan<T>> get_plan(int64_t n) {
+  static std::mutex mu;
+  static std::map<int64_t, std::shared_ptr<const Plan<T>>> cache;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+  }
+  auto pl = make_plan<T>(n);
+  std::lock_guard<std::mutex> g(mu);
+  return cache.emplace(n, pl).first->second;
+}
+
+// ---- radix passes (Stockham, decimation in frequency) ------------------------------------------------------------
+// A pass reads x as [radix][m][sl] and writes y as [m][radix][sl], where sl = (product of the radices before it) *
+// lanes: y[p][j] = w^(p j) * sum_k x[k][p] exp(-2 pi i j k / radix). The sl loop is contiguous and vectorizes.
+
+template <typename T>
+FL_FFT_INLINE void cmul(T ar, T ai, T br, T bi, T& r, T& i) {
+  r = ar * br - ai * bi;
+  i = ar * bi + ai * br;
+}
+
+template <typename T>
+FL_FFT_INLINE void radix2(const Pass<T>& ps, int64_t sl, const T* __restrict xr, const T* __restrict xi,
+                          T* __restrict yr, T* __restrict yi) {
+  const int64_t m = ps.m;
+  for (int64_t p = 0; p < m; ++p) {
+    const T w1r = ps.wr[p], w1i = ps.wi[p];
+    const T *a0r = xr + sl * p, *a0i = xi + sl * p, *a1r = xr + sl * (p + m), *a1i = xi + sl * (p + m);
+    T *y0r = yr + sl * 2 * p, *y0i = yi + sl * 2 * p, *y1r = y0r + sl, *y1i = y0i + sl;
+    FL_FFT_SIMD
+    for (int64_t q = 0; q < sl; ++q) {
+      const T dr = a0r[q] - a1r[q], di = a0i[q] - a1i[q];
+      y0r[q] = a0r[q] + a1r[q];
+      y0i[q] = a0i[q] + a1i[q];
+      cmul(dr, di, w1r, w1i, y1r[q], y1i[q]);
+    }
+  }
+}
+
+template <typename T>
+FL_FFT_INLINE void radix4(const Pass<T>& ps, int64_t sl, const T* __restrict xr, const T* __restrict xi,
+                          T* __restrict yr, T* __restrict yi) {
+  const int64_t m = ps.m;
+  for (int64_t p = 0; p < m; ++p) {
+    const T* w = ps.wr.data() + 3 * p;
+    const T* v = ps.wi.data() + 3 * p;
+    const T w1r = w[0], w1i = v[0], w2r = w[1], w2i = v[1], w3r = w[2], w3i = v[2];
+    const T *a0r = xr + sl * p, *a0i = xi + sl * p;
+    const T *a1r = a0r + sl * m, *a1i = a0i + sl * m, *a2r = a1r + sl * m, *a2i = a1i + sl * m;
+    const T *a3r = a2r + sl * m, *a3i = a2i + sl * m;
+    T *y0r = yr + sl * 4 * p, *y0i = yi + sl * 4 * p, *y1r = y0r + sl, *y1i = y0i + sl;
+    T *y2r = y1r + sl, *y2i = y1i + sl, *y3r = y2r + sl, *y3i = y2i + sl;
+    FL_FFT_SIMD
+    for (int64_t q = 0; q < sl; ++q) {
+      const T t0r = a0r[q] + a2r[q], t0i = a0i[q] + a2i[q], t1r = a0r[q] - a2r[q], t1i = a0i[q] - a2i[q];
+      const T t2r = a1r[q] + a3r[q], t2i = a1i[q] + a3i[q];
+      const T t3r = a1i[q] - a3i[q], t3i = a3r[q] - a1r[q];  // -i (a1 - a3)
+      y0r[q] = t0r + t2r;
+      y0i[q] = t0i + t2i;
+      cmul(t1r + t3r, t1i + t3i, w1r, w1i, y1r[q], y1i[q]);
+      cmul(t0r - t2r, t0i - t2i, w2r, w2i, y2r[q], y2i[q]);
+      cmul(t1r - t3r, t1i - t3i, w3r, w3i, y3r[q], y3i[q]);
+    }
+  }
+}
+
+template <typename T>
+FL_FFT_INLINE void radix3(const Pass<T>& ps, int64_t sl, const T* __restrict xr, const T* __restrict xi,
+                          T* __restrict yr, T* __restrict yi) {
+  const int64_t m = ps.m;
+  const T h = static_cast<T>(0.86602540378443864676);  // sin(2 pi / 3)
+  for (int64_t p = 0; p < m; ++p) {
+    const T w1r = ps.wr[2 * p], w1i = ps.wi[2 * p], w2r = ps.wr[2 * p + 1], w2i = ps.wi[2 * p + 1];
+    const T *a0r = xr + sl * p, *a0i = xi + sl * p;
+    const T *a1r = a0r + sl * m, *a1i = a0i + sl * m, *a2r = a1r + sl * m, *a2i = a1i + sl * m;
+    T *y0r = yr + sl * 3 * p, *y0i = yi + sl * 3 * p, *y1r = y0r + sl, *y1i = y0i + sl;
+    T *y2r = y1r + sl, *y2i = y1i + sl;
+    FL_FFT_SIMD
+    for (int64_t q = 0; q < sl; ++q) {
+      const T sr = a1r[q] + a2r[q], si = a1i[q] + a2i[q], dr = a1r[q] - a2r[q], di = a1i[q] - a2i[q];
+      const T mr = a0r[q] - T(0.5) * sr, mi = a0i[q] - T(0.5) * si;
+      y0r[q] = a0r[q] + sr;
+      y0i[q] = a0i[q] + si;
+      cmul(mr + h * di, mi - h * dr, w1r, w1i, y1r[q], y1i[q]);
+      cmul(mr - h * di, mi + h * dr, w2r, w2i, y2r[q], y2i[q]);
+    }
+  }
+}
+
+// Any odd radix: pairs k, radix - k share one sum and one difference.
+template <typename T>
+FL_FFT_INLINE void radix_odd(const Pass<T>& ps, int64_t sl, const T* __restrict xr, const T* __restrict xi,
+                             T* __restrict yr, T* __restrict yi) {
+  const int64_t m = ps.m, r = ps.radix, half = (r - 1) / 2;
+  for (int64_t p = 0; p < m; ++p) {
+    const T *a0r = xr + sl * p, *a0i = xi + sl * p;
+    for (int64_t j = 0; j < r; ++j) {
+      T *o_r = yr + sl * (r * p + j), *o_i = yi + sl * (r * p + j);
+      FL_FFT_SIMD
+      for (int64_t q = 0; q < sl; ++q) { o_r[q] = a0r[q]; o_i[q] = a0i[q]; }
+      for (int64_t k = 1; k <= half; ++k) {
+        const T c = ps.cr[(j * k) % r], s = ps.ci[(j * k) % r];
+        const T *akr = a0r + sl * m * k, *aki = a0i + sl * m * k;
+        const T *bkr = a0r + sl * m * (r - k), *bki = a0i + sl * m * (r - k);
+        FL_FFT_SIMD
+        for (int64_t q = 0; q < sl; ++q) {
+          o_r[q] += c * (akr[q] + bkr[q]) + s * (aki[q] - bki[q]);
+          o_i[q] += c * (aki[q] + bki[q]) - s * (akr[q] - bkr[q]);
+        }
+      }
+      if (j) {
+        const T w_r = ps.wr[p * (r - 1) + j - 1], w_i = ps.wi[p * (r - 1) + j - 1];
+        FL_FFT_SIMD
+        for (int64_t q = 0; q < sl; ++q) {
+          const T tr = o_r[q], ti = o_i[q];
+          cmul(tr, ti, w_r, w_i, o_r[q], o_i[q]);
+        }
+      }
+    }
+  }
+}
+
+// Runs a mixed-radix plan on buffer 0 (re[0], im[0]) with buffer 1 as the other half of each pass; returns the
+// buffer holding the result.
+template <typename T>
+FL_FFT_INLINE int run_direct(const Plan<T>& pl, int64_t nl, T* const* re, T* const* im) {
+  int cur = 0;
+  int64_t s = 1;
+  for (const Pass<T>& ps : pl.passes) {
+    const int64_t sl = s * nl;
+    const T *xr = re[cur], *xi = im[cur];
+    T *yr = re[1 - cur], *yi = im[1 - cur];
+    switch (ps.radix) {
+      case 4: radix4(ps, sl, xr, xi, yr, yi); break;
+      case 2: radix2(ps, sl, xr, xi, yr, yi); break;
+      case 3: radix3(ps, sl, xr, xi, yr, yi); break;
+      default: radix_odd(ps, sl, xr, xi, yr, yi); break;
+    }
+    cur = 1 - cur;
+    s *= ps.radix;
+  }
+  return cur;
+}
+
+// Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}) with the chirp c_j = exp(-i pi j^2 / n), the convolution done
+// as a forward transform, a product with the kernel's spectrum and an inverse (forward on the conjugate).
+template <typename T>
+FL_FFT_INLINE int run_bluestein(const Plan<T>& pl, int64_t nl, T* const* re, T* const* im) {
+  const int64_t n = pl.n, M = pl.M;
+  T *xr = re[0], *xi = im[0];
+  for (int64_t j = 0; j < n; ++j) {
+    const T cr = pl.chirp_r[j], ci = pl.chirp_i[j];
+    for (int64_t l = 0; l < nl; ++l) {
+      const T ar = xr[j * nl + l], ai = xi[j * nl + l];
+      cmul(ar, ai, cr, ci, xr[j * nl + l], xi[j * nl + l]);
+    }
+  }
+  std::fill(xr + n * nl, xr + M * nl, T(0));
+  std::fill(xi + n * nl, xi + M * nl, T(0));
+  int cur = run_direct(*pl.sub, nl, re, im);
+  T *fr = re[cur], *fi = im[cur];
+  for (int64_t k = 0; k < M; ++k) {
+    const T kr = pl.kern_r[k], ki = pl.kern_i[k];
+    for (int64_t l = 0; l < nl; ++l) {
+      T r, i;
+      cmul(fr[k * nl + l], fi[k * nl + l], kr, ki, r, i);
+      fr[k * nl + l] = r;
+      fi[k * nl + l] = -i;
+    }
+  }
+  T* const re2[2] = {re[cur], re[1 - cur]};
+  T* const im2[2] = {im[cur], im[1 - cur]};
+  const int cur2 = run_direct(*pl.sub, nl, re2, im2);
+  T *gr = re2[cur2], *gi = im2[cur2];
+  for (int64_t k = 0; k < n; ++k) {
+    const T cr = pl.chirp_r[k], ci = pl.chirp_i[k];
+    for (int64_t l = 0; l < nl; ++l) cmul(gr[k * nl + l], -gi[k * nl + l], cr, ci, gr[k * nl + l], gi[k * nl + l]);
+  }
+  return gr == re[0] ? 0 : 1;
+}
+
+template <typename T>
+FL_FFT_INLINE int run_plan_impl(const Plan<T>& pl, int64_t nl, T* const* re, T* const* im) {
+  return pl.M ? run_bluestein(pl, nl, re, im) : run_direct(pl, nl, re, im);
+}
+
+FL_FFT_CLONES int run_plan_f(const Plan<float>& pl, int64_t nl, float* const* re, float* const* im) {
+  return run_plan_impl(pl, nl, re, im);
+}
+FL_FFT_CLONES int run_plan_d(const Plan<double>& pl, int64_t nl, double* const* re, double* const* im) {
+  return run_plan_impl(pl, nl, re, im);
+}
+template <>
+int run_plan<float>(const Plan<float>& pl, int64_t nl, float* const* re, float* const* im) {
+  return run_plan_f(pl, nl, re, im);
+}
+template <>
+int run_plan<double>(const Plan<double>& pl, int64_t nl, double* const* re, double* const* im) {
+  return run_plan_d(pl, nl, re, im);
+}
+
+// ---- batch driver ----------------------------------------------------------------------------------------------
+
+// Lanes per group: one 64-byte vector of real parts, fewer for long transforms so that a thread's four buffers stay
+// within 512 KiB (half the L2 of current server cores: the sequences being gathered need the rest).
+template <typename T>
+int64_t lanes_for(int64_t work_len, int64_t count) {
+  int64_t nl = 64 / sizeof(T);
+  while (nl > 2 && work_len * nl * static_cast<int64_t>(sizeof(T)) * 4 > (int64_t(1) << 19)) nl /= 2;
+  return std::max<int64_t>(1, std::min(nl, count));
+}
+
+// Runs body(group, nl_in_group, re, im) for each group of `count` items (nl lanes each), each thread with its own
+// four work buffers of work_len * nl elements; body gathers into buffer 0, runs the plan and scatters.
+template <typename T, typename Body>
+void for_groups(int64_t count, int64_t work_len, int64_t n, Body body) {
+  if (count <= 0) return;
+  const int64_t nl = lanes_for<T>(work_len, count);
+  const int64_t groups = (count + nl - 1) / nl;
+  const bool par = groups > 1 && n * count >= kParallelGrain && !omp_in_parallel() && omp_get_max_threads() > 1;
+#pragma omp parallel num_threads(par ? omp_get_max_threads() : 1)
+  {
+    std::vector<T> buf(4 * work_len * nl);
+    T* const re[2] = {buf.data(), buf.data() + 2 * work_len * nl};
+    T* const im[2] = {buf.data() + work_len * nl, buf.data() + 3 * work_len * nl};
+#pragma omp for schedule(static)
+    for (int64_t g = 0; g < groups; ++g) body(g * nl, std::min(nl, count - g * nl), nl, re, im);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, const std::vector<int64_t>& in_off,
+         const std::vector<int64_t>& out_off, bool inverse, T scale) {
+  if (n <= 0) return;
+  auto plan = get_plan<T>(n);
+  const T sign = inverse ? T(-1) : T(1);  // the inverse is conj(forward(conj(x)))
+  for_groups<T>(static_cast<int64_t>(in_off.size()), plan->work_len(), n,
+                [&](int64_t first, int64_t cnt, int64_t nl, T* const* re, T* const* im) {
+    // k outer, lanes inner: every lane streams through its sequence while the buffer is written contiguously;
+    // lanes past cnt repeat the last sequence (their results are dropped).
+    const T* src[kMaxLanes];
+    for (int64_t l = 0; l < nl; ++l) src[l] = in + in_off[first + std::min(l, cnt - 1)];
+    T* __restrict r0 = re[0];
+    T* __restrict i0 = im[0];
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t o = k * in_stride;
+      for (int64_t l = 0; l < nl; ++l) {
+        r0[k * nl + l] = src[l][o];
+        i0[k * nl + l] = sign * src[l][o + 1];
+      }
+    }
+    const int r = run_plan(*plan, nl, re, im);
+    const T* __restrict rr = re[r];
+    const T* __restrict ri = im[r];
+    const T iscale = sign * scale;
+    T* dst[kMaxLanes];
+    for (int64_t l = 0; l < cnt; ++l) dst[l] = out + out_off[first + l];
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t o = k * out_stride;
+      for (int64_t l = 0; l < cnt; ++l) {
+        dst[l][o] = rr[k * nl + l] * scale;
+        dst[l][o + 1] = ri[k * nl + l] * iscale;
+      }
+    }
+  });
+}
+
+template <typename T>
+void r2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, const std::vector<int64_t>& in_off,
+         const std::vector<int64_t>& out_off, bool onesided, T scale) {
+  if (n <= 0) return;
+  auto plan = get_plan<T>(n);
+  const int64_t batch = static_cast<int64_t>(in_off.size());
+  const int64_t nout = onesided ? n / 2 + 1 : n;
+  const T half = scale / 2;
+  // lane l carries rows 2 (first + l) and 2 (first + l) + 1 as its real and imaginary parts
+  for_groups<T>((batch + 1) / 2, plan->work_len(), 2 * n, [&](int64_t first, int64_t cnt, int64_t nl, T* const* re,
+                                                                 T* const* im) {
+    // a missing second row rides as a copy of the first: the separation below is exact, its half is dropped
+    const T *sa[kMaxLanes], *sb[kMaxLanes];
+    for (int64_t l = 0; l < nl; ++l) {
+      const int64_t row = 2 * (first + std::min(l, cnt - 1));
+      sa[l] = in + in_off[row];
+      sb[l] = in + in_off[row + 1 < batch ? row + 1 : row];
+    }
+    T* __restrict r0 = re[0];
+    T* __restrict i0 = im[0];
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t o = k * in_stride;
+      for (int64_t l = 0; l < nl; ++l) {
+        r0[k * nl + l] = sa[l][o];
+        i0[k * nl + l] = sb[l][o];
+      }
+    }
+    const int r = run_plan(*plan, nl, re, im);
+    const T *zr = re[r], *zi = im[r];
+    for (int64_t l = 0; l < cnt; ++l) {
+      const int64_t a = 2 * (first + l), b = a + 1;
+      T* da = out + out_off[a];
+      T* db = b < batch ? out + out_off[b] : nullptr;
+      for (int64_t k = 0; k < nout; ++k) {
+        const int64_t c = (k == 0 ? 0 : n - k) * nl + l;
+        const T pr = zr[k * nl + l], pi = zi[k * nl + l], cr = zr[c], ci = zi[c];
+        da[k * out_stride] = (pr + cr) * half;
+        da[k * out_stride + 1] = (pi - ci) * half;
+        if (db) {
+          db[k * out_stride] = (pi + ci) * half;
+          db[k * out_stride + 1] = (cr - pr) * half;
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void c2r(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, const std::vector<int64_t>& in_off,
+         const std::vector<int64_t>& out_off, T scale) {
+  if (n <= 0) return;
+  auto plan = get_plan<T>(n);
+  const int64_t batch = static_cast<int64_t>(in_off.size());
+  const int64_t h = n / 2;
+  // the Hermitian extension of row a plus i times that of row b, conjugated (inverse = conj(forward(conj)))
+  for_groups<T>((batch + 1) / 2, plan->work_len(), 2 * n, [&](int64_t first, int64_t cnt, int64_t nl, T* const* re,
+                                                                 T* const* im) {
+    const T *sa[kMaxLanes], *sb[kMaxLanes];
+    for (int64_t l = 0; l < nl; ++l) {
+      const int64_t row = 2 * (first + std::min(l, cnt - 1));
+      sa[l] = in + in_off[row];
+      sb[l] = in + in_off[row + 1 < batch ? row + 1 : row];
+    }
+    T* __restrict r0 = re[0];
+    T* __restrict i0 = im[0];
+    for (int64_t k = 0; k < n; ++k) {
+      const bool upper = k > h;
+      const int64_t kk = upper ? n - k : k;
+      const int64_t o = kk * in_stride;
+      // the zero and Nyquist frequencies contribute their real parts only
+      const T isign = kk == 0 || (n % 2 == 0 && kk == h) ? T(0) : upper ? T(-1) : T(1);
+      for (int64_t l = 0; l < nl; ++l) {
+        const T ar = sa[l][o], ai = isign * sa[l][o + 1], br = sb[l][o], bi = isign * sb[l][o + 1];
+        r0[k * nl + l] = ar - bi;
+        i0[k * nl + l] = -(ai + br);
+      }
+    }
+    const int r = run_plan(*plan, nl, re, im);
+    const T *zr = re[r], *zi = im[r];
+    for (int64_t l = 0; l < cnt; ++l) {
+      const int64_t a = 2 * (first + l), b = a + 1;
+      T* da = out + out_off[a];
+      for (int64_t k = 0; k < n; ++k) da[k * out_stride] = zr[k * nl + l] * scale;
+      if (b < batch) {
+        T* db = out + out_off[b];
+        for (int64_t k = 0; k < n; ++k) db[k * out_stride] = -zi[k * nl + l] * scale;
+      }
+    }
+  });
+}
+
+#define FL_FFT_INSTANTIATE(T)                                                                                       \
+  template void c2c<T>(const T*, T*, int64_t, int64_t, int64_t, const std::vector<int64_t>&,                        \
+                       const std::vector<int64_t>&, bool, T);                                                       \
+  template void r2c<T>(const T*, T*, int64_t, int64_t, int64_t, const std::vector<int64_t>&,                        \
+                       const std::vector<int64_t>&, bool, T);                                                       \
+  template void c2r<T>(const T*, T*, int64_t, int64_t, int64_t, const std::vector<int64_t>&,                        \
+                       const std::vector<int64_t>&, T);
+FL_FFT_INSTANTIATE(float)
+FL_FFT_INSTANTIATE(double)
+#undef FL_FFT_INSTANTIATE
+
+}  // namespace fl::fft
