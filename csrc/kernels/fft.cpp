@@ -24,6 +24,8 @@ constexpr int64_t kMaxDirectFactor = 64;
 constexpr int64_t kParallelGrain = 32768;
 // The most lanes a group carries: one 64-byte vector of floats.
 constexpr int64_t kMaxLanes = 16;
+// Points per lane that the gathers and scatters move at once.
+constexpr int64_t kBlock = 8;
 
 template <typename T>
 struct Pass {
@@ -349,6 +351,28 @@ int64_t lanes_for(int64_t work_len, int64_t count) {
   return std::max<int64_t>(1, std::min(nl, count));
 }
 
+// Column runs lie a row apart, too far for the hardware prefetchers: the gathers and scatters ask for the run
+// kPrefetch points ahead themselves.
+constexpr int64_t kPrefetch = 8;
+// Bytes between the starts of a thread's work buffers beyond their length (17 cache lines).
+constexpr int64_t kSkew = 17 * 64;
+template <typename T>
+inline void prefetch_run(const T* p, int64_t len, bool valid, bool write) {
+  if (!valid) return;
+  for (int64_t i = 0; i < len; i += 64 / static_cast<int64_t>(sizeof(T))) {
+    if (write) __builtin_prefetch(p + i, 1);
+    else __builtin_prefetch(p + i, 0);
+  }
+}
+
+// Whether a full group's complex sequences start at consecutive elements (columns of a row-major array).
+bool adjacent(const std::vector<int64_t>& off, int64_t first, int64_t cnt, int64_t nl) {
+  if (cnt != nl) return false;
+  for (int64_t l = 1; l < nl; ++l)
+    if (off[first + l] != off[first] + 2 * l) return false;
+  return true;
+}
+
 // Runs body(group, nl_in_group, re, im) for each group of `count` items (nl lanes each), each thread with its own
 // four work buffers of work_len * nl elements; body gathers into buffer 0, runs the plan and scatters.
 template <typename T, typename Body>
@@ -359,9 +383,12 @@ void for_groups(int64_t count, int64_t work_len, int64_t n, Body body) {
   const bool par = groups > 1 && n * count >= kParallelGrain && !omp_in_parallel() && omp_get_max_threads() > 1;
 #pragma omp parallel num_threads(par ? omp_get_max_threads() : 1)
   {
-    std::vector<T> buf(4 * work_len * nl);
-    T* const re[2] = {buf.data(), buf.data() + 2 * work_len * nl};
-    T* const im[2] = {buf.data() + work_len * nl, buf.data() + 3 * work_len * nl};
+    // The four buffers are skewed by a few cache lines each: at power-of-two lengths they would otherwise share
+    // their L1 sets (so would every stream of a pass), evicting each other.
+    const int64_t len = work_len * nl + kSkew / static_cast<int64_t>(sizeof(T));
+    std::vector<T> buf(4 * len);
+    T* const re[2] = {buf.data(), buf.data() + 2 * len};
+    T* const im[2] = {buf.data() + len, buf.data() + 3 * len};
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < groups; ++g) body(g * nl, std::min(nl, count - g * nl), nl, re, im);
   }
@@ -377,18 +404,31 @@ void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
   const T sign = inverse ? T(-1) : T(1);  // the inverse is conj(forward(conj(x)))
   for_groups<T>(static_cast<int64_t>(in_off.size()), plan->work_len(), n,
                 [&](int64_t first, int64_t cnt, int64_t nl, T* const* re, T* const* im) {
-    // k outer, lanes inner: every lane streams through its sequence while the buffer is written contiguously;
-    // lanes past cnt repeat the last sequence (their results are dropped).
+    // In blocks of kBlock points: each lane's block is a whole cache line of a row, read (written) at once, while
+    // the buffer rows of the block stay in L1. Lanes past cnt repeat the last sequence (their results are dropped).
     const T* src[kMaxLanes];
     for (int64_t l = 0; l < nl; ++l) src[l] = in + in_off[first + std::min(l, cnt - 1)];
     T* __restrict r0 = re[0];
     T* __restrict i0 = im[0];
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t o = k * in_stride;
-      for (int64_t l = 0; l < nl; ++l) {
-        r0[k * nl + l] = src[l][o];
-        i0[k * nl + l] = sign * src[l][o + 1];
+    if (adjacent(in_off, first, cnt, nl)) {
+      // the lanes are neighbouring columns: each point of the group is one contiguous run
+      for (int64_t k = 0; k < n; ++k) {
+        const T* __restrict s = src[0] + k * in_stride;
+        prefetch_run(s + kPrefetch * in_stride, 2 * nl, k + kPrefetch < n, false);
+        for (int64_t l = 0; l < nl; ++l) {
+          r0[k * nl + l] = s[2 * l];
+          i0[k * nl + l] = sign * s[2 * l + 1];
+        }
       }
+    } else {
+      for (int64_t kb = 0; kb < n; kb += kBlock)
+        for (int64_t l = 0; l < nl; ++l) {
+          const T* s = src[l] + kb * in_stride;
+          for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, s += in_stride) {
+            r0[k * nl + l] = s[0];
+            i0[k * nl + l] = sign * s[1];
+          }
+        }
     }
     const int r = run_plan(*plan, nl, re, im);
     const T* __restrict rr = re[r];
@@ -396,12 +436,24 @@ void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
     const T iscale = sign * scale;
     T* dst[kMaxLanes];
     for (int64_t l = 0; l < cnt; ++l) dst[l] = out + out_off[first + l];
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t o = k * out_stride;
-      for (int64_t l = 0; l < cnt; ++l) {
-        dst[l][o] = rr[k * nl + l] * scale;
-        dst[l][o + 1] = ri[k * nl + l] * iscale;
+    if (adjacent(out_off, first, cnt, nl)) {
+      for (int64_t k = 0; k < n; ++k) {
+        T* __restrict d = dst[0] + k * out_stride;
+        prefetch_run(d + kPrefetch * out_stride, 2 * nl, k + kPrefetch < n, true);
+        for (int64_t l = 0; l < nl; ++l) {
+          d[2 * l] = rr[k * nl + l] * scale;
+          d[2 * l + 1] = ri[k * nl + l] * iscale;
+        }
       }
+    } else {
+      for (int64_t kb = 0; kb < n; kb += kBlock)
+        for (int64_t l = 0; l < cnt; ++l) {
+          T* d = dst[l] + kb * out_stride;
+          for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, d += out_stride) {
+            d[0] = rr[k * nl + l] * scale;
+            d[1] = ri[k * nl + l] * iscale;
+          }
+        }
     }
   });
 }
