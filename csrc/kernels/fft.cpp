@@ -458,6 +458,17 @@ void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
   });
 }
 
+// Rows 2 (first + l) and 2 (first + l) + 1 for each lane l of a pair group; a missing second row (odd batch) and the
+// lanes past cnt repeat an existing row: their results are dropped.
+void pair_rows(const std::vector<int64_t>& off, int64_t first, int64_t cnt, int64_t nl, int64_t* a, int64_t* b) {
+  const int64_t batch = static_cast<int64_t>(off.size());
+  for (int64_t l = 0; l < nl; ++l) {
+    const int64_t row = 2 * (first + std::min(l, cnt - 1));
+    a[l] = off[row];
+    b[l] = off[row + 1 < batch ? row + 1 : row];
+  }
+}
+
 template <typename T>
 void r2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, const std::vector<int64_t>& in_off,
          const std::vector<int64_t>& out_off, bool onesided, T scale) {
@@ -466,42 +477,43 @@ void r2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
   const int64_t batch = static_cast<int64_t>(in_off.size());
   const int64_t nout = onesided ? n / 2 + 1 : n;
   const T half = scale / 2;
-  // lane l carries rows 2 (first + l) and 2 (first + l) + 1 as its real and imaginary parts
+  // Two real rows ride as the real and imaginary parts of one lane: with Z = A + iB, A_k = (Z_k + conj Z_{n-k}) / 2
+  // and B_k = (Z_k - conj Z_{n-k}) / 2i.
   for_groups<T>((batch + 1) / 2, plan->work_len(), 2 * n, [&](int64_t first, int64_t cnt, int64_t nl, T* const* re,
                                                                  T* const* im) {
-    // a missing second row rides as a copy of the first: the separation below is exact, its half is dropped
-    const T *sa[kMaxLanes], *sb[kMaxLanes];
-    for (int64_t l = 0; l < nl; ++l) {
-      const int64_t row = 2 * (first + std::min(l, cnt - 1));
-      sa[l] = in + in_off[row];
-      sb[l] = in + in_off[row + 1 < batch ? row + 1 : row];
-    }
+    int64_t ia[kMaxLanes], ib[kMaxLanes], oa[kMaxLanes], ob[kMaxLanes];
+    pair_rows(in_off, first, cnt, nl, ia, ib);
+    pair_rows(out_off, first, cnt, nl, oa, ob);
     T* __restrict r0 = re[0];
     T* __restrict i0 = im[0];
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t o = k * in_stride;
+    for (int64_t kb = 0; kb < n; kb += kBlock)
       for (int64_t l = 0; l < nl; ++l) {
-        r0[k * nl + l] = sa[l][o];
-        i0[k * nl + l] = sb[l][o];
-      }
-    }
-    const int r = run_plan(*plan, nl, re, im);
-    const T *zr = re[r], *zi = im[r];
-    for (int64_t l = 0; l < cnt; ++l) {
-      const int64_t a = 2 * (first + l), b = a + 1;
-      T* da = out + out_off[a];
-      T* db = b < batch ? out + out_off[b] : nullptr;
-      for (int64_t k = 0; k < nout; ++k) {
-        const int64_t c = (k == 0 ? 0 : n - k) * nl + l;
-        const T pr = zr[k * nl + l], pi = zi[k * nl + l], cr = zr[c], ci = zi[c];
-        da[k * out_stride] = (pr + cr) * half;
-        da[k * out_stride + 1] = (pi - ci) * half;
-        if (db) {
-          db[k * out_stride] = (pi + ci) * half;
-          db[k * out_stride + 1] = (cr - pr) * half;
+        const T *sa = in + ia[l] + kb * in_stride, *sb = in + ib[l] + kb * in_stride;
+        for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, sa += in_stride, sb += in_stride) {
+          r0[k * nl + l] = *sa;
+          i0[k * nl + l] = *sb;
         }
       }
-    }
+    const int r = run_plan(*plan, nl, re, im);
+    const T* __restrict zr = re[r];
+    const T* __restrict zi = im[r];
+    const int64_t last_pair = 2 * (first + cnt - 1) + 1;  // the second row of the group's last lane
+    for (int64_t kb = 0; kb < nout; kb += kBlock)
+      for (int64_t l = 0; l < cnt; ++l) {
+        T* da = out + oa[l] + kb * out_stride;
+        T* db = out + ob[l] + kb * out_stride;
+        const bool has_b = l + 1 < cnt || last_pair < batch;
+        for (int64_t k = kb; k < std::min(nout, kb + kBlock); ++k, da += out_stride, db += out_stride) {
+          const int64_t c = (k == 0 ? 0 : n - k) * nl + l;
+          const T pr = zr[k * nl + l], pi = zi[k * nl + l], cr = zr[c], ci = zi[c];
+          da[0] = (pr + cr) * half;
+          da[1] = (pi - ci) * half;
+          if (has_b) {
+            db[0] = (pi + ci) * half;
+            db[1] = (cr - pr) * half;
+          }
+        }
+      }
   });
 }
 
@@ -512,40 +524,41 @@ void c2r(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
   auto plan = get_plan<T>(n);
   const int64_t batch = static_cast<int64_t>(in_off.size());
   const int64_t h = n / 2;
-  // the Hermitian extension of row a plus i times that of row b, conjugated (inverse = conj(forward(conj)))
+  // The Hermitian extensions A, B of two rows ride as Z = A + iB in one lane, conjugated (inverse = conj(forward(
+  // conj))): the real and imaginary parts of the result are the two real rows.
   for_groups<T>((batch + 1) / 2, plan->work_len(), 2 * n, [&](int64_t first, int64_t cnt, int64_t nl, T* const* re,
                                                                  T* const* im) {
-    const T *sa[kMaxLanes], *sb[kMaxLanes];
-    for (int64_t l = 0; l < nl; ++l) {
-      const int64_t row = 2 * (first + std::min(l, cnt - 1));
-      sa[l] = in + in_off[row];
-      sb[l] = in + in_off[row + 1 < batch ? row + 1 : row];
-    }
+    int64_t ia[kMaxLanes], ib[kMaxLanes], oa[kMaxLanes], ob[kMaxLanes];
+    pair_rows(in_off, first, cnt, nl, ia, ib);
+    pair_rows(out_off, first, cnt, nl, oa, ob);
     T* __restrict r0 = re[0];
     T* __restrict i0 = im[0];
-    for (int64_t k = 0; k < n; ++k) {
-      const bool upper = k > h;
-      const int64_t kk = upper ? n - k : k;
-      const int64_t o = kk * in_stride;
-      // the zero and Nyquist frequencies contribute their real parts only
-      const T isign = kk == 0 || (n % 2 == 0 && kk == h) ? T(0) : upper ? T(-1) : T(1);
-      for (int64_t l = 0; l < nl; ++l) {
-        const T ar = sa[l][o], ai = isign * sa[l][o + 1], br = sb[l][o], bi = isign * sb[l][o + 1];
-        r0[k * nl + l] = ar - bi;
-        i0[k * nl + l] = -(ai + br);
-      }
-    }
+    for (int64_t kb = 0; kb < n; kb += kBlock)
+      for (int64_t l = 0; l < nl; ++l)
+        for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k) {
+          const bool upper = k > h;
+          const int64_t kk = upper ? n - k : k;
+          const T* sa = in + ia[l] + kk * in_stride;
+          const T* sb = in + ib[l] + kk * in_stride;
+          // the zero and Nyquist frequencies contribute their real parts only
+          const T isign = kk == 0 || (n % 2 == 0 && kk == h) ? T(0) : upper ? T(-1) : T(1);
+          r0[k * nl + l] = sa[0] - isign * sb[1];
+          i0[k * nl + l] = -(isign * sa[1] + sb[0]);
+        }
     const int r = run_plan(*plan, nl, re, im);
-    const T *zr = re[r], *zi = im[r];
-    for (int64_t l = 0; l < cnt; ++l) {
-      const int64_t a = 2 * (first + l), b = a + 1;
-      T* da = out + out_off[a];
-      for (int64_t k = 0; k < n; ++k) da[k * out_stride] = zr[k * nl + l] * scale;
-      if (b < batch) {
-        T* db = out + out_off[b];
-        for (int64_t k = 0; k < n; ++k) db[k * out_stride] = -zi[k * nl + l] * scale;
+    const T* __restrict zr = re[r];
+    const T* __restrict zi = im[r];
+    const int64_t last_pair = 2 * (first + cnt - 1) + 1;
+    for (int64_t kb = 0; kb < n; kb += kBlock)
+      for (int64_t l = 0; l < cnt; ++l) {
+        T* da = out + oa[l] + kb * out_stride;
+        T* db = out + ob[l] + kb * out_stride;
+        const bool has_b = l + 1 < cnt || last_pair < batch;
+        for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, da += out_stride, db += out_stride) {
+          da[0] = zr[k * nl + l] * scale;
+          if (has_b) db[0] = -zi[k * nl + l] * scale;
+        }
       }
-    }
   });
 }
 
