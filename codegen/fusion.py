@@ -117,7 +117,7 @@ def _result_type(view, a, b):
     def proxy(vid):
         sizes, _, dt, wrapped = view.meta[vid]
         if wrapped:
-            return True if dt == _dtype.bool else (1.0 if dt.is_floating_point else 1)
+            return True if dt == _dtype.bool else (1.0 if dt.is_floating_point else 1j if dt.is_complex else 1)
         return _creation.empty([1] * len(sizes), dtype=dt)
     import flowlike
     return flowlike.result_type(proxy(a), proxy(b))
@@ -135,6 +135,8 @@ def as_node(view, ci):
     tensors = [ids[0] for ids in arg_ids if ids]
     if any(len(ids) != 1 or ids[0] < 0 for ids in arg_ids if ids):
         return None
+    if out_dtype.is_complex or any(view.meta[t][2].is_complex for t in tensors):
+        return None  # the generated kernels are real-valued; complex calls run their eager kernels
     if name in _UNARY and len(tensors) == 1:
         rule = _UNARY[name]
         compute = view.meta[tensors[0]][2] if rule == "BOOL" else out_dtype

@@ -30,6 +30,7 @@ _UNARY = {
     "tanh": "tl.math.div_rn(2.0, 1 + tl.exp(-2 * {0})) - 1",
     "erf": "tl.erf({0})", "logical_not": "{0} == 0", "isnan": "{0} != {0}",
     "sign": "tl.where({0} > 0, 1, 0) - tl.where({0} < 0, 1, 0)",
+    "sgn": "tl.where({0} > 0, 1, 0) - tl.where({0} < 0, 1, 0)",
 }
 _DENSE = {"exp": "dense_exp({0})", "tanh": "dense_tanh({0})", "sigmoid": "dense_sigmoid({0})", "erf": "dense_erf({0})"}
 _BINARY = {

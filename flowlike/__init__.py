@@ -33,6 +33,7 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
                       multinomial, poisson, get_num_threads, set_num_threads)
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
+from ._complex import *  # noqa: F401,F403  (conj, view_as_real, real/imag, complex, polar)
 from ._joining import *  # noqa: F401,F403  (stack, tile, repeat_interleave, meshgrid, ...)
 from ._matrix import *  # noqa: F401,F403  (diag, tril_indices, block_diag, vander, ...)
 from ._index import *  # noqa: F401,F403  (indexing ops)
@@ -65,7 +66,7 @@ def numel(input):
 
 
 def is_complex(input):
-    """False: flowlike's dtypes are real."""
+    """Whether input's dtype is complex."""
     return input.is_complex()
 
 

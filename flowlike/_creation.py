@@ -68,7 +68,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     check_device(device)
     if dtype is None:
         dtype = D.bool if isinstance(fill_value, builtins.bool) else D.int64 if isinstance(
-            fill_value, (builtins.int, np.integer)) else D.get_default_dtype()
+            fill_value, (builtins.int, np.integer)) else D.get_default_dtype().to_complex() if isinstance(
+            fill_value, (builtins.complex, np.complexfloating)) else D.get_default_dtype()
     t = _C._empty(_shape((size,) if isinstance(size, (builtins.int, np.integer)) else size, "full"), dtype)
     return _finish(t.fill_(fill_value), requires_grad, out, "full")
 
@@ -114,6 +115,8 @@ def _infer_dtype(arr):
         return D.int64
     if np.issubdtype(arr.dtype, np.floating):
         return D.get_default_dtype()
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        return D.get_default_dtype().to_complex()
     raise TypeError(f"Could not infer dtype of {arr.dtype}")
 
 
@@ -143,8 +146,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = src._to_dtype(dtype or src.dtype, True)
     else:
         inferred = D.from_numpy_dtype(src.dtype) if isinstance(data, np.ndarray) else _infer_dtype(src)
-        if src.dtype.kind == "f" and not isinstance(data, np.ndarray) and dtype is None:
-            inferred = D.get_default_dtype()
+        if src.dtype.kind in "fc" and not isinstance(data, np.ndarray) and dtype is None:
+            inferred = D.get_default_dtype() if src.dtype.kind == "f" else D.get_default_dtype().to_complex()
         target = dtype or inferred
         t = from_numpy(np.array(src, dtype=D.to_numpy_dtype(target), order="C", copy=True))
         if target == D.bfloat16:
@@ -157,7 +160,7 @@ def as_tensor(data, dtype=None, device=None):
     check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf" and (dtype is None or
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biufc" and (dtype is None or
                                                                       D.to_numpy_dtype(dtype) == data.dtype):
         try:
             return from_numpy(data)

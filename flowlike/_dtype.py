@@ -16,6 +16,8 @@ float16 = _C.float16
 bfloat16 = _C.bfloat16
 float32 = _C.float32
 float64 = _C.float64
+complex64 = _C.complex64
+complex128 = _C.complex128
 # PyTorch's aliases
 short = int16
 int = int32
@@ -23,11 +25,13 @@ long = int64
 half = float16
 float = float32
 double = float64
+cfloat = complex64
+cdouble = complex128
 
 
 
 class _UnsupportedDType:
-    """A torch dtype flowlike names but cannot hold yet (complex, float8, uint16-64): code that only refers to it
+    """A torch dtype flowlike names but cannot hold yet (complex32, float8, uint16-64): code that only refers to it
     (dtype tables in libraries such as safetensors and transformers) and finfo/iinfo work; making a tensor of it
     raises. `limits` are torch's finfo (bits, eps, max, min, tiny, resolution) or iinfo (bits, min, max) values."""
 
@@ -44,8 +48,6 @@ class _UnsupportedDType:
 
 
 complex32 = chalf = _UnsupportedDType("complex32", 4, "complex")
-complex64 = cfloat = _UnsupportedDType("complex64", 8, "complex")
-complex128 = cdouble = _UnsupportedDType("complex128", 16, "complex")
 # The float8 formats (OCP FP8, AMD's "fnuz" variants, MX scale e8m0): storage types quantization code names.
 float8_e4m3fn = _UnsupportedDType("float8_e4m3fn", 1, "float", (8, 0.125, 448.0, -448.0, 2.0 ** -6, 1.0))
 float8_e5m2 = _UnsupportedDType("float8_e5m2", 1, "float", (8, 0.25, 57344.0, -57344.0, 2.0 ** -14, 1.0))
@@ -57,14 +59,16 @@ uint32 = _UnsupportedDType("uint32", 4, "uint", (32, 0, 2 ** 32 - 1))
 uint64 = _UnsupportedDType("uint64", 8, "uint", (64, 0, 2 ** 64 - 1))
 
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 
 _NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool: "bool", uint8: "uint8",
-                int8: "int8", int16: "int16", int32: "int32", int64: "int64"}
+                int8: "int8", int16: "int16", int32: "int32", int64: "int64", complex64: "complex64",
+                complex128: "complex128"}
 
 
 _C10_NAMES = {bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
-              float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double"}
+              float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double", complex64: "ComplexFloat",
+              complex128: "ComplexDouble"}
 
 
 def c10_name(d):
@@ -84,7 +88,7 @@ def from_numpy_dtype(nd):
         if nd == np.dtype(name):
             return fl
     raise TypeError(f"can't convert np.ndarray of type {nd}. The only supported types are: float64, float32, "
-                    "float16, int64, int32, int16, int8, uint8, and bool.")
+                    "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
 
 
 get_default_dtype = _C.get_default_dtype
@@ -104,6 +108,8 @@ class finfo:
 
     def __init__(self, type=None):
         type = get_default_dtype() if type is None else type
+        if type.is_complex and not isinstance(type, _UnsupportedDType):  # the limits of the real and imaginary parts
+            type = type.to_real()
         if not type.is_floating_point:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
         self.dtype = str(type).split(".")[-1]
@@ -120,7 +126,7 @@ class finfo:
             self.eps = builtins.float(info.eps)
             self.max = builtins.float(info.max)
             self.tiny = self.smallest_normal = builtins.float(info.tiny)
-            self.resolution = builtins.float(info.resolution)
+            self.resolution = 10.0 ** -info.precision  # as torch: 1e-06, not float32(1e-06) widened
         self.min = -self.max
 
     def __repr__(self):

@@ -44,7 +44,6 @@ arctan2 = _C.atan2
 greater, greater_equal, less, less_equal, not_equal = _C.gt, _C.ge, _C.lt, _C.le, _C.ne
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = _C.asin, _C.acos, _C.atan, _C.asinh, _C.acosh, _C.atanh
 fix = _C.trunc
-sgn = _C.sign
 
 
 def positive(input):
@@ -58,6 +57,8 @@ def clamp(input, min=None, max=None, *, out=None):
     """Limits input to [min, max]; bounds may be numbers or broadcastable tensors."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.is_complex():
+        raise NotImplementedError("clamp is not supported for complex types")
     lo = None if min is None else _as_operand(min)
     hi = None if max is None else _as_operand(max)
     result = input
@@ -204,13 +205,15 @@ def equal(input, other):
 
 
 def isreal(input):
-    """Always true for the real dtypes flowlike has."""
+    """Whether each element is real: a complex element whose imaginary part is zero counts (as in torch)."""
+    if input.is_complex():
+        return _C.eq(_C._imag(input), 0)
     return _C._empty(list(input.shape), _D.bool).fill_(True)
 
 
 __all__ += ["divide", "true_divide", "floor_divide", "multiply", "subtract", "negative", "absolute", "arctan2",
             "greater", "greater_equal", "less", "less_equal", "not_equal", "arcsin", "arccos", "arctan", "arcsinh",
-            "arccosh", "arctanh", "fix", "sgn", "positive", "clamp", "clip", "clamp_min", "clamp_max", "float_power",
+            "arccosh", "arctanh", "fix", "positive", "clamp", "clip", "clamp_min", "clamp_max", "float_power",
             "lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "isclose", "allclose", "equal", "isreal"]
 
 
@@ -304,19 +307,12 @@ def rsub(input, other, *, alpha=1):
 
 
 def angle(input, *, out=None):
-    """The elementwise argument: pi for negative values, 0 otherwise (nan stays nan)."""
+    """The elementwise argument: atan2(imag, real) for complex input (a real result); for real input pi for
+    negative values, 0 otherwise (nan stays nan)."""
+    if input.is_complex():
+        return write_out(out, _C.atan2(_C._imag(input), _C._real(input)), "angle")
     x = _float(input)
     return write_out(out, _C.where(_C.isnan(x), x, _C.where(x < 0, _math.pi, 0.0).to(x.dtype)), "angle")
-
-
-def real(input):
-    """The real part: input itself, as flowlike's tensors are real."""
-    return input
-
-
-def imag(input):
-    """The imaginary part, which real tensors do not have (as in torch)."""
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -336,8 +332,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "real", "imag",
-            "diff"]
+__all__ += ["deg2rad", "rad2deg", "ldexp", "frexp", "polygamma", "mvlgamma", "sinc", "rsub", "angle", "diff"]
 
 
 # ---- the sym_* helpers, for plain Python numbers (flowlike has no symbolic shapes) ---------------------------------
@@ -397,7 +392,7 @@ __all__ += ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt",
 
 # aliases torch also has as Tensor methods (and their in-place forms): alias -> op
 _ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
-            "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "negative": "neg", "fix": "trunc", "sgn": "sign",
+            "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "negative": "neg", "fix": "trunc",
             "multiply": "mul", "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt",
             "less_equal": "le", "not_equal": "ne"}
 
@@ -419,8 +414,6 @@ def _attach_methods():
                  "nan_to_num", "true_divide", "floor_divide", "float_power", "deg2rad", "rad2deg", "ldexp",
                  "mvlgamma", "sinc"]:
         setattr(_C.Tensor, name + "_", inplace_method(globals()[name], name + "_"))
-    _C.Tensor.real = property(real, doc="The real part: the tensor itself (flowlike's tensors are real).")
-    _C.Tensor.imag = property(imag, doc="The imaginary part, which real tensors do not have.")
     # Tensor.polygamma(n) takes self second in torch.polygamma's order
     _C.Tensor.polygamma = lambda self, n: polygamma(n, self)
     _C.Tensor.polygamma_ = inplace_method(lambda self, n: polygamma(n, self), "polygamma_")

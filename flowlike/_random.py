@@ -39,7 +39,7 @@ def set_rng_state(new_state):
 
 def _float_dtype(dtype, op):
     dtype = dtype or D.get_default_dtype()
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise NotImplementedError(f"\"{op}\" not implemented for '{D.c10_name(dtype)}'")
     return dtype
 
@@ -50,7 +50,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     dtype = _dtype_of(dtype, out)
     check_device(device)
     t = empty(*_shape(size, "rand"), dtype=_float_dtype(dtype, "check_uniform_bounds"))
-    return _finish(t.uniform_(0.0, 1.0, generator=generator), requires_grad, out, "rand")
+    # complex: the real and imaginary parts each uniform in [0, 1), as torch
+    (_C._view_as_real(t) if t.is_complex() else t).uniform_(0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad, out, "rand")
 
 
 @_meta.factory
@@ -59,7 +61,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dtype = _dtype_of(dtype, out)
     check_device(device)
     t = empty(*_shape(size, "randn"), dtype=_float_dtype(dtype, "normal_kernel_cpu"))
-    return _finish(t.normal_(0.0, 1.0, generator=generator), requires_grad, out, "randn")
+    if t.is_complex():  # as torch: variance 1 split between the real and imaginary parts
+        _C._view_as_real(t).normal_(0.0, math.sqrt(0.5), generator=generator)
+    else:
+        t.normal_(0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad, out, "randn")
 
 
 @_meta.factory

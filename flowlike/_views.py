@@ -440,24 +440,6 @@ def _dim_order(self, *, ambiguity_check=False):
     return tuple(reversed(perm))
 
 
-def _real_identity(name):
-    def fn(input):
-        return input
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = "input itself: flowlike's tensors are real, so there is no conjugate or negative bit to resolve."
-    return fn
-
-
-conj = _real_identity("conj")
-resolve_conj = _real_identity("resolve_conj")
-resolve_neg = _real_identity("resolve_neg")
-
-
-def conj_physical(input, *, out=None):
-    """The elementwise conjugate as a new tensor (a copy, for real tensors)."""
-    return write_out(out, input, "conj_physical", exact_dtype=True) if out is not None else input.clone()
-
-
 def as_strided_(input, size, stride, storage_offset=None):
     """Gives input, in place, the sizes, strides and storage offset (default: its own) over its storage (the
     Tensor method, which also records the view for autograd)."""
@@ -478,21 +460,9 @@ def _resize(self, *sizes):
     return self.reshape(sizes)
 
 
-def is_conj(input):
-    """False: real tensors carry no conjugate bit."""
-    return False
-
-
-def is_neg(input):
-    """False: real tensors carry no negative bit."""
-    return False
-
-
-__all__ += ["as_strided_", "conj", "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]
-for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy", "conj",
-              "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg"]:
+__all__ += ["as_strided_"]
+for _name in ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "narrow_copy"]:
     setattr(Tensor, _name, globals()[_name])
-Tensor.conj_physical_ = lambda self: self
 Tensor.sum_to_size = _sum_to_size
 Tensor.dim_order = _dim_order
 Tensor.resize = _resize

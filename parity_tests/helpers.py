@@ -38,14 +38,14 @@ def to_flowlike(t):
     """A flowlike copy of a torch tensor (same dtype, values, shape; no history)."""
     if dtype_name(t.dtype) == "bfloat16":
         return fl.from_numpy(t.detach().float().numpy().copy()).to(fl.bfloat16)
-    return fl.from_numpy(t.detach().numpy().copy())
+    return fl.from_numpy(t.detach().resolve_conj().numpy().copy())
 
 
 def to_numpy(x):
     """A numpy array of a tensor of either library (bfloat16 widened to float32), a number or an array."""
     if not is_tensor(x):
         return np.asarray(x)
-    x = x.detach()
+    x = x.detach().resolve_conj().resolve_neg()  # numpy() refuses a tensor with the conjugate or negative bit
     if dtype_name(x.dtype) == "bfloat16":
         x = x.float()
     return x.numpy()
@@ -67,7 +67,7 @@ def convert(lib, value, dtype=None, requires_grad=False):
         return value
     if dtype is not None:
         t = t.to(getattr(lib, dtype))
-    if requires_grad and t.dtype.is_floating_point:
+    if requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex):
         t.requires_grad_(True)
     return t
 
@@ -143,29 +143,38 @@ def assert_same(got, want, rtol=1.3e-6, atol=1e-5, exact=False, scale_atol=False
     if exact:
         np.testing.assert_array_equal(g, w)
         return
-    w = w.astype(np.float64)
+    wide = np.complex128 if np.iscomplexobj(w) or np.iscomplexobj(g) else np.float64
+    w = w.astype(wide)
     if scale_atol and w.size:
         atol = atol * max(1.0, float(np.nanmax(np.abs(w), initial=0.0)))
-    np.testing.assert_allclose(g.astype(np.float64), w, rtol=rtol, atol=atol, equal_nan=True)
+    np.testing.assert_allclose(g.astype(wide), w, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def float_outputs(r):
-    """The outputs of a result (a tensor or a sequence) that carry gradients."""
+    """The outputs of a result (a tensor or a sequence) that carry gradients (floating or complex)."""
     outs = r if isinstance(r, (list, tuple)) else [r]
-    return [o for o in outs if is_tensor(o) and o.dtype.is_floating_point and o.requires_grad]
+    return [o for o in outs if is_tensor(o) and (o.dtype.is_floating_point or o.dtype.is_complex) and o.requires_grad]
+
+
+def _weights(rng, o):
+    """Random weights for an output: complex for a complex output, so both of its parts get a gradient."""
+    w = rng.standard_normal(tuple(o.shape))
+    return np.asarray(w + 1j * rng.standard_normal(tuple(o.shape))) if o.dtype.is_complex else w
 
 
 def assert_grads_same(got, want, got_inputs, want_inputs, rtol=1.3e-6, atol=1e-5, scale_atol=False, seed=9):
-    """Backpropagates the same random weighting of every floating output of flowlike's `got` and torch's `want`;
-    the gradients of the inputs must agree (None where torch's is None)."""
+    """Backpropagates the same random weighting of every floating output of flowlike's `got` and torch's `want`
+    (the real part of the weighted sum, for complex outputs); the gradients of the inputs must agree (None where
+    torch's is None)."""
     rng = np.random.default_rng(seed)
-    weights = [rng.standard_normal(tuple(o.shape)) for o in float_outputs(want)]
+    weights = [_weights(rng, o) for o in float_outputs(want)]
     if not weights:
         return
     for lib, r in ((torch, want), (fl, got)):
         outs = float_outputs(r)
         assert len(outs) == len(weights), f"{lib.__name__} has {len(outs)} differentiable outputs, torch {len(weights)}"
-        sum((o * lib.from_numpy(w.copy()).to(o.dtype)).sum() for o, w in zip(outs, weights)).backward()
+        terms = [(o * lib.from_numpy(w.copy()).to(o.dtype)).sum() for o, w in zip(outs, weights)]
+        sum(t.real if t.dtype.is_complex else t for t in terms).backward()
     for f_in, t_in in zip(got_inputs, want_inputs):
         assert (f_in.grad is None) == (t_in.grad is None), (f_in.grad, t_in.grad)
         if t_in.grad is not None:

@@ -234,6 +234,8 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     Tensor g = i < grad_outputs.size() ? grad_outputs[i] : nullptr;
     if (!g) {
       FL_CHECK(out->numel == 1, Error, "grad can be implicitly created only for scalar outputs");
+      FL_CHECK(!is_complex(out->dtype), Error, "grad can be implicitly created only for real scalar outputs but got torch.",
+               dtype_name(out->dtype));
       g = empty(out->sizes, out->dtype);
       fill(g, Scalar(1.0));
     } else {

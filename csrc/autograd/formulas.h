@@ -1,6 +1,7 @@
 // Tensor arithmetic for writing backward formulas. Everything goes through the dispatcher, so a
 // formula evaluated with grad mode on (create_graph=True) records its own graph.
 #pragma once
+#include "../ops/complex.h"
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
 
@@ -23,7 +24,7 @@ inline Tensor operator-(const Tensor& a) { return un(UnaryOp::neg, a); }
 #define FL_FORMULA_UNARY(name) inline Tensor name(const Tensor& a) { return un(UnaryOp::name, a); }
 FL_FORMULA_UNARY(exp) FL_FORMULA_UNARY(exp2) FL_FORMULA_UNARY(log) FL_FORMULA_UNARY(sin) FL_FORMULA_UNARY(cos)
 FL_FORMULA_UNARY(sinh) FL_FORMULA_UNARY(cosh) FL_FORMULA_UNARY(rsqrt) FL_FORMULA_UNARY(sign) FL_FORMULA_UNARY(trunc)
-FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan)
+FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs)
 #undef FL_FORMULA_UNARY
 
 inline Tensor floor_div(const Tensor& a, const Tensor& b) { return bin(BinaryOp::div_floor, a, b); }
@@ -45,12 +46,22 @@ inline Tensor atan2_recip(const Tensor& a, const Tensor& b) {
   Tensor recip = num(1.0) / (a * a + b * b);
   return where(un(UnaryOp::isinf, recip), num(0.0), recip);
 }
+// The base of pow as the formulas see it: a real base meeting a complex exponent is promoted to complex (as the
+// forward does) and conjugated, as every value in a formula is (a real negative base then lies just below the branch
+// cut: log|a| - i pi).
+inline Tensor pow_base(const Tensor& a, const Tensor& b) {
+  return is_complex(b->dtype) && !is_complex(a->dtype) ? ops::conj(to_dtype(a, result_type(a, b))) : a;
+}
 inline Tensor pow_grad_base(const Tensor& g, const Tensor& a, const Tensor& b) {
-  return where(bin(BinaryOp::eq, b, num(0.0)), num(0.0), g * b * bin(BinaryOp::pow, a, b - 1.0));
+  return where(bin(BinaryOp::eq, b, num(0.0)), num(0.0), g * b * bin(BinaryOp::pow, pow_base(a, b), b - 1.0));
 }
 inline Tensor pow_grad_exponent(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& r) {
-  Tensor zero_base = bin(BinaryOp::logical_and, bin(BinaryOp::eq, a, num(0.0)), bin(BinaryOp::ge, b, num(0.0)));
-  return where(zero_base, num(0.0), g * r * log(a));
+  // as torch's pow_backward_exponent: a complex exponent counts as non-negative when it is real and >= 0
+  Tensor nonneg = is_complex(b->dtype) ? bin(BinaryOp::logical_and, bin(BinaryOp::eq, ops::imag(b), num(0.0)),
+                                             bin(BinaryOp::ge, ops::real(b), num(0.0)))
+                                       : bin(BinaryOp::ge, b, num(0.0));
+  Tensor zero_base = bin(BinaryOp::logical_and, bin(BinaryOp::eq, a, num(0.0)), nonneg);
+  return where(zero_base, num(0.0), g * r * log(pow_base(a, b)));
 }
 inline Tensor xlogy_grad_x(const Tensor& g, const Tensor& a, const Tensor& b) {
   Tensor masked = bin(BinaryOp::logical_and, bin(BinaryOp::eq, a, num(0.0)), bin(BinaryOp::le, b, num(0.0)));
@@ -73,6 +84,14 @@ inline Tensor trigamma(const Tensor& x) {
   Tensor tail = iz * (iz * (iz * (iz2 * (iz2 * (iz2 * (-1.0 / 30) + 1.0 / 42) - 1.0 / 30) + 1.0 / 6) + 0.5) + 1.0);
   Tensor t = sum + tail, s = sin(x * pi);
   return where(neg, num(pi * pi) / (s * s) - t, t);
+}
+// sgn(z) = z / |z|: zero for a real input; for a complex one torch's sgn_backward, (g - r Re(g conj(r))) / |z|,
+// zero at z = 0.
+inline Tensor sgn_grad(const Tensor& g, const Tensor& x, const Tensor& r) {
+  if (!is_complex(x->dtype)) return zeros_like(g);
+  Tensor a = abs(x);
+  Tensor gr = (g - r * ops::real(g * ops::conj(r))) / a;
+  return ops::where(bin(BinaryOp::eq, a, num(0.0)), num(0.0), gr);
 }
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));

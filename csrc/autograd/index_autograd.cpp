@@ -8,7 +8,7 @@ namespace fl::autograd {
 
 FL_REGISTER_KERNEL(index, Autograd, [](DispatchKeySet ks, const Tensor& self, const TensorList& indices) {
   Tensor r = redispatch_no_grad(ops::index, ks, self, indices);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_lambda("IndexBackward0", r, {gradient_edge(self)}, [in = self->sizes, indices](const Tensor& g) {
     return TensorList{ops::index_put_(zeros(in, g->dtype), indices, g, true)};
   });
@@ -45,7 +45,7 @@ FL_REGISTER_KERNEL(masked_select, Autograd, [](DispatchKeySet ks, const Tensor& 
 })
 FL_REGISTER_KERNEL(where, Autograd, [](DispatchKeySet ks, const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor r = redispatch_no_grad(ops::where, ks, cond, a, b);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_lambda("WhereBackward0", r, {Edge{}, gradient_edge(a), gradient_edge(b)},
                        [cond, as = a->sizes, bs = b->sizes, adt = a->dtype, bdt = b->dtype](const Tensor& g) {
                          Tensor zero = wrap_scalar(Scalar(0.0));

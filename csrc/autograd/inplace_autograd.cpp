@@ -122,7 +122,7 @@ void check_inplace(const Tensor& self, const Tensor& src) {
 }
 
 Tensor record_copy(const char* name, const Tensor& src, const Tensor& result) {
-  if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_floating(result->dtype)) return result;
+  if (result == src || !src->requires_grad || !thread_state().grad_enabled || !is_differentiable(result->dtype)) return result;
   return record_lambda(name, result, {gradient_edge(src)}, [dt = src->dtype](const Tensor& g) {
     return TensorList{cast_grad(g, dt)};
   });

@@ -1,5 +1,6 @@
 // Autograd kernels of the pointwise ops: the derivative columns of the op lists in
 // ops/pointwise.h become backward nodes here.
+#include "../ops/complex.h"
 #include "../ops/pointwise.h"
 #include "autograd.h"
 #include "formulas.h"
@@ -47,6 +48,9 @@ bool check_out(const Tensor& out, const Tensor& self, const char* op) {
   return true;
 }
 
+// The conjugate of a complex saved value (a view with the conjugate bit); other values as they are.
+Tensor conj_of(const Tensor& t) { return t && is_complex(t->dtype) ? ops::conj(t) : t; }
+
 struct BinaryBackward : Node {
   BinaryOp op;
   SavedVariable a, b, r;
@@ -59,8 +63,11 @@ struct BinaryBackward : Node {
     Tensor g = grads.empty() ? nullptr : grads[0];
     if (!g) return {nullptr, nullptr};
     auto self = shared_from_this();
-    // the formulas name the saved values a, b and r; not every formula uses all three
-    [[maybe_unused]] const Tensor a = this->a.unpack(self), b = this->b.unpack(self), r = this->r.unpack(self);
+    // the formulas name the saved values a, b and r; not every formula uses all three. These ops are
+    // holomorphic with real coefficients, so for complex values the formula over the conjugates is the
+    // conjugate derivative torch's convention asks for (grad * conj(f'(z))).
+    [[maybe_unused]] const Tensor a = conj_of(this->a.unpack(self)), b = conj_of(this->b.unpack(self)),
+                                  r = conj_of(this->r.unpack(self));
     const bool need_a = next_edges[0].valid(), need_b = next_edges[1].valid();
     Tensor ga, gb;
 #define NONDIFF Tensor()
@@ -90,7 +97,10 @@ struct UnaryBackward : Node {
     Tensor g = grads.empty() ? nullptr : grads[0];
     if (!g || !next_edges[0].valid()) return {nullptr};
     auto self = shared_from_this();
-    [[maybe_unused]] const Tensor x = this->x.unpack(self), r = this->r.unpack(self);
+    // as in BinaryBackward, but abs and sgn are not holomorphic: their formulas take z itself
+    const bool holomorphic = op != UnaryOp::abs && op != UnaryOp::sgn;
+    [[maybe_unused]] const Tensor x = holomorphic ? conj_of(this->x.unpack(self)) : this->x.unpack(self),
+                                  r = holomorphic ? conj_of(this->r.unpack(self)) : this->r.unpack(self);
     Tensor gx;
 #define NONDIFF Tensor()
 #define NOTIMPL not_implemented(unary_op_name(op))
@@ -136,7 +146,7 @@ Tensor binary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&, Scalar
     return a;
   }
   Tensor r = redispatch_no_grad(opobj, ks, a, b, alpha, out);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_binary(op, r, a, b, alpha, gradient_edge(a));
 }
 
@@ -147,7 +157,7 @@ Tensor unary_autograd_impl(const Op<Tensor(const Tensor&, const Tensor&)>& opobj
   const Uses& uses = kUnaryUses[static_cast<int>(op)];
   Tensor before = in_place && uses.a ? copy_before_write(a) : a;  // keeps a's history
   Tensor r = redispatch_no_grad(opobj, ks, a, out);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   auto node = std::make_shared<UnaryBackward>();
   node->op = op;
   if (uses.a) node->x = SavedVariable(before, false);

@@ -41,7 +41,7 @@ template <typename F>
 Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, DispatchKeySet ks, const Tensor& x,
                        const IntList& dims, bool keepdim, ScalarType dtype, F grad_fn) {
   Tensor r = redispatch_no_grad(op, ks, x, dims, keepdim, dtype);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   // x and the result are SavedVariables: under create_graph the formula sees both with their history
   return record_saved(name, r, {gradient_edge(x)}, save_x ? TensorList{x} : TensorList{}, save_x,
                       [in = x->sizes, dims, keepdim, dt = x->dtype, save_x, grad_fn](const Tensor& g, const TensorList& s) {
@@ -112,7 +112,7 @@ template <typename OpT, typename... Args>
 TensorPair record_selected(const OpT& op, const char* name, DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim,
                            Args... args) {
   TensorPair r = redispatch_no_grad(op, ks, x, args...);
-  if (!is_floating(std::get<0>(r)->dtype)) return r;
+  if (!is_differentiable(std::get<0>(r)->dtype)) return r;
   record_lambda(name, std::get<0>(r), {gradient_edge(x)}, [in = x->sizes, dim, keepdim, idx = std::get<1>(r)](const Tensor& g) {
     return TensorList{selected_backward(g, in, dim, keepdim, idx)};
   });
@@ -155,7 +155,7 @@ FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_
 
 FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::cumsum, ks, x, dim, dt);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_lambda("CumsumBackward0", r, {gradient_edge(x)}, [dim, xdt = x->dtype](const Tensor& g) {
     IntList d{dim};
     Tensor gx = ops::flip(ops::cumsum(ops::flip(g, d), dim, ScalarType::NumTypes), d);
@@ -191,7 +191,7 @@ Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
 // 1; after it, 0 (every product holds the zero).
 FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
   Tensor r = redispatch_no_grad(ops::cumprod, ks, x, dim, dt);
-  if (!is_floating(r->dtype)) return r;
+  if (!is_differentiable(r->dtype)) return r;
   return record_saved("CumprodBackward0", r, {gradient_edge(x)}, {x}, true,
                       [dim, xdt = x->dtype](const Tensor& g, const TensorList& s) {
                         const Tensor &xv = s[0], &rv = s[1];

@@ -10,7 +10,7 @@ std::vector<OpInfo>& op_registry() {
 }
 
 const char* dispatch_key_name(DispatchKey k) {
-  static const char* names[] = {"Tracer", "Autograd", "CPU", "CUDA"};
+  static const char* names[] = {"Tracer", "Autograd", "Conjugate", "CPU", "CUDA"};
   return names[static_cast<int>(k)];
 }
 

@@ -9,6 +9,7 @@
 //             the boxed call and its results to the tracer (Note [Tracer]);
 //   Autograd  when grad mode is on and a tensor argument requires grad: the op's autograd kernel
 //             records its node and re-dispatches below itself with `op.redispatch(keys, ...)`;
+//   Conjugate when a tensor argument has the conjugate bit (Note [The conjugate bit]);
 //   CPU       the device kernel (CUDA later).
 // A key in the set with no kernel is an error naming the op and the key, unless the op declared
 // that key a fallthrough (FL_REGISTER_FALLTHROUGH: Autograd for ops whose outputs never require
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -32,7 +34,7 @@
 
 namespace fl {
 
-enum class DispatchKey : uint8_t { Tracer = 0, Autograd = 1, CPU = 2, CUDA = 3, NumKeys = 4 };
+enum class DispatchKey : uint8_t { Tracer = 0, Autograd = 1, Conjugate = 2, CPU = 3, CUDA = 4, NumKeys = 5 };
 constexpr int kNumDispatchKeys = static_cast<int>(DispatchKey::NumKeys);
 const char* dispatch_key_name(DispatchKey k);
 
@@ -123,7 +125,39 @@ namespace autograd {
 bool view_gained_grad(const Tensor& view);
 }  // namespace autograd
 
+// Note [The conjugate bit]
+// `conj()` of a complex tensor is a view with TensorImpl::conj set: its values are the conjugates of the
+// memory's, as torch's. Only the ops that declare the Conjugate key a fallthrough see such a tensor: the view
+// ops (make_view carries the bit, so a view of a conjugate view is one), conj/resolve_conj, and the copy kernel
+// (which conjugates when the two bits differ). For every other op the Conjugate key runs a generic fallback
+// (torch's conjugateFallback): each conjugate argument is replaced by a resolved copy, and an argument the op
+// writes (`Tensor(a!)`) is written back through copy_ afterwards, so no kernel needs to know the bit exists.
 namespace detail {
+inline bool has_conj(const Tensor& t) { return t && t->conj; }
+inline bool has_conj(const std::vector<Tensor>& ts) {
+  for (auto& t : ts) if (t && t->conj) return true;
+  return false;
+}
+template <typename T> inline bool has_conj(const T&) { return false; }
+Tensor resolve_conj(const Tensor& t);  // ops::resolve_conj
+void copy_back_conj(const Tensor& dst, const Tensor& resolved);  // ops::copy_ into a conjugate tensor
+template <typename T> inline void write_back_conj(const T& orig, const T& resolved) {
+  if constexpr (std::is_same_v<T, Tensor>) if (has_conj(orig)) copy_back_conj(orig, resolved);
+}
+template <typename T> inline void original_for(Tensor& r, const T& orig, const T& resolved) {
+  if constexpr (std::is_same_v<T, Tensor>) if (r == resolved && has_conj(orig)) r = orig;
+}
+template <typename T> inline T resolved_arg(const T& v) {
+  if constexpr (std::is_same_v<T, Tensor>) return has_conj(v) ? resolve_conj(v) : v;
+  else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    if (!has_conj(v)) return v;
+    std::vector<Tensor> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = has_conj(v[i]) ? resolve_conj(v[i]) : v[i];
+    return out;
+  } else return v;
+}
+uint64_t written_tensor_mask(const char* schema, size_t arity);  // bit i: argument i is a `Tensor(a!)`
+
 inline bool needs_grad(const Tensor& t) {
   return t && (t->requires_grad || (t->is_view && autograd::view_gained_grad(t)));
 }
@@ -186,6 +220,7 @@ class Op<R(Args...)> {
     DispatchKeySet ks{static_cast<uint8_t>(1u << static_cast<int>(DispatchKey::CPU))};
     const ThreadState& st = thread_state();
     if (st.grad_enabled && (detail::needs_grad(args) || ...)) ks = ks.with(DispatchKey::Autograd);
+    if ((detail::has_conj(args) || ...)) ks = ks.with(DispatchKey::Conjugate);
     if (st.tracer) return traced(ks, std::forward<Args>(args)...);
     return redispatch(ks, std::forward<Args>(args)...);
   }
@@ -194,6 +229,8 @@ class Op<R(Args...)> {
     for (int k = 0; k < kNumDispatchKeys; ++k) {
       if (!(ks.bits & (1u << k))) continue;
       if (Kernel fn = kernels_[k]) return fn(ks.without(static_cast<DispatchKey>(k)), std::forward<Args>(args)...);
+      if (k == static_cast<int>(DispatchKey::Conjugate) && !fallthrough_[k])
+        return conj_fallback(ks.without(DispatchKey::Conjugate), std::index_sequence_for<Args...>{}, args...);
       if (!fallthrough_[k]) detail::missing_kernel(name_, static_cast<DispatchKey>(k));
       if (k == static_cast<int>(DispatchKey::Autograd)) {  // nothing to record: run below with grad mode off
         GradModeGuard no_grad(false);
@@ -229,6 +266,27 @@ class Op<R(Args...)> {
     }
   }
 
+  // The Conjugate key's generic kernel (Note [The conjugate bit]).
+  template <size_t... I>
+  R conj_fallback(DispatchKeySet ks, std::index_sequence<I...>, Args... args) const {
+    std::tuple<std::decay_t<Args>...> res{detail::resolved_arg(std::decay_t<Args>(args))...};
+    uint64_t written = written_.load(std::memory_order_relaxed);
+    if (written == kUnparsed) {
+      written = sizeof...(Args) <= 64 ? detail::written_tensor_mask(schema_, sizeof...(Args)) : 0;
+      written_.store(written, std::memory_order_relaxed);
+    }
+    auto write_back = [&]() { ((((written >> I) & 1) ? detail::write_back_conj(args, std::get<I>(res)) : void()), ...); };
+    if constexpr (std::is_void_v<R>) {
+      redispatch(ks, std::get<I>(res)...);
+      write_back();
+    } else {
+      R r = redispatch(ks, std::get<I>(res)...);
+      write_back();
+      // an in-place op returns the tensor it wrote: the caller's, not the resolved copy
+      if constexpr (std::is_same_v<R, Tensor>) ((((written >> I) & 1) ? detail::original_for(r, args, std::get<I>(res)) : void()), ...);
+      return r;
+    }
+  }
   static void call_boxed(const void* self, const Stack& in, Stack& out) {
     const Op* op = static_cast<const Op*>(self);
     if (in.size() != sizeof...(Args)) detail::bad_boxed_call(op->name_, sizeof...(Args), in.size());
@@ -246,6 +304,7 @@ class Op<R(Args...)> {
   const char* name_;
   const char* schema_;
   mutable std::atomic<uint64_t> required_{kUnparsed};  // Note [required tensors]
+  mutable std::atomic<uint64_t> written_{kUnparsed};   // the `Tensor(a!)` arguments, for conj_fallback
   Kernel kernels_[kNumDispatchKeys] = {};
   bool has_[kNumDispatchKeys] = {};
   bool fallthrough_[kNumDispatchKeys] = {};

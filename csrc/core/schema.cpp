@@ -145,6 +145,15 @@ uint64_t required_tensor_mask(const char* schema, size_t arity) {
   return mask;
 }
 
+uint64_t written_tensor_mask(const char* schema, size_t arity) {
+  const Schema s = parse_schema(schema);
+  if (s.args.size() != arity || arity > 64) return 0;
+  uint64_t mask = 0;
+  for (size_t i = 0; i < arity; ++i)
+    if (s.args[i].base == "Tensor" && s.args[i].writes) mask |= uint64_t(1) << i;
+  return mask;
+}
+
 void throw_none_tensor(const char* op, const char* schema, size_t index) {
   const Schema s = parse_schema(schema);
   const std::string name = index < s.args.size() ? s.args[index].name : "?";

@@ -108,6 +108,7 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   t->version = base->version;
   t->view_version = base->version->version.load(std::memory_order_relaxed);
   t->is_view = true;
+  t->conj = base->conj;
   t->inference = base->inference || thread_state().inference_mode;
   Tensor root = base->view_base.lock();
   t->view_base = root ? root : base;
@@ -146,18 +147,22 @@ thread_local ScalarType g_default_dtype = ScalarType::Float32;
 // PyTorch's promoteTypes lookup table, rows and columns in ScalarType order.
 constexpr ScalarType b1 = ScalarType::Bool, u1 = ScalarType::UInt8, i1 = ScalarType::Int8, i2 = ScalarType::Int16,
                      i4 = ScalarType::Int32, i8 = ScalarType::Int64, f2 = ScalarType::Float16, bf = ScalarType::BFloat16,
-                     f4 = ScalarType::Float32, f8 = ScalarType::Float64;
+                     f4 = ScalarType::Float32, f8 = ScalarType::Float64, c4 = ScalarType::ComplexFloat,
+                     c8 = ScalarType::ComplexDouble;
+// (torch promotes float16 with complex64 to complex64, and float64 with complex64 to complex128)
 constexpr ScalarType kPromote[kNumScalarTypes][kNumScalarTypes] = {
-    /*b1*/ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
-    /*u1*/ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
-    /*i1*/ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
-    /*i2*/ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
-    /*i4*/ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
-    /*i8*/ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
-    /*f2*/ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
-    /*bf*/ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
-    /*f4*/ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
-    /*f8*/ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+    /*b1*/ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8, c4, c8},
+    /*u1*/ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8, c4, c8},
+    /*i1*/ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8, c4, c8},
+    /*i2*/ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8, c4, c8},
+    /*i4*/ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8, c4, c8},
+    /*i8*/ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8, c4, c8},
+    /*f2*/ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8, c4, c8},
+    /*bf*/ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8, c4, c8},
+    /*f4*/ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8, c4, c8},
+    /*f8*/ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c8, c8},
+    /*c4*/ {c4, c4, c4, c4, c4, c4, c4, c4, c4, c8, c4, c8},
+    /*c8*/ {c8, c8, c8, c8, c8, c8, c8, c8, c8, c8, c8, c8},
 };
 }  // namespace
 
@@ -171,12 +176,14 @@ void set_default_dtype(ScalarType t) {
 ScalarType promote_types(ScalarType a, ScalarType b) { return kPromote[static_cast<int>(a)][static_cast<int>(b)]; }
 
 const char* dtype_name(ScalarType t) {
-  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "uint8",    "int8",    "int16",   "int32",     "int64",
+                                "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
   return names[static_cast<int>(t)];
 }
 
 const char* c10_type_name(ScalarType t) {
-  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  static const char* names[] = {"Bool", "Byte",     "Char",  "Short",  "Int",          "Long",
+                                "Half", "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble"};
   return names[static_cast<int>(t)];
 }
 
@@ -192,18 +199,23 @@ ScalarType result_type(const std::vector<const TensorImpl*>& ts) {
     int cls = t->wrapped_number ? 2 : (t->dim() == 0 ? 1 : 0);
     ScalarType dt = t->dtype;
     if (cls == 2) {
-      // a Python float participates as the default dtype, an int as int64
+      // a Python float participates as the default dtype, a complex as its complex counterpart, an int as int64
       if (is_floating(dt)) dt = g_default_dtype;
+      else if (is_complex(dt)) dt = to_complex_type(g_default_dtype);
     }
     st[cls] = has[cls] ? promote_types(st[cls], dt) : dt;
     has[cls] = true;
   }
-  // combine(higher, lower): the higher class wins unless the lower one is of a higher category
+  // combine(higher, lower): the higher class wins unless the lower one is of a higher category; a floating
+  // tensor meeting a complex scalar becomes the complex type of its own precision
   bool have = has[2];
   ScalarType r = st[2];
   for (int cls = 1; cls >= 0; --cls) {
     if (!has[cls]) continue;
-    r = (have && category(r) > category(st[cls])) ? promote_types(st[cls], r) : st[cls];
+    if (have && category(r) > category(st[cls]))
+      r = is_complex(r) && is_floating(st[cls]) ? to_complex_type(st[cls]) : promote_types(st[cls], r);
+    else
+      r = st[cls];
     have = true;
   }
   return r;

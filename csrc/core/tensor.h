@@ -88,6 +88,9 @@ struct TensorImpl {
   // Made by make_view: aliases another tensor's memory (autograd refuses in-place writes into
   // views of tensors that require grad until it can rebase the base's history).
   bool is_view = false;
+  // The conjugate bit (Note [The conjugate bit] in csrc/core/dispatch.h): the values are the complex
+  // conjugates of the memory's.
+  bool conj = false;
   // Made while inference mode was on (or a view of such a tensor): Tensor.is_inference().
   bool inference = false;
   // The tensor a view was made from, followed to the root (see Note [In-place writes into views]

@@ -14,6 +14,21 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
            "copy_: source of shape ", shape_str(src->sizes), " cannot be broadcast to destination of shape ",
            shape_str(dst->sizes));
   check_no_partial_overlap(dst, src);
+  // the values move, not the memory: between a conjugate and a plain complex tensor they are conjugated
+  const bool flip = dst->conj != src->conj && is_complex(dst->dtype) && is_complex(src->dtype);
+  if (flip) {
+    ElementwiseIter it({dst.get(), src.get()}, "copy_");
+    FL_DISPATCH_COMPLEX(dst->dtype, "copy_", {
+      using out_t = scalar_t;
+      FL_DISPATCH_COMPLEX(src->dtype, "copy_", {
+        it.for_each([](char** p, const int64_t* s, int64_t n) {
+          for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<out_t*>(p[0] + i * s[0]) = conj(convert<out_t>(*reinterpret_cast<const scalar_t*>(p[1] + i * s[1])));
+        });
+      });
+    });
+    return;
+  }
   if (dst->dtype == src->dtype && dst->contiguous && src->contiguous && dst->sizes == src->sizes) {
     size_t nbytes = dst->numel * dst->itemsize();
     char* d = dst->data_ptr();
@@ -32,9 +47,9 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     return;
   }
   ElementwiseIter it({dst.get(), src.get()}, "copy_");
-  FL_DISPATCH_ALL(dst->dtype, "copy_", {
+  FL_DISPATCH_ALL_AND_COMPLEX(dst->dtype, "copy_", {
     using out_t = scalar_t;
-    FL_DISPATCH_ALL(src->dtype, "copy_", {
+    FL_DISPATCH_ALL_AND_COMPLEX(src->dtype, "copy_", {
       it.for_each([](char** p, const int64_t* s, int64_t n) {
         if (s[0] == sizeof(out_t) && s[1] == sizeof(scalar_t)) {
           // contiguous runs (the inner dim of a permuted tensor made contiguous): memmove or a
@@ -58,8 +73,8 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
 void fill_kernel(const Tensor& t, Scalar value) {
   if (t->numel == 0) return;
   ElementwiseIter it({t.get()}, "fill_");
-  FL_DISPATCH_ALL(t->dtype, "fill_", {
-    const scalar_t v = value.to<scalar_t>();
+  FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "fill_", {
+    const scalar_t v = conj_if(value.to<scalar_t>(), t->conj);  // a conjugate view holds the value's conjugate
     it.for_each([v](char** p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(scalar_t)) {
         scalar_t* o = reinterpret_cast<scalar_t*>(p[0]);
@@ -74,11 +89,8 @@ void fill_kernel(const Tensor& t, Scalar value) {
 Scalar item(const Tensor& t) {
   FL_CHECK(t->numel == 1, Error, "a Tensor with ", t->numel, " elements cannot be converted to Scalar");
   Scalar r;
-  FL_DISPATCH_ALL(t->dtype, "item", {
-    scalar_t v = *t->data<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>) r = Scalar(v);
-    else if constexpr (std::is_integral_v<scalar_t>) r = Scalar(static_cast<int64_t>(v));
-    else r = Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
+  FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "item", {
+    r = scalar_of(conj_if(*t->data<scalar_t>(), t->conj));
   });
   return r;
 }

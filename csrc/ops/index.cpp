@@ -34,7 +34,8 @@ void by_itemsize(size_t n, F f) {
     case 1: f(uint8_t{}); break;
     case 2: f(uint16_t{}); break;
     case 4: f(uint32_t{}); break;
-    default: f(uint64_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: f(complex<double>{}); break;  // 16 bytes
   }
 }
 constexpr int64_t kSerial = int64_t(1) << 62;  // grain that keeps a loop on one thread

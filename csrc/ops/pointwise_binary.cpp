@@ -5,6 +5,7 @@
 #include "pointwise.h"
 #include "tensor_ops.h"
 #include "pointwise_math.h"
+#include "pointwise_complex.h"
 
 namespace fl {
 namespace {
@@ -80,10 +81,10 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
   ScalarType ct = result_type(a, b);
   ScalarType out_dtype = ct;
   switch (info.rule) {
-    case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
+    case Rule::FLOAT: if (!is_floating(ct) && !is_complex(ct)) ct = out_dtype = default_dtype(); break;
     case Rule::CMP: case Rule::LOGICAL: out_dtype = ScalarType::Bool; break;
     case Rule::INT:
-      FL_CHECK(!is_floating(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      FL_CHECK(!is_floating(ct) && !is_complex(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
       break;
     case Rule::ARITH: break;
   }
@@ -92,7 +93,7 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
                         a->dtype == b->dtype ? "two bool tensors" : "a bool tensor",
                         " is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
   }
-  if (!is_floating(ct)) {
+  if (!is_floating(ct) && !is_complex(ct)) {
     if ((op == BinaryOp::div_trunc || op == BinaryOp::div_floor || op == BinaryOp::remainder || op == BinaryOp::fmod) &&
         ct != ScalarType::Bool && any_of(b, [](double v) { return v == 0; }))
       throw Error("ZeroDivisionError");
@@ -117,6 +118,11 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
   check_no_partial_overlap(result, cb);
   ElementwiseIter it({result.get(), ca.get(), cb.get()}, info.name);
   const bool scalar_exponent = op == BinaryOp::pow && is_floating(ct) && b->wrapped_number;
+  if (is_complex(ct)) {
+    FL_DISPATCH_COMPLEX(ct, info.name, {
+      if (!run_binary_complex<typename scalar_t::value_type>(op, it, alpha.to<scalar_t>())) throw_no_complex(info.name, ct);
+    });
+  } else {
   FL_DISPATCH_ALL(ct, info.name, {
     if constexpr (std::is_floating_point_v<opmath_t<scalar_t>> && !std::is_same_v<scalar_t, Half>) {
       if (!(scalar_exponent && run_pow_scalar_exponent<scalar_t>(it, item(cb).to_double())))
@@ -125,6 +131,7 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
       run_binary<scalar_t>(op, it, alpha);
     }
   });
+  }
   if (out) {
     if (result != out) copy_into(out, result);
     out->bump_version();
@@ -136,8 +143,9 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
 }  // namespace
 
 bool can_cast(ScalarType from, ScalarType to) {
-  // PyTorch's canCast: no float -> integral, no non-bool -> bool
-  if (is_floating(from) && !is_floating(to)) return false;
+  // PyTorch's canCast: no complex -> non-complex, no float -> integral, no non-bool -> bool
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && !is_floating(to) && !is_complex(to)) return false;
   if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
   return true;
 }
@@ -163,6 +171,17 @@ void resize_out(const Tensor& out, const IntList& sizes, const char* op) {
                  "and in a future PyTorch release outputs will not be resized unless they have zero elements. You can "
                  "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."));
   ops::resize_(out, sizes);
+}
+
+void throw_no_complex(const char* op, ScalarType t) {
+  const std::string name = op;
+  if (name == "maximum" || name == "minimum" || name == "fmax" || name == "fmin")
+    throw Error(str_cat(op, " not implemented for complex tensors."));
+  if (name == "sign")
+    throw NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.");
+  if (name == "floor" || name == "ceil" || name == "trunc" || name == "round" || name == "frac")
+    throw NotImplementedError(str_cat(op, " is not supported for complex inputs"));
+  throw NotImplementedError(str_cat("\"", op, "_cpu\" not implemented for '", c10_type_name(t), "'"));
 }
 
 const char* binary_op_name(BinaryOp op) { return kBinaryInfo[static_cast<int>(op)].name; }

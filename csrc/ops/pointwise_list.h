@@ -60,8 +60,9 @@
 //   BOOL   bool out (predicates)                INT   integral (and bool) only
 #define FL_UNARY_OPS(X)                                             \
   X(neg, SAME, -x, -g)                                                  \
-  X(abs, SAME, abs_impl(x), g * sign(x))                                         \
+  X(abs, SAME, abs_impl(x), g * sgn(x))                                          \
   X(sign, SAME, sign_impl(x), zeros_like(g))                                       \
+  X(sgn, SAME, sign_impl(x), sgn_grad(g, x, r))                                    \
   X(square, SAME, x * x, g * x * 2.0)                                            \
   X(exp, FLOAT, std::exp(x), g * r)                                        \
   X(exp2, FLOAT, std::exp2(x), g * r * 0.6931471805599453)                                      \
@@ -83,7 +84,7 @@
   X(cosh, FLOAT, std::cosh(x), g * sinh(x))                                      \
   X(tanh, FLOAT, std::tanh(x), g * (-(r * r) + 1.0))                                      \
   X(asinh, FLOAT, std::asinh(x), g * rsqrt(x * x + 1.0))                                    \
-  X(acosh, FLOAT, std::acosh(x), g * rsqrt(x * x - 1.0))                                    \
+  X(acosh, FLOAT, std::acosh(x), g * rsqrt(x + 1.0) * rsqrt(x - 1.0))                        \
   X(atanh, FLOAT, std::atanh(x), g / (-(x * x) + 1.0))                                    \
   X(sigmoid, FLOAT, sigmoid_impl(x), g * r * (-r + 1.0))                                \
   X(erf, FLOAT, std::erf(x), g * exp(-(x * x)) * 1.1283791670955126)                                        \

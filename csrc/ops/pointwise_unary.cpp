@@ -4,6 +4,7 @@
 #include "pointwise.h"
 #include "pointwise_dense.h"
 #include "pointwise_math.h"
+#include "pointwise_complex.h"
 
 namespace fl {
 namespace {
@@ -43,17 +44,18 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
   const UnaryInfo& info = kUnaryInfo[static_cast<int>(op)];
   ScalarType ct = a->dtype, out_dtype = a->dtype;
   switch (info.rule) {
-    case Rule::FLOAT: if (!is_floating(ct)) ct = out_dtype = default_dtype(); break;
+    case Rule::FLOAT: if (!is_floating(ct) && !is_complex(ct)) ct = out_dtype = default_dtype(); break;
     case Rule::BOOL: out_dtype = ScalarType::Bool; break;
     case Rule::INT:
-      FL_CHECK(!is_floating(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
+      FL_CHECK(!is_floating(ct) && !is_complex(ct), NotImplementedError, "\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'");
       break;
     case Rule::SAME: break;
   }
   if (ct == ScalarType::Bool && op == UnaryOp::neg)
     throw Error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   const bool rounding = op == UnaryOp::abs || op == UnaryOp::floor || op == UnaryOp::ceil || op == UnaryOp::trunc || op == UnaryOp::round;
-  if ((ct == ScalarType::Bool && rounding) || (op == UnaryOp::frac && !is_floating(ct)))
+  if (is_complex(ct) && op == UnaryOp::abs) out_dtype = to_real_type(ct);  // |z| is real
+  if ((ct == ScalarType::Bool && rounding) || (op == UnaryOp::frac && !is_floating(ct) && !is_complex(ct)))
     throw NotImplementedError(str_cat("\"", info.name, "_cpu\" not implemented for '", c10_type_name(ct), "'"));
   Tensor ca = a->dtype == ct ? a : to_dtype(a, ct);
   Tensor result;
@@ -72,6 +74,10 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
       FL_CHECK((s[0] == 4 && s[1] == 4) || n == 1, Error, info.name, ": internal error, dense operands with strides ", s[0], ", ",
                s[1]);
       unary_dense_f32(op, reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]), n);
+    });
+  } else if (is_complex(ct)) {
+    FL_DISPATCH_COMPLEX(ct, info.name, {
+      if (!run_unary_complex<typename scalar_t::value_type>(op, it)) throw_no_complex(info.name, ct);
     });
   } else {
     FL_DISPATCH_ALL(ct, info.name, run_unary<scalar_t>(op, it));

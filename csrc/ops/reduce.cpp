@@ -4,7 +4,9 @@
 #include <cstring>
 #include <limits>
 
+#include "complex.h"
 #include "pointwise.h"
+#include "tensor_ops.h"
 #include "reduce.h"
 
 namespace fl {
@@ -185,7 +187,7 @@ void reduce_dtypes(ReduceKind k, ScalarType in, ScalarType req, ScalarType* out,
       return;
     case ReduceKind::mean: case ReduceKind::nanmean:
       *out = given ? req : in;
-      FL_CHECK(is_floating(*out), Error, kind_name(k), "(): could not infer output dtype. ",
+      FL_CHECK(is_floating(*out) || is_complex(*out), Error, kind_name(k), "(): could not infer output dtype. ",
                given ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ",
                c10_type_name(*out));
       *compute = *out;
@@ -371,7 +373,30 @@ IntList reduced_sizes(const IntList& sizes, const std::vector<bool>& mask, bool 
   return out;
 }
 
+Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype);
+
+// sum and mean of complex values: the real and imaginary parts reduce as the (..., 2) real view's columns.
+Tensor reduce_complex(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
+  const char* name = kind_name(k);
+  if (k == ReduceKind::all || k == ReduceKind::any || k == ReduceKind::count_nonzero)
+    return reduce_cpu(k, ops::ne(self, wrap_scalar(Scalar(int64_t(0))), Scalar(int64_t(1)), nullptr), dims, keepdim, dtype);
+  if (k != ReduceKind::sum && k != ReduceKind::mean) throw_unsupported_dtype(name, self->dtype);
+  const ScalarType out_t = dtype == ScalarType::NumTypes ? self->dtype : dtype;
+  if (!is_complex(out_t)) return reduce_cpu(k, to_dtype(self, out_t), dims, keepdim, ScalarType::NumTypes);  // real parts
+  Tensor x = self->dtype == out_t ? self : to_dtype(self, out_t);
+  reduce_mask(dims, self->dim(), name);  // validates the dims
+  IntList d = dims;
+  if (d.empty()) for (int64_t i = 0; i < self->dim(); ++i) d.push_back(i);
+  for (int64_t& v : d) v = wrap_dim(v, std::max<int64_t>(self->dim(), 1), name);
+  if (self->dim() == 0) d.clear();
+  Tensor pairs = ops::view_as_real(x);
+  Tensor r = d.empty() ? ops::clone(pairs) : reduce_cpu(k, pairs, d, keepdim, ScalarType::NumTypes);
+  return ops::view_as_complex(ops::contiguous(r));
+}
+
 Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
+  if (is_complex(self->dtype) || (dtype != ScalarType::NumTypes && is_complex(dtype)))
+    return reduce_complex(k, self, dims, keepdim, dtype);
   const char* name = kind_name(k);
   ScalarType out_t, compute_t;
   reduce_dtypes(k, self->dtype, dtype, &out_t, &compute_t);

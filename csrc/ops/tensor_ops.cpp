@@ -146,7 +146,10 @@ Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dt
 Tensor empty_like(const Tensor& like, ScalarType dtype) { return ops::empty_like(like, dtype); }
 Tensor scalar_tensor(Scalar s, ScalarType dtype) { return ops::scalar_tensor(s, dtype, false); }
 Tensor wrap_scalar(const Scalar& s) {
-  ScalarType dt = s.is_bool() ? ScalarType::Bool : s.is_int() ? ScalarType::Int64 : ScalarType::Float64;
+  ScalarType dt = s.is_bool()      ? ScalarType::Bool
+                  : s.is_int()     ? ScalarType::Int64
+                  : s.is_complex() ? ScalarType::ComplexDouble
+                                   : ScalarType::Float64;
   return ops::scalar_tensor(s, dt, true);
 }
 Tensor contiguous(const Tensor& t) { return ops::contiguous(t); }
@@ -239,3 +242,18 @@ FL_REGISTER_KERNEL(set_, CPU, fl::set_cpu)
 FL_DEFINE_OP(detach, "detach(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
 FL_REGISTER_KERNEL(detach, CPU, fl::detach_cpu)
 FL_REGISTER_FALLTHROUGH(detach, Autograd)
+
+// Conjugate-aware (Note [The conjugate bit]): the copy and fill kernels conjugate by the bits, factories and
+// aliases only read metadata.
+FL_REGISTER_FALLTHROUGH(empty_like, Conjugate)
+FL_REGISTER_FALLTHROUGH(lift_fresh, Conjugate)
+FL_REGISTER_FALLTHROUGH(clone, Conjugate)
+FL_REGISTER_FALLTHROUGH(contiguous, Conjugate)
+FL_REGISTER_FALLTHROUGH(_to_copy, Conjugate)
+FL_REGISTER_FALLTHROUGH(_copy_into, Conjugate)
+FL_REGISTER_FALLTHROUGH(copy_, Conjugate)
+FL_REGISTER_FALLTHROUGH(_fill, Conjugate)
+FL_REGISTER_FALLTHROUGH(fill_, Conjugate)
+FL_REGISTER_FALLTHROUGH(fill_tensor_, Conjugate)
+FL_REGISTER_FALLTHROUGH(zero_, Conjugate)
+FL_REGISTER_FALLTHROUGH(detach, Conjugate)

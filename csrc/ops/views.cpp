@@ -359,3 +359,19 @@ FL_REGISTER_KERNEL(unfold, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t 
 
 // Not differentiable (Note [Dispatch order]): a reinterpretation of the bits: no gradient, as torch.
 FL_REGISTER_FALLTHROUGH(view_dtype, Autograd)
+
+// The views keep the conjugate bit (make_view carries it): they see conjugate tensors as they are
+// (Note [The conjugate bit]).
+FL_REGISTER_FALLTHROUGH(view, Conjugate)
+FL_REGISTER_FALLTHROUGH(reshape, Conjugate)
+FL_REGISTER_FALLTHROUGH(permute, Conjugate)
+FL_REGISTER_FALLTHROUGH(transpose, Conjugate)
+FL_REGISTER_FALLTHROUGH(expand, Conjugate)
+FL_REGISTER_FALLTHROUGH(squeeze, Conjugate)
+FL_REGISTER_FALLTHROUGH(unsqueeze, Conjugate)
+FL_REGISTER_FALLTHROUGH(slice, Conjugate)
+FL_REGISTER_FALLTHROUGH(narrow, Conjugate)
+FL_REGISTER_FALLTHROUGH(select, Conjugate)
+FL_REGISTER_FALLTHROUGH(diagonal, Conjugate)
+FL_REGISTER_FALLTHROUGH(as_strided, Conjugate)
+FL_REGISTER_FALLTHROUGH(unfold, Conjugate)

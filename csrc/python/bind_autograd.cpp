@@ -130,7 +130,7 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def_property("requires_grad", [](const Tensor& t) {
         return t->requires_grad || (t->is_view && autograd::view_gained_grad(t));
       }, [](const Tensor& t, bool r) {
-        FL_CHECK(!r || is_floating(t->dtype), Error, "only Tensors of floating point and complex dtype can require gradients");
+        FL_CHECK(!r || is_differentiable(t->dtype), Error, "only Tensors of floating point and complex dtype can require gradients");
         FL_CHECK(r || !t->autograd || !t->autograd->grad_fn, Error,
                  "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
                  "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
@@ -201,7 +201,7 @@ void bind(py::module_& m, TensorClass& cls) {
     }
     // Outputs get their history after saving, so a saved output is saved as an output.
     for (size_t i = 0; i < outs.size(); ++i)
-      if (outs[i] && is_floating(outs[i]->dtype)) autograd::set_history(outs[i], node, static_cast<uint32_t>(i));
+      if (outs[i] && is_differentiable(outs[i]->dtype)) autograd::set_history(outs[i], node, static_cast<uint32_t>(i));
     return std::static_pointer_cast<Node>(node);
   });
 

@@ -3,6 +3,7 @@
 
 #include "../autograd/autograd.h"
 #include "../graph/trace.h"
+#include "../ops/complex.h"
 #include "../ops/pointwise.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -22,6 +23,8 @@ py::dtype numpy_dtype(ScalarType t) {
     case ScalarType::Float16: return py::dtype("float16");
     case ScalarType::Float32: return py::dtype("float32");
     case ScalarType::Float64: return py::dtype("float64");
+    case ScalarType::ComplexFloat: return py::dtype("complex64");
+    case ScalarType::ComplexDouble: return py::dtype("complex128");
     default: throw fl::TypeError(str_cat("Got unsupported ScalarType ", c10_type_name(t)));
   }
 }
@@ -37,8 +40,10 @@ ScalarType scalar_type_of_numpy(const py::dtype& d) {
   if (kind == 'f') {
     switch (size) { case 2: return ScalarType::Float16; case 4: return ScalarType::Float32; case 8: return ScalarType::Float64; }
   }
+  if (kind == 'c' && size == 8) return ScalarType::ComplexFloat;
+  if (kind == 'c' && size == 16) return ScalarType::ComplexDouble;
   throw fl::TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(d)),
-                              ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."));
+                              ". The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."));
 }
 
 // A tensor viewing the numpy array's memory; the array stays alive while the storage does.
@@ -80,11 +85,8 @@ py::array to_numpy(const Tensor& t) {
 py::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
   if (dim == t->dim()) {
     Scalar s;
-    FL_DISPATCH_ALL(t->dtype, "tolist", {
-      scalar_t v = *reinterpret_cast<const scalar_t*>(p);
-      if constexpr (std::is_same_v<scalar_t, bool>) s = Scalar(v);
-      else if constexpr (std::is_integral_v<scalar_t>) s = Scalar(static_cast<int64_t>(v));
-      else s = Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
+    FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "tolist", {
+      s = scalar_of(conj_if(*reinterpret_cast<const scalar_t*>(p), t->conj));
     });
     return scalar_to_python(s);
   }
@@ -158,6 +160,8 @@ void bind(py::module_& m, TensorClass& cls) {
       .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel * static_cast<int64_t>(t->itemsize()); })
       .def_property_readonly("_version", [](const Tensor& t) { return t->version->version.load(); })
       .def_property_readonly("_is_wrapped_number", [](const Tensor& t) { return t->wrapped_number; })
+      .def("is_conj", [](const Tensor& t) { return t->conj; })
+      .def("is_complex", [](const Tensor& t) { return is_complex(t->dtype); })
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("ndimension", [](const Tensor& t) { return t->dim(); })
       .def("numel", [](const Tensor& t) { return t->numel; })
@@ -193,11 +197,13 @@ void bind(py::module_& m, TensorClass& cls) {
         graph::check_host_read("numpy");
         FL_CHECK(force || !t->requires_grad, Error,
                  "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
-        return to_numpy(t);
+        FL_CHECK(force || !t->conj, Error,
+                 "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead.");
+        return to_numpy(force ? ops::resolve_conj(t) : t);
       }, py::arg("force") = false)
       .def("_numpy_unchecked", [](const Tensor& t) {
         graph::check_host_read("numpy");
-        return to_numpy(t);
+        return to_numpy(ops::resolve_conj(t));
       })
       .def("contiguous", [](const Tensor& t, py::object) { return ops::contiguous(t); },
            py::arg("memory_format") = py::none())
@@ -255,7 +261,7 @@ void bind(py::module_& m, TensorClass& cls) {
         // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,
         // autograd state (requires_grad, grad, hooks) and version counter (Module._apply relies on it
         // so that optimizers keep holding the converted parameters).
-        FL_CHECK(!self->requires_grad || is_floating(src->dtype), Error,
+        FL_CHECK(!self->requires_grad || is_differentiable(src->dtype), Error,
                  "data set to a tensor that requires gradients must be floating point or complex dtype");
         if (self->dtype != src->dtype || self->sizes != src->sizes) {
           // the cached gradient accumulator was made for the old metadata (as torch's set_data)

@@ -63,6 +63,7 @@ bool scalar_from_python(py::handle h, Scalar* out) {
     return true;
   }
   if (PyFloat_Check(o)) { *out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  if (PyComplex_Check(o)) { *out = Scalar(complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o))); return true; }
   // numpy scalars and 0-d arrays behave like the Python number they hold
   if (py::isinstance<py::array>(h) ? py::cast<py::array>(h).ndim() == 0 : PyObject_HasAttrString(o, "dtype") && !is_tensor(h)) {
     py::object item = py::reinterpret_steal<py::object>(PyObject_CallMethod(o, "item", nullptr));
@@ -75,6 +76,7 @@ bool scalar_from_python(py::handle h, Scalar* out) {
 py::object scalar_to_python(const Scalar& s) {
   if (s.is_bool()) return py::bool_(s.v.b);
   if (s.is_int()) return py::int_(s.v.i);
+  if (s.is_complex()) return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(s.v.d, s.im));
   return py::float_(s.v.d);
 }
 
@@ -165,11 +167,14 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<DType>(m, "dtype", "A tensor element type, e.g. flowlike.float32.")
       .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating(d.type); })
-      .def_property_readonly("is_complex", [](const DType&) { return false; })
+      .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
       .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
       .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })
-      .def("to_real", [](py::object self) { return self; })
-      .def("to_complex", [](const DType& d) -> py::object { throw fl::NotImplementedError("complex dtypes are not supported yet"); })
+      .def("to_real", [](const DType& d) { return dtype_object(to_real_type(d.type)); })
+      .def("to_complex", [](const DType& d) -> py::object {
+        FL_CHECK(is_floating(d.type) || is_complex(d.type), Error, "Unknown Complex ScalarType for ", c10_type_name(d.type));
+        return dtype_object(to_complex_type(d.type));
+      })
       .def("__repr__", [](const DType& d) { return std::string("torch.") + dtype_name(d.type); })
       .def("__reduce__", [](const DType& d) { return py::str(dtype_name(d.type)); })
       .def("__hash__", [](const DType& d) { return static_cast<int>(d.type) + 7919; })

@@ -1,0 +1,277 @@
+"""Complex numbers against torch: dtypes and promotion, creation, printing, the conjugate bit and the real/complex
+views, torch.complex/polar, pointwise math, reductions and gradients (torch's conjugate Wirtinger convention), and
+torch's errors for the ops that have no complex form."""
+import warnings
+
+import numpy as np
+import pytest
+
+from helpers import assert_raises_same, assert_same, check_both, convert, torch
+
+import flowlike as fl
+
+RNG = np.random.default_rng(0)
+
+
+def carray(*shape, dtype=np.complex128):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+Z = carray(3, 4)
+W = carray(3, 4)
+R = RNG.standard_normal((3, 4))
+
+ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
+       "complex128"]
+
+
+# ---- dtypes and promotion ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["complex64", "complex128", "cfloat", "cdouble"])
+def test_dtype_attributes(name):
+    t, f = getattr(torch, name), getattr(fl, name)
+    assert repr(f) == repr(t)
+    assert (f.is_complex, f.is_floating_point, f.itemsize, f.is_signed) == \
+        (t.is_complex, t.is_floating_point, t.itemsize, t.is_signed)
+    assert repr(f.to_real()) == repr(t.to_real())
+    assert repr(f.to_complex()) == repr(t.to_complex())
+    assert repr(fl.finfo(f)) == repr(torch.finfo(t))
+
+
+@pytest.mark.parametrize("a", ALL)
+@pytest.mark.parametrize("b", ["complex64", "complex128"])
+def test_promote_types(a, b):
+    assert repr(fl.promote_types(getattr(fl, a), getattr(fl, b))) == \
+        repr(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+    assert repr(fl.promote_types(getattr(fl, b), getattr(fl, a))) == \
+        repr(torch.promote_types(getattr(torch, b), getattr(torch, a)))
+    assert fl.can_cast(getattr(fl, a), getattr(fl, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+    assert fl.can_cast(getattr(fl, b), getattr(fl, a)) == torch.can_cast(getattr(torch, b), getattr(torch, a))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("scalar", [2, 1.5, 1 + 2j])
+def test_scalar_promotion(dtype, scalar):
+    check_both(lambda lib, x: (x + scalar, scalar * x, x - scalar), np.ones(3), dtype=dtype)
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_default_complex_dtype(default):
+    def body(lib):
+        old = lib.get_default_dtype()
+        lib.set_default_dtype(getattr(lib, default))
+        try:
+            return lib.tensor([1 + 2j]), lib.tensor(3j), lib.ones(2) * 1j, lib.full((2,), 1j), lib.tensor([1, 2.5j])
+        finally:
+            lib.set_default_dtype(old)
+    check_both(body)
+
+
+def test_result_type_mixes():
+    check_both(lambda lib, z, x: (z + x, x * z, z / x, x - z, z == x), Z.astype(np.complex64), R)
+    check_both(lambda lib, z, x: (z + x, x * z), Z.astype(np.complex64), np.float64(2.0))  # 0-dim float64
+
+
+# ---- creation, conversion, printing --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_factories(dtype):
+    def body(lib):
+        d = getattr(lib, dtype)
+        return (lib.zeros(2, 3, dtype=d), lib.ones(2, dtype=d), lib.full((2,), 1 - 2j, dtype=d),
+                lib.empty(0, dtype=d), lib.tensor([[1, 2j], [3 + 4j, -1]], dtype=d), lib.zeros_like(lib.ones(2), dtype=d))
+    check_both(body)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_numpy_round_trip(dtype):
+    z = carray(2, 3, dtype=dtype)
+    t = fl.from_numpy(z)
+    assert repr(t.dtype) == repr(torch.from_numpy(z).dtype)
+    z[0, 0] = 7 + 8j  # shares memory
+    assert t[0, 0].item() == 7 + 8j
+    np.testing.assert_array_equal(t.numpy(), z)
+    assert fl.tensor(z).tolist() == torch.tensor(z).tolist()
+
+
+def test_item_and_tolist():
+    check_both(lambda lib, z: (z[0, 1].item(), z.tolist(), z.conj().tolist(), z.conj()[1, 2].item(), complex(z[0, 0])),
+               Z)
+
+
+@pytest.mark.parametrize("to", ALL)
+def test_casts(to):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "Casting complex values to real discards the imaginary part"
+        check_both(lambda lib, z: (z.to(getattr(lib, to)), z.conj().to(getattr(lib, to))), Z * 3)
+        check_both(lambda lib, x: x.to(getattr(lib, "complex64")).to(getattr(lib, "complex128")), R, dtype=to)
+
+
+def test_repr():
+    cases = [Z[:2, :3], Z.astype(np.complex64)[:2], np.array([1 + 2j, -3.5 - 1e-5j]), np.array(1 + 1j),
+             np.array([[1e10 + 1j, 1]]), np.array([1 + 2j]), np.array([np.nan + 1j, np.inf - np.inf * 1j, 0j]),
+             np.zeros((0, 2), np.complex64), carray(40, 40)]
+    for z in cases:
+        assert repr(convert(fl, z)) == repr(convert(torch, z))
+    assert repr(convert(fl, Z).conj()) == repr(convert(torch, Z).conj())
+    a, b = fl.tensor([1 + 2j], requires_grad=True), torch.tensor([1 + 2j], requires_grad=True)
+    assert repr(a * 2) .replace("MulBackward0", "") == repr(b * 2).replace("MulBackward0", "")
+
+
+# ---- views and the conjugate bit -------------------------------------------------------------------------------------
+
+def test_views():
+    check_both(lambda lib, z: (lib.view_as_real(z), z.real, z.imag, lib.real(z), lib.imag(z),
+                               lib.view_as_complex(lib.view_as_real(z)), lib.view_as_real(z.t()), z.t().imag),
+               Z, strides=True)
+    check_both(lambda lib, x: lib.view_as_complex(x), R.reshape(6, 2), strides=True)
+    check_both(lambda lib, x: (lib.view_as_complex(x[::2]), lib.view_as_complex(x)[1:]), R.reshape(3, 2, 2),
+               strides=True)
+
+
+def test_views_share_memory():
+    def body(lib, z):
+        z = z.clone()
+        z.real[0] = 5
+        z.imag[1] += 2
+        lib.view_as_real(z)[2, 0, 1] = -9
+        v = lib.view_as_complex(lib.view_as_real(z))
+        v[2, 3] = 1j
+        z.real = lib.zeros(4)  # the property setter writes through
+        return z, z._version > 0
+    check_both(body, Z[:3])
+
+
+def test_conj_bit():
+    def body(lib, z):
+        c = z.conj()
+        v = c.t()[1:]
+        return (c.is_conj(), v.is_conj(), c, v, c.resolve_conj().is_conj(), c.resolve_conj(), lib.conj_physical(z),
+                lib.conj_physical(z).is_conj(), c.conj().is_conj(), c.conj(), c.clone().is_conj(), c.clone(),
+                c.contiguous().is_conj(), lib.is_conj(c), c.real, c.imag, c + 1, c * z, c.sum(), c[0, 0])
+    check_both(body, Z, strides=False)
+    check_both(lambda lib, x: (x.conj() is x, x.conj().is_conj(), x.resolve_conj() is x, lib.conj_physical(x)), R)
+
+
+def test_writes_into_conj_views():
+    def body(lib, z):
+        z = z.clone()
+        c = z.conj()
+        c[0] = 1 + 1j
+        c[1].mul_(2j)
+        c[2].fill_(3 - 4j)
+        c.imag  # noqa: B018 - reading is fine
+        return z, c
+    check_both(body, Z)
+
+
+def test_view_errors():
+    assert_raises_same(lambda lib, z: lib.view_as_real(z.conj()), Z)
+    assert_raises_same(lambda lib, x: lib.view_as_real(x), R)
+    assert_raises_same(lambda lib, x: lib.view_as_complex(x), R)  # last dim 4
+    assert_raises_same(lambda lib, x: lib.view_as_complex(x.t()), R.reshape(2, 6)[:, :2].copy())
+    assert_raises_same(lambda lib, x: lib.view_as_complex(x.to(lib.int64)), R.reshape(6, 2))
+    assert_raises_same(lambda lib, x: lib.view_as_complex(x[0, 0, 0]), R.reshape(3, 2, 2))
+    assert_raises_same(lambda lib, x: x.imag, R)
+    assert_raises_same(lambda lib, x: lib.imag(x), R)
+    assert_raises_same(lambda lib, z: z.conj().numpy(), Z)
+
+
+# ---- torch.complex and torch.polar -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_complex_and_polar(dtype):
+    a, b = RNG.standard_normal((3, 1)), RNG.standard_normal(4)
+    check_both(lambda lib, x, y: (lib.complex(x, y), lib.polar(lib.abs(x), y)), a, b, dtype=dtype, grad=True)
+
+
+def test_complex_and_polar_errors():
+    assert_raises_same(lambda lib, x: lib.complex(x, x.double()), R, dtype="float32")
+    assert_raises_same(lambda lib, x: lib.complex(x, x), R, dtype="int64")
+    assert_raises_same(lambda lib, x: lib.polar(x, x.double()), R, dtype="float32")
+    assert_raises_same(lambda lib, x: lib.complex(x, x), Z)
+
+
+# ---- pointwise math and reductions ---------------------------------------------------------------------------------
+
+BINARY = {"add": lambda lib, a, b: a + b, "sub": lambda lib, a, b: a - b, "mul": lambda lib, a, b: a * b,
+          "div": lambda lib, a, b: a / b, "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
+          "eq": lambda lib, a, b: (a == b, a != b, a == a), "pow": lambda lib, a, b: a ** b}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary(op, dtype):
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "complex64" else {}
+    check_both(BINARY[op], Z, W, dtype=dtype, grad=True, **tol)
+    check_both(BINARY[op], Z[:, :1], W, dtype=dtype, grad=True, **tol)  # broadcasting
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_real_and_complex(op):
+    # a real operand's gradient is the real part of what flows into it
+    check_both(BINARY[op], R, Z, grad=True)
+    check_both(BINARY[op], Z, R, grad=True)
+
+
+def test_binary_division_special_values():
+    a = np.array([1 + 1j, 0j, 1j, np.inf + 0j, 1e300 + 1e300j, -2 + 0j])
+    b = np.array([0j, 0j, 1e-300 + 1e300j, 1 + 1j, 1e300 - 1e300j, -0.0 + 0j])
+    check_both(lambda lib, x, y: x / y, a, b)
+
+
+UNARY = {"neg": lambda lib, z: -z, "abs": lambda lib, z: z.abs(), "angle": lambda lib, z: lib.angle(z),
+         "sgn": lambda lib, z: z.sgn(), "square": lambda lib, z: lib.square(z),
+         "reciprocal": lambda lib, z: z.reciprocal(), "exp": lambda lib, z: z.exp(), "log": lambda lib, z: z.log(),
+         "log2": lambda lib, z: z.log2(), "log10": lambda lib, z: z.log10(), "sqrt": lambda lib, z: z.sqrt(),
+         "rsqrt": lambda lib, z: z.rsqrt(), "sin": lambda lib, z: z.sin(), "cos": lambda lib, z: z.cos(),
+         "tan": lambda lib, z: z.tan(), "sinh": lambda lib, z: z.sinh(), "cosh": lambda lib, z: z.cosh(),
+         "tanh": lambda lib, z: z.tanh(), "asin": lambda lib, z: z.asin(), "acos": lambda lib, z: z.acos(),
+         "atan": lambda lib, z: z.atan(), "asinh": lambda lib, z: z.asinh(), "acosh": lambda lib, z: z.acosh(),
+         "atanh": lambda lib, z: z.atanh(), "sigmoid": lambda lib, z: z.sigmoid(),
+         "predicates": lambda lib, z: (z.isnan(), z.isinf(), z.isfinite(), lib.isreal(z), lib.logical_not(z)),
+         "conj_physical": lambda lib, z: lib.conj_physical(z), "conj": lambda lib, z: z.conj() * 1,
+         "real_imag": lambda lib, z: (z.real * 1, z.imag * 1),
+         "view_as_real": lambda lib, z: lib.view_as_real(z) * 1}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary(op, dtype):
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "complex64" else dict(rtol=1e-9, atol=1e-9)
+    check_both(UNARY[op], Z, dtype=dtype, grad=True, **tol)
+
+
+def test_unary_special_values():
+    z = np.array([0j, -0.0 + 0j, np.nan + 1j, 1 + np.nan * 1j, np.inf + 0j, -np.inf + 1j, 1e-300 + 0j])
+    for op in ["neg", "abs", "angle", "sgn", "exp", "sqrt", "predicates", "reciprocal"]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_both(UNARY[op], z)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_reductions(dtype):
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "complex64" else {}
+    check_both(lambda lib, z: (z.sum(), z.sum(0), z.sum(-1, keepdim=True), z.mean(), z.mean((0, 1)), z.mean(1),
+                               z.t().sum(0), z[0, 0].sum(), z.conj().sum(1)), Z, dtype=dtype, grad=True, **tol)
+    check_both(lambda lib, x: (x.sum(dtype=lib.complex128), x.mean(dtype=lib.complex64)), R)
+    check_both(lambda lib, z: z.sum(dtype=lib.float64), Z, quiet=True)
+    check_both(lambda lib, z: (z.any(), z.all(1), lib.count_nonzero(z, 0)), np.array([[0j, 1j], [0j, 0j]]))
+
+
+def test_backward_needs_real_scalar():
+    assert_raises_same(lambda lib, z: (z * 2).sum().backward(), Z, requires_grad=True)
+    check_both(lambda lib, z: (z * 2).sum().abs(), Z, grad=True)
+
+
+NO_COMPLEX = {"maximum": lambda lib, z: lib.maximum(z, z), "lt": lambda lib, z: z < z,
+              "atan2": lambda lib, z: lib.atan2(z, z), "remainder": lambda lib, z: z % z,
+              "floor": lambda lib, z: z.floor(), "sign": lambda lib, z: z.sign(), "erf": lambda lib, z: z.erf(),
+              "amax": lambda lib, z: z.amax(), "clamp": lambda lib, z: z.clamp(0, 1),
+              "bitwise": lambda lib, z: z & z, "relu": lambda lib, z: lib.relu(z)}
+
+
+@pytest.mark.parametrize("op", list(NO_COMPLEX))
+def test_errors_for_ops_without_complex(op):
+    assert_raises_same(NO_COMPLEX[op], Z)
