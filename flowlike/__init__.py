@@ -34,6 +34,7 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
 from ._complex import *  # noqa: F401,F403  (conj, view_as_real, real/imag, complex, polar)
+from ._spectral import stft, istft
 from ._joining import *  # noqa: F401,F403  (stack, tile, repeat_interleave, meshgrid, ...)
 from ._matrix import *  # noqa: F401,F403  (diag, tril_indices, block_diag, vander, ...)
 from ._index import *  # noqa: F401,F403  (indexing ops)

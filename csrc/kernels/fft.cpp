@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #define FL_FFT_INLINE static inline __attribute__((always_inline))
+// The tile transposes pass 32- and 64-byte vectors between always-inline functions only; no ABI is involved.
+#pragma GCC diagnostic ignored "-Wpsabi"
 // The passes are built for AVX-512, AVX2+FMA and the baseline, picked at load time (DESIGN.md: portable binaries).
 // The lane loops carry no dependences; without the pragma GCC gives up on the radix-4 one (too many pointers).
 #define FL_FFT_SIMD _Pragma("omp simd")
@@ -394,6 +397,248 @@ void for_groups(int64_t count, int64_t work_len, int64_t n, Body body) {
   }
 }
 
+// ---- vector transposes between contiguous complex rows and the lane layout -----------------------------------------
+// A full group whose sequences are contiguous complex rows moves in tiles of W lanes x W / 2 points (W values of T
+// per vector V): the W row vectors (re, im interleaved) are transposed in log2 W shuffle stages into W vectors, the
+// real and the imaginary part of each point across the lanes. The transpose is its own inverse (the scatters).
+
+// The stage that swaps bit H of the row index with bit H of the column index.
+template <typename V, typename VM, int W, int H>
+FL_FFT_INLINE void transpose_stages(V* v) {
+  VM lo, hi;
+  for (int c = 0; c < W; ++c) {
+    lo[c] = (c & H) == 0 ? c : W + c - H;
+    hi[c] = (c & H) == 0 ? c + H : W + c;
+  }
+  for (int i = 0; i < W; ++i)
+    if ((i & H) == 0) {
+      const V a = v[i], b = v[i + H];
+      v[i] = __builtin_shuffle(a, b, lo);
+      v[i + H] = __builtin_shuffle(a, b, hi);
+    }
+  if constexpr (H > 1) transpose_stages<V, VM, W, H / 2>(v);
+}
+
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void gather_tiles(const T* const* src, int64_t n, T* r0, T* i0, T sign) {
+  constexpr int W = sizeof(V) / sizeof(T), P = W / 2;
+  const int64_t full = n / P * P;
+  for (int64_t kb = 0; kb < full; kb += P) {
+    V v[W];
+    for (int l = 0; l < W; ++l) std::memcpy(&v[l], src[l] + 2 * kb, sizeof(V));
+    transpose_stages<V, VM, W, W / 2>(v);
+    for (int k = 0; k < P; ++k) {
+      const V im = v[2 * k + 1] * sign;
+      std::memcpy(r0 + (kb + k) * W, &v[2 * k], sizeof(V));
+      std::memcpy(i0 + (kb + k) * W, &im, sizeof(V));
+    }
+  }
+  for (int64_t k = full; k < n; ++k)
+    for (int l = 0; l < W; ++l) {
+      r0[k * W + l] = src[l][2 * k];
+      i0[k * W + l] = sign * src[l][2 * k + 1];
+    }
+}
+
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void scatter_tiles(T* const* dst, int64_t n, const T* rr, const T* ri, T scale, T iscale) {
+  constexpr int W = sizeof(V) / sizeof(T), P = W / 2;
+  const int64_t full = n / P * P;
+  for (int64_t kb = 0; kb < full; kb += P) {
+    V v[W];
+    for (int k = 0; k < P; ++k) {
+      std::memcpy(&v[2 * k], rr + (kb + k) * W, sizeof(V));
+      std::memcpy(&v[2 * k + 1], ri + (kb + k) * W, sizeof(V));
+      v[2 * k] *= scale;
+      v[2 * k + 1] *= iscale;
+    }
+    transpose_stages<V, VM, W, W / 2>(v);
+    for (int l = 0; l < W; ++l) std::memcpy(dst[l] + 2 * kb, &v[l], sizeof(V));
+  }
+  for (int64_t k = full; k < n; ++k)
+    for (int l = 0; l < W; ++l) {
+      dst[l][2 * k] = rr[k * W + l] * scale;
+      dst[l][2 * k + 1] = ri[k * W + l] * iscale;
+    }
+}
+
+typedef float VF16 __attribute__((vector_size(64)));
+typedef float VF8 __attribute__((vector_size(32)));
+typedef int32_t VI16 __attribute__((vector_size(64)));
+typedef int32_t VI8 __attribute__((vector_size(32)));
+typedef double VD8 __attribute__((vector_size(64)));
+typedef double VD4 __attribute__((vector_size(32)));
+typedef int64_t VL8 __attribute__((vector_size(64)));
+typedef int64_t VL4 __attribute__((vector_size(32)));
+
+// Neighbouring columns (the lanes are consecutive complex elements of each row): point k of the W lanes is one
+// contiguous run of 2 W values, split into its real and imaginary parts (and interleaved back by the scatters).
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void gather_cols_impl(const T* base, int64_t stride, int64_t n, T* r0, T* i0, T sign) {
+  constexpr int W = sizeof(V) / sizeof(T);
+  VM ev, od;
+  for (int c = 0; c < W; ++c) { ev[c] = 2 * c; od[c] = 2 * c + 1; }
+  for (int64_t k = 0; k < n; ++k) {
+    const T* s = base + k * stride;
+    prefetch_run(s + kPrefetch * stride, 2 * W, k + kPrefetch < n, false);
+    V a, b;
+    std::memcpy(&a, s, sizeof(V));
+    std::memcpy(&b, s + W, sizeof(V));
+    const V re = __builtin_shuffle(a, b, ev), im = __builtin_shuffle(a, b, od) * sign;
+    std::memcpy(r0 + k * W, &re, sizeof(V));
+    std::memcpy(i0 + k * W, &im, sizeof(V));
+  }
+}
+
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void scatter_cols_impl(T* base, int64_t stride, int64_t n, const T* rr, const T* ri, T scale, T iscale) {
+  constexpr int W = sizeof(V) / sizeof(T);
+  VM lo, hi;
+  for (int c = 0; c < W; ++c) {
+    lo[c] = c / 2 + (c % 2) * W;
+    hi[c] = (W + c) / 2 + (c % 2) * W;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    T* d = base + k * stride;
+    prefetch_run(d + kPrefetch * stride, 2 * W, k + kPrefetch < n, true);
+    V re, im;
+    std::memcpy(&re, rr + k * W, sizeof(V));
+    std::memcpy(&im, ri + k * W, sizeof(V));
+    re *= scale;
+    im *= iscale;
+    const V a = __builtin_shuffle(re, im, lo), b = __builtin_shuffle(re, im, hi);
+    std::memcpy(d, &a, sizeof(V));
+    std::memcpy(d + W, &b, sizeof(V));
+  }
+}
+
+FL_FFT_CLONES void gather_cols(const float* base, int64_t stride, int64_t n, int64_t nl, float* r0, float* i0,
+                               float sign) {
+  if (nl == 16) gather_cols_impl<float, VF16, VI16>(base, stride, n, r0, i0, sign);
+  else gather_cols_impl<float, VF8, VI8>(base, stride, n, r0, i0, sign);
+}
+FL_FFT_CLONES void gather_cols(const double* base, int64_t stride, int64_t n, int64_t nl, double* r0, double* i0,
+                               double sign) {
+  if (nl == 8) gather_cols_impl<double, VD8, VL8>(base, stride, n, r0, i0, sign);
+  else gather_cols_impl<double, VD4, VL4>(base, stride, n, r0, i0, sign);
+}
+FL_FFT_CLONES void scatter_cols(float* base, int64_t stride, int64_t n, int64_t nl, const float* rr, const float* ri,
+                                float scale, float iscale) {
+  if (nl == 16) scatter_cols_impl<float, VF16, VI16>(base, stride, n, rr, ri, scale, iscale);
+  else scatter_cols_impl<float, VF8, VI8>(base, stride, n, rr, ri, scale, iscale);
+}
+FL_FFT_CLONES void scatter_cols(double* base, int64_t stride, int64_t n, int64_t nl, const double* rr, const double* ri,
+                                double scale, double iscale) {
+  if (nl == 8) scatter_cols_impl<double, VD8, VL8>(base, stride, n, rr, ri, scale, iscale);
+  else scatter_cols_impl<double, VD4, VL4>(base, stride, n, rr, ri, scale, iscale);
+}
+
+// r2c: two real rows per lane (the real and the imaginary part), W lanes x W points per tile.
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void gather_real_impl(const T* const* sa, const T* const* sb, int64_t n, T* r0, T* i0) {
+  constexpr int W = sizeof(V) / sizeof(T);
+  const int64_t full = n / W * W;
+  for (int64_t kb = 0; kb < full; kb += W) {
+    V a[W], b[W];
+    for (int l = 0; l < W; ++l) {
+      std::memcpy(&a[l], sa[l] + kb, sizeof(V));
+      std::memcpy(&b[l], sb[l] + kb, sizeof(V));
+    }
+    transpose_stages<V, VM, W, W / 2>(a);
+    transpose_stages<V, VM, W, W / 2>(b);
+    for (int k = 0; k < W; ++k) {
+      std::memcpy(r0 + (kb + k) * W, &a[k], sizeof(V));
+      std::memcpy(i0 + (kb + k) * W, &b[k], sizeof(V));
+    }
+  }
+  for (int64_t k = full; k < n; ++k)
+    for (int l = 0; l < W; ++l) {
+      r0[k * W + l] = sa[l][k];
+      i0[k * W + l] = sb[l][k];
+    }
+}
+
+// r2c: separates the spectra A, B of each lane's two rows (A_k = (Z_k + conj Z_{n-k}) / 2, B_k = (Z_k - conj Z_{n-k})
+// / 2i) and writes points [0, nout) of both, W / 2 points per tile.
+template <typename T, typename V, typename VM>
+FL_FFT_INLINE void scatter_real_impl(T* const* da, T* const* db, int64_t n, int64_t nout, const T* zr, const T* zi,
+                                     T half) {
+  constexpr int W = sizeof(V) / sizeof(T), P = W / 2;
+  for (int64_t kb = 0; kb < nout; kb += P) {
+    const int cnt = static_cast<int>(std::min<int64_t>(P, nout - kb));
+    V va[W], vb[W];
+    for (int k = 0; k < P; ++k) {
+      const int64_t kk = kb + std::min(k, cnt - 1), c = kk == 0 ? 0 : n - kk;
+      V pr, pi, cr, ci;
+      std::memcpy(&pr, zr + kk * W, sizeof(V));
+      std::memcpy(&pi, zi + kk * W, sizeof(V));
+      std::memcpy(&cr, zr + c * W, sizeof(V));
+      std::memcpy(&ci, zi + c * W, sizeof(V));
+      va[2 * k] = (pr + cr) * half;
+      va[2 * k + 1] = (pi - ci) * half;
+      vb[2 * k] = (pi + ci) * half;
+      vb[2 * k + 1] = (cr - pr) * half;
+    }
+    transpose_stages<V, VM, W, W / 2>(va);
+    transpose_stages<V, VM, W, W / 2>(vb);
+    if (cnt == P) {
+      for (int l = 0; l < W; ++l) {
+        std::memcpy(da[l] + 2 * kb, &va[l], sizeof(V));
+        std::memcpy(db[l] + 2 * kb, &vb[l], sizeof(V));
+      }
+    } else {
+      for (int l = 0; l < W; ++l) {
+        std::memcpy(da[l] + 2 * kb, &va[l], 2 * cnt * sizeof(T));
+        std::memcpy(db[l] + 2 * kb, &vb[l], 2 * cnt * sizeof(T));
+      }
+    }
+  }
+}
+
+FL_FFT_CLONES void gather_real(const float* const* sa, const float* const* sb, int64_t n, int64_t nl, float* r0,
+                               float* i0) {
+  if (nl == 16) gather_real_impl<float, VF16, VI16>(sa, sb, n, r0, i0);
+  else gather_real_impl<float, VF8, VI8>(sa, sb, n, r0, i0);
+}
+FL_FFT_CLONES void gather_real(const double* const* sa, const double* const* sb, int64_t n, int64_t nl, double* r0,
+                               double* i0) {
+  if (nl == 8) gather_real_impl<double, VD8, VL8>(sa, sb, n, r0, i0);
+  else gather_real_impl<double, VD4, VL4>(sa, sb, n, r0, i0);
+}
+FL_FFT_CLONES void scatter_real(float* const* da, float* const* db, int64_t n, int64_t nout, int64_t nl,
+                                const float* zr, const float* zi, float half) {
+  if (nl == 16) scatter_real_impl<float, VF16, VI16>(da, db, n, nout, zr, zi, half);
+  else scatter_real_impl<float, VF8, VI8>(da, db, n, nout, zr, zi, half);
+}
+FL_FFT_CLONES void scatter_real(double* const* da, double* const* db, int64_t n, int64_t nout, int64_t nl,
+                                const double* zr, const double* zi, double half) {
+  if (nl == 8) scatter_real_impl<double, VD8, VL8>(da, db, n, nout, zr, zi, half);
+  else scatter_real_impl<double, VD4, VL4>(da, db, n, nout, zr, zi, half);
+}
+
+// Whether gather_rows / scatter_rows handle nl lanes of T (the lane counts lanes_for picks for long rows included).
+template <typename T>
+bool tiled_lanes(int64_t nl) { return nl == 64 / static_cast<int64_t>(sizeof(T)) || nl == 32 / static_cast<int64_t>(sizeof(T)); }
+
+FL_FFT_CLONES void gather_rows(const float* const* src, int64_t n, int64_t nl, float* r0, float* i0, float sign) {
+  if (nl == 16) gather_tiles<float, VF16, VI16>(src, n, r0, i0, sign);
+  else gather_tiles<float, VF8, VI8>(src, n, r0, i0, sign);
+}
+FL_FFT_CLONES void gather_rows(const double* const* src, int64_t n, int64_t nl, double* r0, double* i0, double sign) {
+  if (nl == 8) gather_tiles<double, VD8, VL8>(src, n, r0, i0, sign);
+  else gather_tiles<double, VD4, VL4>(src, n, r0, i0, sign);
+}
+FL_FFT_CLONES void scatter_rows(float* const* dst, int64_t n, int64_t nl, const float* rr, const float* ri, float scale,
+                                float iscale) {
+  if (nl == 16) scatter_tiles<float, VF16, VI16>(dst, n, rr, ri, scale, iscale);
+  else scatter_tiles<float, VF8, VI8>(dst, n, rr, ri, scale, iscale);
+}
+FL_FFT_CLONES void scatter_rows(double* const* dst, int64_t n, int64_t nl, const double* rr, const double* ri,
+                                double scale, double iscale) {
+  if (nl == 8) scatter_tiles<double, VD8, VL8>(dst, n, rr, ri, scale, iscale);
+  else scatter_tiles<double, VD4, VL4>(dst, n, rr, ri, scale, iscale);
+}
+
 }  // namespace
 
 template <typename T>
@@ -410,16 +655,10 @@ void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
     for (int64_t l = 0; l < nl; ++l) src[l] = in + in_off[first + std::min(l, cnt - 1)];
     T* __restrict r0 = re[0];
     T* __restrict i0 = im[0];
-    if (adjacent(in_off, first, cnt, nl)) {
-      // the lanes are neighbouring columns: each point of the group is one contiguous run
-      for (int64_t k = 0; k < n; ++k) {
-        const T* __restrict s = src[0] + k * in_stride;
-        prefetch_run(s + kPrefetch * in_stride, 2 * nl, k + kPrefetch < n, false);
-        for (int64_t l = 0; l < nl; ++l) {
-          r0[k * nl + l] = s[2 * l];
-          i0[k * nl + l] = sign * s[2 * l + 1];
-        }
-      }
+    if (tiled_lanes<T>(nl) && adjacent(in_off, first, cnt, nl)) {
+      gather_cols(src[0], in_stride, n, nl, r0, i0, sign);
+    } else if (in_stride == 2 && cnt == nl && tiled_lanes<T>(nl)) {
+      gather_rows(src, n, nl, r0, i0, sign);
     } else {
       for (int64_t kb = 0; kb < n; kb += kBlock)
         for (int64_t l = 0; l < nl; ++l) {
@@ -436,15 +675,10 @@ void c2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
     const T iscale = sign * scale;
     T* dst[kMaxLanes];
     for (int64_t l = 0; l < cnt; ++l) dst[l] = out + out_off[first + l];
-    if (adjacent(out_off, first, cnt, nl)) {
-      for (int64_t k = 0; k < n; ++k) {
-        T* __restrict d = dst[0] + k * out_stride;
-        prefetch_run(d + kPrefetch * out_stride, 2 * nl, k + kPrefetch < n, true);
-        for (int64_t l = 0; l < nl; ++l) {
-          d[2 * l] = rr[k * nl + l] * scale;
-          d[2 * l + 1] = ri[k * nl + l] * iscale;
-        }
-      }
+    if (tiled_lanes<T>(nl) && adjacent(out_off, first, cnt, nl)) {
+      scatter_cols(dst[0], out_stride, n, nl, rr, ri, scale, iscale);
+    } else if (out_stride == 2 && cnt == nl && tiled_lanes<T>(nl)) {
+      scatter_rows(dst, n, nl, rr, ri, scale, iscale);
     } else {
       for (int64_t kb = 0; kb < n; kb += kBlock)
         for (int64_t l = 0; l < cnt; ++l) {
@@ -486,18 +720,31 @@ void r2c(const T* in, T* out, int64_t n, int64_t in_stride, int64_t out_stride, 
     pair_rows(out_off, first, cnt, nl, oa, ob);
     T* __restrict r0 = re[0];
     T* __restrict i0 = im[0];
-    for (int64_t kb = 0; kb < n; kb += kBlock)
-      for (int64_t l = 0; l < nl; ++l) {
-        const T *sa = in + ia[l] + kb * in_stride, *sb = in + ib[l] + kb * in_stride;
-        for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, sa += in_stride, sb += in_stride) {
-          r0[k * nl + l] = *sa;
-          i0[k * nl + l] = *sb;
+    const bool tiled = tiled_lanes<T>(nl) && cnt == nl;
+    if (tiled && in_stride == 1) {
+      const T *sa[kMaxLanes], *sb[kMaxLanes];
+      for (int64_t l = 0; l < nl; ++l) { sa[l] = in + ia[l]; sb[l] = in + ib[l]; }
+      gather_real(sa, sb, n, nl, r0, i0);
+    } else {
+      for (int64_t kb = 0; kb < n; kb += kBlock)
+        for (int64_t l = 0; l < nl; ++l) {
+          const T *sa = in + ia[l] + kb * in_stride, *sb = in + ib[l] + kb * in_stride;
+          for (int64_t k = kb; k < std::min(n, kb + kBlock); ++k, sa += in_stride, sb += in_stride) {
+            r0[k * nl + l] = *sa;
+            i0[k * nl + l] = *sb;
+          }
         }
-      }
+    }
     const int r = run_plan(*plan, nl, re, im);
     const T* __restrict zr = re[r];
     const T* __restrict zi = im[r];
     const int64_t last_pair = 2 * (first + cnt - 1) + 1;  // the second row of the group's last lane
+    if (tiled && out_stride == 2 && last_pair < batch) {
+      T *da[kMaxLanes], *db[kMaxLanes];
+      for (int64_t l = 0; l < nl; ++l) { da[l] = out + oa[l]; db[l] = out + ob[l]; }
+      scatter_real(da, db, n, nout, nl, zr, zi, half);
+      return;
+    }
     for (int64_t kb = 0; kb < nout; kb += kBlock)
       for (int64_t l = 0; l < cnt; ++l) {
         T* da = out + oa[l] + kb * out_stride;
