@@ -41,7 +41,7 @@ template <typename T>
 struct Plan {
   int64_t n = 0;
   std::vector<Pass<T>> passes;
-  // Bluestein: a length-M power-of-two convolution (M = 0 for a mixed-radix plan)
+  // Bluestein: a length-M convolution, M 5-smooth (M = 0 for a mixed-radix plan)
   int64_t M = 0;
   std::shared_ptr<const Plan<T>> sub;
   std::vector<T> chirp_r, chirp_i;  // exp(-i pi j^2 / n), j < n
@@ -60,6 +60,20 @@ std::vector<int64_t> factorize(int64_t n) {
     while (n % p == 0) { f.push_back(p); n /= p; }
   if (n > 1) f.push_back(n);
   return f;
+}
+
+// The least length >= n whose prime factors are 2, 3 and 5 (a Bluestein convolution then costs about n, not up to
+// 2 n as with powers of two).
+int64_t smooth_length(int64_t n) {
+  int64_t best = 1;
+  while (best < n) best *= 2;
+  for (int64_t p5 = 1; p5 < best; p5 *= 5)
+    for (int64_t p35 = p5; p35 < best; p35 *= 3) {
+      int64_t m = p35;
+      while (m < n) m *= 2;
+      best = std::min(best, m);
+    }
+  return best;
 }
 
 // exp(-2 pi i num / den), the angle reduced exactly first so that large lengths keep full accuracy.
@@ -109,8 +123,7 @@ std::shared_ptr<const Plan<T>> make_plan(int64_t n) {
     }
     return pl;
   }
-  int64_t M = 1;
-  while (M < 2 * n - 1) M *= 2;
+  const int64_t M = smooth_length(2 * n - 1);
   pl->M = M;
   pl->sub = get_plan<T>(M);
   pl->chirp_r.resize(n);

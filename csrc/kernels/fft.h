@@ -8,7 +8,7 @@
 // lanes per OpenMP thread.
 //
 // Plans are cached per length and type: a mixed-radix Stockham factorization (4, 2, 3, 5, then any odd factor) with
-// its twiddles, or Bluestein's chirp-z for lengths with a prime factor above 64 (a power-of-two convolution).
+// its twiddles, or Bluestein's chirp-z for lengths with a prime factor above 64 (a convolution of 5-smooth length).
 // Unnormalized: `scale` multiplies every output (the norm modes are a choice of scale).
 #pragma once
 #include <cstdint>
