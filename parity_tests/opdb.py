@@ -258,7 +258,7 @@ DATABASE = [
     OpInfo("fft.irfft", "fft", lambda m, x: m.fft.irfft(m.view_as_complex(x), 11), _one((3, 6, 2))),
     OpInfo("fft.irfftn", "fft", lambda m, x: m.fft.irfftn(m.view_as_complex(x), dim=(0, 1)), _one((3, 5, 2))),
     OpInfo("fft.hfft", "fft", lambda m, x: m.fft.hfft(m.view_as_complex(x), norm="forward"), _one((2, 7, 2))),
-    OpInfo("fft.ihfft", "fft", lambda m, x: m.view_as_real(m.fft.ihfft(x)), _one((2, 9))),
+    OpInfo("fft.ihfft", "fft", lambda m, x: m.view_as_real(m.fft.ihfft(x).resolve_conj()), _one((2, 9))),
     OpInfo("stft", "fft", lambda m, x: m.view_as_real(m.stft(x, 8, 2, window=m.hann_window(8, dtype=x.dtype),
                                                              return_complex=True)), _one((2, 30))),
     OpInfo("fft.fftshift", "fft", lambda m, x: m.fft.fftshift(x), _one((4, 5))),
