@@ -34,6 +34,7 @@ from ._random import (Generator, default_generator, manual_seed, seed, initial_s
 from ._C import from_dlpack
 from ._views import *  # noqa: F401,F403  (views and shape ops)
 from ._complex import *  # noqa: F401,F403  (conj, view_as_real, real/imag, complex, polar)
+from ._spectral import stft, istft
 from ._joining import *  # noqa: F401,F403  (stack, tile, repeat_interleave, meshgrid, ...)
 from ._matrix import *  # noqa: F401,F403  (diag, tril_indices, block_diag, vander, ...)
 from ._index import *  # noqa: F401,F403  (indexing ops)
@@ -149,7 +150,7 @@ def typename(obj):
 
 
 # ---- the rest of the torch namespace: torch.cuda, torch.backends, torch.jit, torch.compile, ... -------------
-from . import backends, cuda, fft, jit, special, testing, xpu  # noqa: E402
+from . import backends, cuda, fft, jit, signal, special, testing, xpu  # noqa: E402
 from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)

@@ -247,6 +247,21 @@ DATABASE = [
     OpInfo("nn.functional.kl_div", "loss", lambda m, x, y: m.nn.functional.kl_div(x.log_softmax(-1), y.softmax(-1),
                                                                                   reduction="batchmean"),
            _pair((3, 4), (3, 4))),
+    # torch.fft on its three primitives (_fft_c2c, _fft_r2c, _fft_c2r): complex inputs as (..., 2) real views,
+    # complex outputs through view_as_real, so that gradients run through real leaves
+    OpInfo("fft.fft", "fft", lambda m, x: m.view_as_real(m.fft.fft(m.view_as_complex(x), norm="ortho")),
+           _one((3, 12, 2))),
+    OpInfo("fft.ifftn", "fft", lambda m, x: m.view_as_real(m.fft.ifftn(m.view_as_complex(x), s=(4, 7))),
+           _one((3, 5, 2))),
+    OpInfo("fft.rfft", "fft", lambda m, x: m.view_as_real(m.fft.rfft(x, 9)), _one((3, 10))),
+    OpInfo("fft.rfft2", "fft", lambda m, x: m.view_as_real(m.fft.rfft2(x)), _one((2, 5, 6))),
+    OpInfo("fft.irfft", "fft", lambda m, x: m.fft.irfft(m.view_as_complex(x), 11), _one((3, 6, 2))),
+    OpInfo("fft.irfftn", "fft", lambda m, x: m.fft.irfftn(m.view_as_complex(x), dim=(0, 1)), _one((3, 5, 2))),
+    OpInfo("fft.hfft", "fft", lambda m, x: m.fft.hfft(m.view_as_complex(x), norm="forward"), _one((2, 7, 2))),
+    OpInfo("fft.ihfft", "fft", lambda m, x: m.view_as_real(m.fft.ihfft(x).resolve_conj()), _one((2, 9))),
+    OpInfo("stft", "fft", lambda m, x: m.view_as_real(m.stft(x, 8, 2, window=m.hann_window(8, dtype=x.dtype),
+                                                             return_complex=True)), _one((2, 30))),
+    OpInfo("fft.fftshift", "fft", lambda m, x: m.fft.fftshift(x), _one((4, 5))),
 ]
 
 

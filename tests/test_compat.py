@@ -434,16 +434,14 @@ def test_special_functions_match_reference():
         sp.not_a_function
 
 
-def test_fft_is_a_clear_placeholder():
-    with pytest.raises(NotImplementedError, match=r"torch\.fft\.rfft is not provided: flowlike does not provide "
-                                                  r"torch\.fft yet"):
-        flowlike.fft.rfft
-    with pytest.raises(AttributeError, match=r"torch\.fft\.fft\b"):
-        flowlike.fft.fft(flowlike.ones(4))
-    assert not hasattr(flowlike.fft, "fftn")
+def test_fft_under_mock_torch():
     with mock_torch():
         import torch.fft
         assert torch.fft is flowlike.fft
+        x = torch.arange(8.0)
+        np.testing.assert_allclose(torch.fft.irfft(torch.fft.rfft(x), 8).numpy(), x.numpy(), atol=1e-6)
+    with pytest.raises(AttributeError):
+        flowlike.fft.not_a_transform
 
 
 def test_make_tensor_ranges_layout_and_errors():
