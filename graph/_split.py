@@ -18,7 +18,6 @@ import inspect
 import textwrap
 
 _NS = "__flowlike_ns"
-_RETURNED = "__flowlike_returned"
 
 
 def function_ast(fn):

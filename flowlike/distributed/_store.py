@@ -13,7 +13,6 @@ import base64
 import datetime
 import fcntl
 import json
-import os
 import socket
 import struct
 import threading
