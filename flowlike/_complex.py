@@ -1,7 +1,6 @@
 """Complex numbers: the conjugate bit (conj, resolve_conj, is_conj), the real/complex views (view_as_real,
 view_as_complex, real, imag) and the constructors (complex, polar), as torch has them."""
 from . import _C
-from . import _dtype as _D
 from ._out import inplace_method, write_out
 
 

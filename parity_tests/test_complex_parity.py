@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers import assert_raises_same, assert_same, check_both, convert, torch
+from helpers import assert_raises_same, check_both, convert, torch
 
 import flowlike as fl
 

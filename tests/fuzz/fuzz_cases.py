@@ -61,7 +61,6 @@ class Built:
 def _make_tensor(fl, spec, built):
     _, shape, dtype, layout, grad, seed, special = spec
     shape = tuple(shape)
-    dt = getattr(fl, dtype)
     grad = grad and (dtype in FLOAT_DTYPES or dtype in COMPLEX_DTYPES)
     if layout == "huge":
         # a stride-0 view whose element count is past int32 (or an empty one with a huge dim): no memory behind it
