@@ -26,6 +26,7 @@ from collections import OrderedDict
 
 from .. import _C, _dtype
 from .. import codegen
+from . import passes
 from .. import serialization as _serialization
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -165,6 +166,33 @@ class Graph:
         self._debug = v_level
         _log.setLevel(logging.DEBUG if v_level >= 0 else logging.WARNING)
         codegen.log.setLevel(logging.DEBUG if v_level >= 1 else logging.WARNING)
+
+    def memory_report(self):
+        """Prints and returns the memory of each cached plan's step (Note [Memory plan] in
+        csrc/graph/memory_plan.h): the peak of the intermediates when each is freed after its last use, as eager
+        frees them; the arena they are planned into; and what a step keeps (outputs, new gradients, optimizer
+        state). A plan is planned from its first run after the capture."""
+        mib = 1 / 2**20
+        lines = [f"nn.Graph {type(self).__name__}: {len(self._plans)} cached plan(s)"]
+        for i, plan in enumerate(self._plans.values()):
+            stats = plan.program.memory_stats
+            lines.append(f"  plan {i}: {len(plan.program)} calls")
+            if stats is None:
+                lines.append("    not planned yet (a plan is planned from its first run after the capture)" if
+                             plan.program.plan_memory else "    memory planning is off (FLOWLIKE_MEMORY_PLAN=0)")
+                continue
+            reuse = stats["planned_bytes"] / stats["arena_bytes"] if stats["arena_bytes"] else 0.0
+            lines += [f"    intermediates freed after their last use (as eager frees them): peak "
+                      f"{stats['peak_live_bytes'] * mib:.2f} MiB over {stats['allocations']} allocations",
+                      f"    planned arena: {stats['arena_bytes'] * mib:.2f} MiB holding {stats['planned']} allocations "
+                      f"({stats['planned_bytes'] * mib:.2f} MiB summed, each byte used {reuse:.1f} times); "
+                      f"{stats['fallbacks']} requests off the plan in the last run",
+                      f"    kept after a step (outputs, new gradients, optimizer state): "
+                      f"{stats['kept_bytes'] * mib:.2f} MiB",
+                      f"    step peak: arena + kept = {(stats['arena_bytes'] + stats['kept_bytes']) * mib:.2f} MiB"]
+        text = "\n".join(lines)
+        print(text)
+        return text
 
     def train(self, mode=True):
         for m in self._modules():
@@ -373,6 +401,11 @@ class Graph:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
+        calls = len(program)
+        counts = passes.optimize(program, plan.wanted)
+        if self._debug >= 0:
+            _log.debug("nn.Graph %s: IR passes: %d calls -> %d (%s)", type(self).__name__, calls, len(program),
+                       ", ".join(f"{k} {v}" for k, v in counts.items()))
         plan.fusion = codegen.fuse(program, plan.wanted)  # kernels built in the background, installed by _run
         plan.in_spec = _flatten((args, kwargs), [])
         plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]

@@ -307,6 +307,7 @@ def test_add_group_checks_its_arguments():
         program.add_group("g", [10**6], [], [], 1)
     with pytest.raises(ValueError, match="in another group"):
         program.add_group("g", [1, 3], [], [], 1)
+    program.clear_groups()
     with pytest.raises(ValueError, match="no value"):
         program.add_group("g", [0], [10**6], [], 1)
     with pytest.raises(ValueError, match="no calls or no kernel"):

@@ -9,7 +9,15 @@
 namespace fl {
 
 // ---- storage ------------------------------------------------------------------------------
+namespace detail { thread_local AllocationPlanner* allocation_planner = nullptr; }
+
 std::shared_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes) {
+  if (AllocationPlanner* planner = detail::allocation_planner)
+    if (auto s = planner->allocate(nbytes)) return s;
+  return heap_allocate(nbytes);
+}
+
+std::shared_ptr<StorageImpl> StorageImpl::heap_allocate(size_t nbytes) {
   auto s = std::make_shared<StorageImpl>();
   s->data = CPUAllocator::get().allocate(nbytes, &s->capacity);
   s->nbytes = nbytes;

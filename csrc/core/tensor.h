@@ -35,12 +35,24 @@ struct StorageImpl {
   Device device;
   bool resizable = true;
 
+  // From this thread's allocation planner when one is installed and serves the request, else from the caching
+  // allocator (heap_allocate).
   static std::shared_ptr<StorageImpl> allocate(size_t nbytes);
+  static std::shared_ptr<StorageImpl> heap_allocate(size_t nbytes);
   static std::shared_ptr<StorageImpl> wrap(void* data, size_t nbytes, std::shared_ptr<void> owner);
   // Grows the buffer in place (keeping contents); only for storages we own.
   void resize(size_t new_nbytes);
   ~StorageImpl();
 };
+
+// A thread's allocations can be served by a planner: a captured program's run places its intermediate tensors in
+// one arena planned ahead (Note [Memory plan] in csrc/graph/memory_plan.h).
+struct AllocationPlanner {
+  virtual ~AllocationPlanner() = default;
+  // Storage for `nbytes`, or nullptr to leave the request to the caching allocator.
+  virtual std::shared_ptr<StorageImpl> allocate(size_t nbytes) = 0;
+};
+namespace detail { extern thread_local AllocationPlanner* allocation_planner; }
 
 struct VersionCounter { std::atomic<uint32_t> version{0}; };
 

@@ -1,5 +1,7 @@
 #include "trace.h"
 
+#include <algorithm>
+
 #include "../ops/tensor_ops.h"
 
 namespace fl::graph {
@@ -113,7 +115,19 @@ std::vector<Tensor> Program::run(std::vector<Tensor> replacements, const std::ve
   const auto& last_use = liveness(wanted);
   std::vector<Tensor> values(num_values);
   for (size_t i = 0; i < input_ids.size(); ++i) values[input_ids[i]] = std::move(replacements[i]);
-  execute(values, &last_use);
+  if (!plan_memory) {
+    execute(values, &last_use);
+  } else if (memory_plan_ && memory_plan_->planned() && memory_plan_wanted_ == wanted &&
+             memory_plan_version_ == version_) {
+    MemoryPlan::Run planned(*memory_plan_);
+    execute(values, &last_use);
+  } else {  // the first run of what the calls now are: recorded, and planned from
+    memory_plan_ = std::make_shared<MemoryPlan>();
+    memory_plan_wanted_ = wanted;
+    memory_plan_version_ = version_;
+    MemoryPlan::Recording recording(*memory_plan_);
+    execute(values, &last_use);
+  }
   std::vector<Tensor> out;
   out.reserve(wanted.size());
   for (int64_t id : wanted) out.push_back(values[id]);
@@ -149,6 +163,62 @@ void Program::release_capture_state() {
   input_values = {};
 }
 
+void Program::changed() {
+  ++version_;
+  liveness_.clear();
+}
+
+void Program::remove_calls(std::vector<int64_t> indices) {
+  FL_CHECK(groups.empty(), Error, "remove_calls: the program has fusion groups");
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+    FL_CHECK(*it >= 0 && *it < static_cast<int64_t>(calls.size()), IndexError, "remove_calls: no call ", *it);
+    calls.erase(calls.begin() + *it);
+  }
+  changed();
+}
+
+void Program::set_tensor_arg(size_t call, size_t arg, int64_t index, int64_t id) {
+  FL_CHECK(groups.empty(), Error, "set_tensor_arg: the program has fusion groups");
+  FL_CHECK(call < calls.size() && arg < calls[call].args.size(), IndexError, "set_tensor_arg: call ", call,
+           " has no argument ", arg);
+  FL_CHECK(id >= 0 && id < num_values, IndexError, "set_tensor_arg: no value ", id);
+  Call& c = calls[call];
+  if (index < 0) {
+    FL_CHECK(!std::holds_alternative<TensorList>(c.args[arg]), Error, "set_tensor_arg: argument ", arg, " of ",
+             c.op.name, " is a tensor list: give the element");
+    c.args[arg] = Tensor();
+    c.arg_ids[arg] = {id};
+  } else {
+    FL_CHECK(std::holds_alternative<TensorList>(c.args[arg]) && index < static_cast<int64_t>(c.arg_ids[arg].size()),
+             IndexError, "set_tensor_arg: argument ", arg, " of ", c.op.name, " has no element ", index);
+    c.arg_ids[arg][index] = id;
+  }
+  changed();
+}
+
+void Program::fold(size_t call, bool shared) {
+  FL_CHECK(call < calls.size(), IndexError, "fold: no call ", call);
+  std::vector<Tensor> values(num_values);
+  for (const auto& [id, t] : constants) values[id] = t;
+  for (const auto& ids : calls[call].arg_ids)
+    for (int64_t id : ids)
+      FL_CHECK(id < 0 || values[id], ValueError, "fold: ", calls[call].op.name, " reads %", id, ", not a constant");
+  TracerPause pause;
+  GradModeGuard no_grad(false);
+  Stack out;
+  run_call(call, values, out);
+  for (const auto& ids : calls[call].result_ids)
+    for (int64_t id : ids) {
+      // an in-place call's result is a constant already, updated in place above
+      if (std::none_of(constants.begin(), constants.end(), [&](const auto& c) { return c.first == id; }))
+        constants.emplace_back(id, values[id]);
+      if (shared) shared_constants.insert(id);
+      else shared_constants.erase(id);
+    }
+}
+
 void Program::add_group(FusedGroup g) {
   FL_CHECK(!g.calls.empty() && (g.kernel || g.replacement), ValueError, "fusion group ", g.name,
            ": no calls or no kernel");
@@ -164,13 +234,13 @@ void Program::add_group(FusedGroup g) {
                g.name, ": no value ", id);
   for (int64_t c : g.calls) group_of_[c] = static_cast<int64_t>(groups.size());
   groups.push_back(std::move(g));
-  liveness_.clear();
+  changed();
 }
 
 void Program::clear_groups() {
   groups.clear();
   group_of_.clear();
-  liveness_.clear();
+  changed();
 }
 
 void Program::run_call(size_t ci, std::vector<Tensor>& values, Stack& out) const { run_call(calls[ci], values, out); }
@@ -236,7 +306,7 @@ void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector
   FL_CHECK(holes.empty(), Error, "replay: the program has ", holes.size(), " holes; the first: ", holes[0]);
   TracerPause pause;
   GradModeGuard no_grad(false);
-  for (const auto& [id, data] : constants) values[id] = ops::clone(data);
+  for (const auto& [id, data] : constants) values[id] = shared_constants.count(id) ? data : ops::clone(data);
   Stack out;
   for (size_t ci = 0; ci < calls.size(); ++ci) {
     const int64_t g = group_of(ci);

@@ -17,10 +17,12 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <unordered_map>
 #include <vector>
 
 #include "../core/dispatch.h"
+#include "memory_plan.h"
 
 namespace fl::graph {
 
@@ -66,6 +68,7 @@ struct Program {
   std::vector<Tensor> inputs;                  // the capture-time tensors of the inputs
   std::vector<Tensor> input_values;            // copies of the inputs as the capture first read them
   std::vector<std::pair<int64_t, Tensor>> constants;
+  std::unordered_set<int64_t> shared_constants;  // constants no call writes and no run hands back: not copied per run
   std::vector<std::string> holes;
   int64_t num_values = 0;
   std::vector<ValueMeta> value_meta;           // per value id, at capture
@@ -87,6 +90,16 @@ struct Program {
   // groups empty, drops them all: the plan then runs every call.
   void add_group(FusedGroup group);
   void clear_groups();
+  // Editing, for the IR passes (graph/passes.py; before fusion groups are added): removes calls; makes argument
+  // `arg` of a call read value `id` (element `index` of a tensor list, or the whole argument with index -1);
+  // evaluates a call whose tensors are all constants and adds its results as constants (`shared`: used by every run
+  // as they are, since nothing writes or hands them back).
+  void remove_calls(std::vector<int64_t> indices);
+  void set_tensor_arg(size_t call, size_t arg, int64_t index, int64_t id);
+  void fold(size_t call, bool shared);
+  // Note [Memory plan]: runs (not replays) place their intermediates in an arena planned from the first run.
+  bool plan_memory = true;
+  const MemoryPlan* memory_plan() const { return memory_plan_.get(); }
   // The group call c belongs to, -1 when none.
   int64_t group_of(size_t c) const { return c < group_of_.size() ? group_of_[c] : -1; }
 
@@ -99,6 +112,11 @@ struct Program {
   // The liveness of the last run's `wanted` (per call: the values read for the last time there), kept for the
   // next run with the same `wanted` (an nn.Graph plan asks for the same values every step).
   std::vector<int64_t> group_of_;  // per call: its group, -1 when none
+  int64_t version_ = 0;            // counts changes to what a run executes (edits, groups)
+  void changed();
+  mutable std::shared_ptr<MemoryPlan> memory_plan_;
+  mutable std::vector<int64_t> memory_plan_wanted_;
+  mutable int64_t memory_plan_version_ = -1;
   mutable std::vector<int64_t> liveness_wanted_;
   mutable std::vector<std::vector<int64_t>> liveness_;
   const std::vector<std::vector<int64_t>>& liveness(const std::vector<int64_t>& wanted) const;

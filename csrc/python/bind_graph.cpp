@@ -203,6 +203,29 @@ void bind(py::module_& m, TensorClass&) {
       }, "The fusion groups: (name, call indices, input ids, output ids).")
       .def_property_readonly("unfused_group_runs", [](graph::RecordingTracer& r) { return r.program().unfused_group_runs; },
                              "How many group runs met inputs of another geometry than the kernel's and ran the calls.")
+      .def("remove_calls", [](graph::RecordingTracer& r, std::vector<int64_t> calls) {
+        r.program().remove_calls(std::move(calls));
+      }, py::arg("calls"), "Removes the calls with these indices (an IR pass; before fusion).")
+      .def("set_tensor_arg", [](graph::RecordingTracer& r, size_t call, size_t arg, int64_t id, int64_t index) {
+        r.program().set_tensor_arg(call, arg, index, id);
+      }, py::arg("call"), py::arg("arg"), py::arg("id"), py::arg("index") = -1,
+         "Makes argument `arg` of a call read value `id` (element `index` of a tensor list).")
+      .def("fold", [](graph::RecordingTracer& r, size_t call, bool shared) { r.program().fold(call, shared); },
+           py::arg("call"), py::arg("shared"),
+           "Evaluates a call whose tensors are all constants; its results become constants (`shared`: used by every "
+           "run as they are, not copied). The call itself stays until removed.")
+      .def_property("plan_memory", [](graph::RecordingTracer& r) { return r.program().plan_memory; },
+                    [](graph::RecordingTracer& r, bool on) { r.program().plan_memory = on; },
+                    "Whether runs place their intermediates in an arena planned from the first run (Note [Memory plan]).")
+      .def_property_readonly("memory_stats", [](graph::RecordingTracer& r) -> py::object {
+        const graph::MemoryPlan* plan = r.program().memory_plan();
+        if (!plan || !plan->planned()) return py::none();
+        const graph::MemoryPlanStats s = plan->stats();
+        return py::dict(py::arg("allocations") = s.allocations, py::arg("planned") = s.planned,
+                        py::arg("arena_bytes") = s.arena_bytes, py::arg("planned_bytes") = s.planned_bytes,
+                        py::arg("kept_bytes") = s.kept_bytes, py::arg("peak_live_bytes") = s.peak_live_bytes,
+                        py::arg("fallbacks") = s.fallbacks);
+      }, "The memory plan of the last runs (Note [Memory plan]), None before a run was recorded.")
       .def("set_float_arg", [](graph::RecordingTracer& r, size_t call, size_t arg, double value) {
         auto& calls = r.program().calls;
         FL_CHECK(call < calls.size() && arg < calls[call].args.size() &&

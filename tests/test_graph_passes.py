@@ -1,0 +1,213 @@
+"""The IR passes of nn.Graph (graph/passes.py) and the memory plan of its runs (csrc/graph/memory_plan.h): each
+pass removes what it should from a captured program, never what it must keep (values written later, random
+draws, what a step hands back), and a program runs to eager's results with and without them. The passes also run
+under every other nn.Graph test (test_graph.py: 20 training steps bit for bit equal to eager; the op-database sweep
+in parity_tests/test_opdb_graph_parity.py)."""
+import collections
+
+import pytest
+
+import flowlike as fl
+import flowlike.nn as nn
+import flowlike.utils._pytree as pytree
+from flowlike.graph import passes
+
+
+class Fn(nn.Graph):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def build(self, *args):
+        return self.fn(*args)
+
+
+def ops_of(graph):
+    (plan,) = graph._plans.values()
+    return collections.Counter(plan.program.ops)
+
+
+def both(fn, *make_args):
+    """fn run eagerly, as a graph with the passes and as a graph without them (each on fresh inputs, twice: the
+    capture and a replay); returns the three results of the replay and the optimized graph."""
+    results, graphs = [], []
+    for mode in ("eager", "passes", "plain"):
+        args = [m() for m in make_args]
+        if mode == "eager":
+            out = fn(*args)
+            args = [m() for m in make_args]
+            out = fn(*args)
+        else:
+            passes.config.enabled = mode == "passes"
+            try:
+                g = Fn(fn)
+                g(*args)
+                args = [m() for m in make_args]
+                out = g(*args)
+            finally:
+                passes.config.enabled = True
+            graphs.append(g)
+        results.append((out, args))
+    return results, graphs[0], graphs[1]
+
+
+def assert_same(results):
+    (want, want_args), *rest = results
+    for got, got_args in rest:
+        for a, b in zip(pytree.tree_leaves(want), pytree.tree_leaves(got)):
+            assert fl.equal(a, b)
+        for a, b in zip(want_args, got_args):  # inputs written in place are written alike
+            assert fl.equal(a, b)
+
+
+def x_input():
+    g = fl.Generator().manual_seed(1)
+    return fl.randn(4, 6, generator=g)
+
+
+def test_identities_units_and_same_dtype_casts_are_removed():
+    def fn(x):
+        y = (x * 1 + 0) / 1 - 0
+        z = y.to(fl.float32).t().t().contiguous().conj()
+        return (z.sin() + 2,)
+    results, g, plain = both(fn, x_input)
+    assert_same(results)
+    ops = ops_of(g)
+    assert set(ops) == {"sin", "add"} and ops["add"] == 1, ops
+    assert len(g._plans[next(iter(g._plans))].program) < len(plain._plans[next(iter(plain._plans))].program)
+
+
+def test_common_subexpressions_are_computed_once():
+    def fn(x):
+        return x.exp() * x.exp() + x.t().t().exp()
+    results, g, _ = both(fn, x_input)
+    assert_same(results)
+    assert ops_of(g)["exp"] == 1
+
+
+def test_constants_are_folded_and_dead_code_dropped():
+    def fn(x):
+        scale = fl.ones(6) * 2 + fl.arange(6)  # made from nothing: evaluated once at planning
+        unused = x.cos().sum()  # noqa: F841  (read by nothing)
+        return x * scale
+    results, g, _ = both(fn, x_input)
+    assert_same(results)
+    assert set(ops_of(g)) == {"mul"}, ops_of(g)
+
+
+def test_a_value_written_later_is_not_replaced():
+    def fn(x):
+        y = x * 1       # a copy: x is written below, y must keep the old values
+        z = x.clone()
+        w = x.sin()
+        x.add_(1)
+        v = x.sin()     # not w: x changed in between
+        return y, z, w, v
+    results, g, _ = both(fn, x_input)
+    assert_same(results)
+    assert ops_of(g)["sin"] == 2
+
+
+def test_writes_through_a_view_chain_reach_the_input():
+    def fn(x):
+        v = x.t().t()
+        v.mul_(3)
+        return (v + 1,)
+    results, _, _ = both(fn, x_input)
+    assert_same(results)
+
+
+def test_a_copy_handed_back_is_not_the_input_itself():
+    def fn(x):
+        return x.clone(), x * 1
+    g = Fn(fn)
+    x = x_input()
+    g(x)
+    a, b = g(x)
+    assert fl.equal(a, x) and fl.equal(b, x)
+    a.add_(1)
+    assert not fl.equal(a, x) and fl.equal(b, x)
+
+
+def test_random_draws_are_never_merged_or_dropped():
+    def fn(x):
+        a = nn.functional.dropout(x, 0.5)
+        b = nn.functional.dropout(x, 0.5)
+        nn.functional.dropout(x, 0.5)  # unused, but it advances the generator
+        return a, b, fl.rand(3)
+    fl.manual_seed(5)
+    eager = [fn(x_input()) for _ in range(2)]
+    g = Fn(fn)
+    fl.manual_seed(5)
+    graph = [g(x_input()) for _ in range(2)]
+    for e, r in zip(eager, graph):
+        for a, b in zip(e, r):
+            assert fl.equal(a, b)
+    assert not fl.equal(graph[1][0], graph[1][1])
+
+
+def test_training_step_loses_bookkeeping_and_matches_eager():
+    from test_graph import TrainStep, batches, build_pair, eager_step
+    (eager, graphed), data = build_pair("gpt_dropout_adamw")
+    step = TrainStep(*graphed)
+    steps = batches(data, n=6)
+    fl.manual_seed(3)
+    want = [eager_step(*eager, x, y).item() for x, y in steps]
+    fl.manual_seed(3)
+    got = [step(x, y).item() for x, y in steps]
+    assert got == want
+    program = list(step._plans.values())[-1].program
+    # conj of real tensors and multiplications by a wrapped 1 are gone from the backward
+    assert "conj" not in program.ops and "scalar_tensor" not in program.ops
+
+
+def test_planned_runs_reuse_an_arena_and_reserve_no_new_memory():
+    from test_graph import TrainStep, batches, build_pair, eager_step
+    (eager, graphed), data = build_pair("gpt_dropout_adamw")
+    step = TrainStep(*graphed)
+    steps = batches(data, n=10)
+    fl.manual_seed(3)
+    want = [eager_step(*eager, x, y).item() for x, y in steps]
+    fl.manual_seed(3)
+    got = [step(x, y).item() for x, y in steps[:4]]  # two captures, the recorded run, the first planned run
+    reserved, allocated = fl.memory.memory_reserved(), fl.memory.memory_allocated()
+    got += [step(x, y).item() for x, y in steps[4:]]
+    assert got == want
+    assert fl.memory.memory_reserved() == reserved and fl.memory.memory_allocated() == allocated
+    stats = list(step._plans.values())[-1].program.memory_stats
+    assert stats["planned"] > 0 and stats["fallbacks"] == 0
+    # liveness-based reuse: the arena is smaller than the planned buffers laid side by side
+    assert stats["arena_bytes"] < stats["planned_bytes"]
+    assert stats["arena_bytes"] >= max(1, stats["peak_live_bytes"] - stats["kept_bytes"]) * 0.5
+    text = step.memory_report()
+    assert "planned arena" in text and f"{stats['arena_bytes'] / 2**20:.2f} MiB" in text
+
+
+def test_outputs_held_across_runs_are_never_overwritten():
+    # outputs that are views of intermediates, and outputs kept by the caller while later runs reuse the arena
+    g = Fn(lambda x: ((x * 2).exp()[1:], (x + 1).sin().t()))
+    held = []
+    for i in range(5):
+        x = fl.full((4, 6), float(i))
+        held.append((x, g(x)))
+    for x, (a, b) in held:
+        assert fl.equal(a, (x * 2).exp()[1:]) and fl.equal(b, (x + 1).sin().t())
+
+
+def test_memory_plan_off_runs_the_same(monkeypatch):
+    monkeypatch.setattr(passes.config, "plan_memory", False)
+    g = Fn(lambda x: (x * 2).exp().sum(0))
+    x = x_input()
+    for _ in range(3):
+        out = g(x)
+    assert fl.equal(out, (x * 2).exp().sum(0))
+    (plan,) = g._plans.values()
+    assert plan.program.memory_stats is None and "memory planning is off" in g.memory_report()
+
+
+@pytest.mark.parametrize("shape", [(), (0, 3), (5,)])
+def test_edge_shapes(shape):
+    def fn(x):
+        return (x * 1).exp() + x.exp()
+    results, _, _ = both(fn, lambda: fl.ones(shape))
+    assert_same(results)
