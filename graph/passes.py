@@ -246,6 +246,88 @@ def _cse(a):
     return [], subst
 
 
+def _zero_buffers(a):
+    """Buffers made by `empty` and zero-filled before anything else touches them, then written only by
+    `_copy_into` through `as_strided` views: {buffer: its description}.
+    (The backward of a slice writes the gradient into a zero buffer of the base's size: one per slice.)"""
+    found = {}
+    for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
+        if name == "empty" and len(result_ids[0]) == 1 and _contiguous(a.meta[result_ids[0][0]]):
+            b = result_ids[0][0]
+            found[b] = {"made": ci, "fill": None, "views": {}, "copies": [], "reads": [], "numel": math.prod(
+                a.meta[b][0])}
+    for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
+        for r in set(a.writes[ci]) | {r for v in a.tensor_args(ci) for r in a.root(v)}:
+            d = found.get(r)
+            if d is None or ci == d["made"]:
+                continue
+            if name == "_fill" and d["fill"] is None and arg_ids[0] == [r] and args[1] == 0 and not d["views"]:
+                d["fill"] = ci
+            elif name == "as_strided" and arg_ids[0] == [r] and d["fill"] is not None:
+                d["views"][result_ids[0][0]] = (ci, args[1], args[2], args[3] or 0)
+            elif name == "_copy_into" and arg_ids[0][0] in d["views"] and not ({r} & a.root(arg_ids[1][0])):
+                d["copies"].append(ci)
+            elif r not in a.writes[ci]:
+                d["reads"].append(ci)  # (reading the buffer, or a view of it)
+            else:
+                found[r] = None  # touched some other way: left alone
+    return {b: d for b, d in found.items() if d is not None and d["fill"] is not None}
+
+
+def _elements(sizes, strides, offset):
+    import numpy as np
+    index = np.full((), offset, dtype=np.int64)
+    for size, stride in zip(sizes, strides):
+        index = index[..., None] + np.arange(size, dtype=np.int64) * stride
+    return index.ravel()
+
+
+def _merge_zero_buffers(a):
+    """`add` of two full views of zero buffers whose written parts are disjoint (a gradient split into slices):
+    the second buffer's slices are written into the first instead, and the sum is the first buffer. A zero fill
+    that the copies then overwrite everywhere is dropped. Exact, except that a -0.0 copied into a slice stays -0.0
+    where eager's 0 + -0.0 gives +0.0."""
+    import numpy as np
+    buffers = _zero_buffers(a)
+    of_view = {v: b for b, d in buffers.items() for v in d["views"]}
+
+    def written(b):
+        d = buffers[b]
+        mask = np.zeros(d["numel"], dtype=bool)
+        for c in d["copies"]:
+            _, sizes, strides, offset = d["views"][a.calls[c][2][0][0]]
+            mask[_elements(sizes, strides, offset)] = True
+        return mask
+
+    subst, rewrites, remove, used = {}, [], [], set()
+    for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
+        if name != "add" or len(a.tensor_args(ci)) != 2 or args[2] != 1:
+            continue
+        f1, f2 = a.tensor_args(ci)
+        b1, b2 = of_view.get(f1), of_view.get(f2)
+        if b1 is None or b2 is None or b1 == b2 or {b1, b2} & used:
+            continue
+        d1, d2 = buffers[b1], buffers[b2]
+        y = result_ids[0][0]
+        if (a.geometry(f1) != a.geometry(f2) or a.geometry(f1)[0] != tuple(a.meta[y][0]) or a.meta[b1][:3] != a.meta[b2][:3]
+                or d1["views"][f1][1:] != d2["views"][f2][1:] or math.prod(a.meta[f1][0]) != d1["numel"]
+                or d2["reads"] != [ci] or any(c > ci for c in d1["copies"] + d2["copies"])
+                or any(c < d2["fill"] for c in d1["reads"]) or d1["fill"] > min(d2["copies"], default=ci)
+                or any(c != ci and c > min(d2["copies"], default=ci) for c in d1["reads"])
+                or (written(b1) & written(b2)).any()
+                or not _fresh_replacement_safe(a, y, f1, ci)):
+            continue
+        for v, (vc, *_) in d2["views"].items():
+            if any(a.calls[c][2][0][0] == v for c in d2["copies"]):
+                rewrites.append((vc, 0, b1))  # the slice view of the second buffer now views the first
+        subst[y] = f1
+        used |= {b1, b2}
+    for b, d in buffers.items():
+        if b not in used and d["copies"] and written(b).all() and all(c > max(d["copies"]) for c in d["reads"]):
+            remove.append(d["fill"])  # every element is copied over before anything reads it
+    return remove, subst, rewrites
+
+
 def _dead(a):
     """Calls whose results nothing reads, hands back or writes through (walked backwards)."""
     live_values = set(a.wanted)
@@ -253,7 +335,7 @@ def _dead(a):
     dead = []
     for ci in range(len(a.calls) - 1, -1, -1):
         results = a.results(ci)
-        needed = (a.random[ci] or not results or any(v in live_values for v in results)
+        needed = (a.random[ci] or not (results or a.writes[ci]) or any(v in live_values for v in results)
                   or bool(a.writes[ci] & live_roots))
         if not needed:
             dead.append(ci)
@@ -281,20 +363,20 @@ def optimize(program, wanted, max_rounds=8):
     """Runs the passes until nothing changes (unless config.enabled is off); returns what each removed or replaced
     (for graph.debug)."""
     program.plan_memory = config.plan_memory
-    counts = {"identities": 0, "folded": 0, "simplified": 0, "cse": 0, "dead": 0}
+    counts = {"identities": 0, "folded": 0, "simplified": 0, "merged": 0, "cse": 0, "dead": 0}
     if not config.enabled:
         return counts
     before = len(program)
     for _ in range(max_rounds):
         changed = False
-        for name, run in (("identities", _identities), ("folded", None), ("simplified", None), ("cse", _cse),
-                          ("dead", _dead)):
+        for name, run in (("identities", _identities), ("folded", None), ("simplified", _simplify),
+                          ("merged", _merge_zero_buffers), ("cse", _cse), ("dead", _dead)):
             a = _Analysis(program, wanted)
             rewrites = ()
             if name == "folded":
                 remove, subst = _fold(a, program)
-            elif name == "simplified":
-                remove, subst, rewrites = _simplify(a)
+            elif name in ("simplified", "merged"):
+                remove, subst, rewrites = run(a)
             else:
                 remove, subst = run(a)
             if not (remove or subst or rewrites):

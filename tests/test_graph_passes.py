@@ -211,3 +211,40 @@ def test_edge_shapes(shape):
         return (x * 1).exp() + x.exp()
     results, _, _ = both(fn, lambda: fl.ones(shape))
     assert_same(results)
+
+
+class Sliced(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(fl.randn(4, 9, generator=fl.Generator().manual_seed(2)))
+
+
+def sliced_loss(w, x, overlapping):
+    a, b, c = (w.narrow(1, 0, 5), w.narrow(1, 3, 6), w.narrow(1, 2, 2)) if overlapping else w.split(3, dim=1)
+    return (a * x[:, :a.shape[1]]).sum() + (b * 2 * x[:, :b.shape[1]]).sum() + (c.sin() * x[:, :c.shape[1]]).sum()
+
+
+@pytest.mark.parametrize("overlapping", [False, True])
+def test_slice_gradients_are_written_into_one_buffer(overlapping):
+    class Step(nn.Graph):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def build(self, x):
+            loss = sliced_loss(self.m.w, x, overlapping)
+            loss.backward()
+            return loss
+    eager, graphed = Sliced(), Sliced()
+    step = Step(graphed)
+    for i in range(3):
+        x = fl.full((4, 9), float(i + 1)) + fl.arange(9.0)
+        sliced_loss(eager.w, x, overlapping).backward()
+        step(x)
+        assert fl.equal(eager.w.grad, graphed.w.grad)
+    program = list(step._plans.values())[-1].program
+    ops = collections.Counter(program.ops)
+    if overlapping:  # the slices' zero buffers are summed as eager sums them
+        assert ops["_fill"] == 3 and ops["empty"] == 3
+    else:  # one buffer, each slice's gradient copied into its part, no zero fill, no sum of buffers
+        assert ops["empty"] == 1 and ops["_fill"] == 0 and ops["_copy_into"] == 3

@@ -1,5 +1,6 @@
 #include "allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -40,8 +41,8 @@ size_t CPUAllocator::round_size(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-void* CPUAllocator::allocate(size_t nbytes, size_t* capacity) {
-  size_t sz = round_size(nbytes);
+void* CPUAllocator::allocate(size_t nbytes, size_t* capacity, bool exact) {
+  size_t sz = exact ? (std::max<size_t>(nbytes, 1) + 63) & ~size_t(63) : round_size(nbytes);
   State& s = state();
   {
     std::lock_guard<std::mutex> g(s.mu);

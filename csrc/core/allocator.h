@@ -19,8 +19,9 @@ class CPUAllocator {
  public:
   static CPUAllocator& get();
   // Returns a 64-byte aligned block of at least `nbytes`; `*capacity` receives the block size,
-  // which must be passed back to `free`.
-  void* allocate(size_t nbytes, size_t* capacity);
+  // which must be passed back to `free`. `exact`: the block is `nbytes` rounded to 64 bytes, not to a size class
+  // (one large block asked for again and again with the same size: a graph run's arena).
+  void* allocate(size_t nbytes, size_t* capacity, bool exact = false);
   void free(void* ptr, size_t capacity);
   void empty_cache();
   MemoryStats stats();

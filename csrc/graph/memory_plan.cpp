@@ -40,7 +40,8 @@ MemoryPlan::Run::Run(MemoryPlan& p) : plan(p), previous(detail::allocation_plann
     // one block of the caching allocator for the whole run, handed back when the run and every tensor placed in it
     // are gone
     size_t capacity = 0;
-    void* data = CPUAllocator::get().allocate(static_cast<size_t>(plan.stats_.arena_bytes), &capacity);
+    void* data = CPUAllocator::get().allocate(static_cast<size_t>(plan.stats_.arena_bytes), &capacity,
+                                              /*exact=*/true);
     plan.arena_ = std::shared_ptr<void>(data, [capacity](void* d) { CPUAllocator::get().free(d, capacity); });
   }
   detail::allocation_planner = &plan;
