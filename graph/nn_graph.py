@@ -407,6 +407,10 @@ class Graph:
             _log.debug("nn.Graph %s: IR passes: %d calls -> %d (%s)", type(self).__name__, calls, len(program),
                        ", ".join(f"{k} {v}" for k, v in counts.items()))
         plan.fusion = codegen.fuse(program, plan.wanted)  # kernels built in the background, installed by _run
+        reused = passes.reuse_buffers(program, plan.wanted, plan.fusion.groups)
+        if self._debug >= 0 and reused:
+            _log.debug("nn.Graph %s: %d pointwise calls write into an operand that dies there", type(self).__name__,
+                       reused)
         plan.in_spec = _flatten((args, kwargs), [])
         plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
         plan.lr_args = self._lr_args(program)

@@ -20,13 +20,15 @@ Passes, repeated until nothing changes:
 - common subexpressions: the same op on the same values with the same arguments is computed once;
 - dead code: calls none of whose results are read, handed back or written through are dropped (the autograd
   bookkeeping a plan does not need: detach, unused views, saved values nothing reads).
-After fusion, `reuse_buffers` lets a pointwise call write its result into an input that dies there (the `out=`
-argument), where the shapes, dtypes and layouts match and no other live value shares that memory.
+After fusion, `reuse_buffers` lets a pointwise call write its result into an operand that dies there (the `out=`
+argument), where the shapes, dtypes and layouts match and no other live value shares that memory; the memory plan
+(Note [Memory plan] in csrc/graph/memory_plan.h) then places the remaining intermediates in one arena.
 """
 import logging
 import math
 import os
 
+from .. import _C
 from ..codegen.fusion import _contiguous, _schema
 
 log = logging.getLogger("flowlike.graph")
@@ -357,6 +359,51 @@ def _apply(program, a, remove, subst, rewrites=()):
         program.set_tensor_arg(ci, ai, vid)
     if remove:
         program.remove_calls(sorted(set(remove)))
+
+
+_POINTWISE = None
+
+
+def _pointwise_with_out():
+    """The pointwise ops (csrc/ops/pointwise_list.h, activation_math.h) whose schema has an `out=` argument."""
+    global _POINTWISE
+    if _POINTWISE is None:
+        unary, binary, activations, _ = _C._fusible_ops()
+        _POINTWISE = {name: next(i for i, arg in enumerate(_schema(name)["args"]) if arg["name"] == "out")
+                      for name in [*unary, *binary, *activations]
+                      if any(arg["name"] == "out" for arg in _schema(name)["args"])}
+    return _POINTWISE
+
+
+def reuse_buffers(program, wanted, groups=()):
+    """In-place reuse, after fusion: a pointwise call outside the fusion `groups` writes its result into an
+    operand that dies there (through its `out=` argument) when that operand is a fresh contiguous buffer of the
+    result's shape and dtype that no other live value shares and no group reads. Returns how many calls reuse."""
+    if not (config.enabled and config.plan_memory):
+        return 0
+    a = _Analysis(program, wanted)
+    grouped = {c for g in groups for c in g.calls}
+    near_groups = {v for g in groups for v in (*g.inputs, *g.outputs)}
+    pointwise = _pointwise_with_out()
+    reused = 0
+    for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
+        out_arg = pointwise.get(name)
+        if out_arg is None or ci in grouped or arg_ids[out_arg] or a.writes[ci] or len(a.results(ci)) != 1:
+            continue
+        y = a.results(ci)[0]
+        tensors = a.tensor_args(ci)
+        if a.root(y) != frozenset({y}) or not _contiguous(a.meta[y]):
+            continue
+        for x in tensors:
+            if (x in a.wanted or x in a.constants or x in a.input_ids or x in near_groups
+                    or a.root(x) != frozenset({x}) or a.root_last_read.get(x) != ci
+                    or a.geometry(x) != a.geometry(y)
+                    or any(v != x and a.root(v) & {x} for v in tensors)):
+                continue
+            program.set_tensor_arg(ci, out_arg, x)
+            reused += 1
+            break
+    return reused
 
 
 def optimize(program, wanted, max_rounds=8):

@@ -248,3 +248,26 @@ def test_slice_gradients_are_written_into_one_buffer(overlapping):
         assert ops["_fill"] == 3 and ops["empty"] == 3
     else:  # one buffer, each slice's gradient copied into its part, no zero fill, no sum of buffers
         assert ops["empty"] == 1 and ops["_fill"] == 0 and ops["_copy_into"] == 3
+
+
+def test_pointwise_calls_write_into_an_operand_that_dies(monkeypatch):
+    from flowlike import codegen
+    monkeypatch.setattr(codegen.config, "enabled", False)  # (fused groups would hold these calls)
+
+    def fn(x):
+        t = (x * 2).exp()
+        u = (t + 1).sin()
+        return u * t.cos(), x.exp()  # t is read again after `t + 1`: that call may not write into it
+    g = Fn(fn)
+    x = x_input()
+    for _ in range(3):
+        got = g(x)
+    want = fn(x)
+    assert all(fl.equal(a, b) for a, b in zip(got, want))
+    (plan,) = g._plans.values()
+    lines = [line for line in plan.program.listing() if "None)" not in line and "(%" in line]
+    written_into = {line.split(" = ")[1].split("(")[0] for line in lines if line.rstrip(")").rsplit(", ", 1)[-1].startswith("%")}
+    # exp writes into x * 2's buffer, sin into t + 1's, cos into t (read for the last time), the last mul into
+    # sin's result; add may not write into t (read again later), and the first mul and x.exp() read an input
+    assert written_into == {"exp", "sin", "cos", "mul"}, plan.program.listing()
+    assert sum("add(" in line and line.endswith(", None)") for line in plan.program.listing()) == 1

@@ -180,9 +180,9 @@ void Program::remove_calls(std::vector<int64_t> indices) {
 }
 
 void Program::set_tensor_arg(size_t call, size_t arg, int64_t index, int64_t id) {
-  FL_CHECK(groups.empty(), Error, "set_tensor_arg: the program has fusion groups");
   FL_CHECK(call < calls.size() && arg < calls[call].args.size(), IndexError, "set_tensor_arg: call ", call,
            " has no argument ", arg);
+  FL_CHECK(group_of(call) < 0, Error, "set_tensor_arg: call ", call, " belongs to a fusion group");
   FL_CHECK(id >= 0 && id < num_values, IndexError, "set_tensor_arg: no value ", id);
   Call& c = calls[call];
   if (index < 0) {

@@ -90,8 +90,9 @@ struct Program {
   // groups empty, drops them all: the plan then runs every call.
   void add_group(FusedGroup group);
   void clear_groups();
-  // Editing, for the IR passes (graph/passes.py; before fusion groups are added): removes calls; makes argument
-  // `arg` of a call read value `id` (element `index` of a tensor list, or the whole argument with index -1);
+  // Editing, for the IR passes (graph/passes.py): removes calls (before fusion groups are added); makes argument
+  // `arg` of a call outside fusion groups read value `id` (element `index` of a tensor list, or the whole argument
+  // with index -1);
   // evaluates a call whose tensors are all constants and adds its results as constants (`shared`: used by every run
   // as they are, since nothing writes or hands them back).
   void remove_calls(std::vector<int64_t> indices);
