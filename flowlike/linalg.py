@@ -198,7 +198,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if _needs_grad(A, B):  # differentiable composites with the same values
         sol = _matmul(pinv(A2), Bm)
         if res.numel():
-            res = (_matmul(A2, sol) - Bm).pow(2).sum(-2)
+            res = (_matmul(A2, sol) - Bm).abs().pow(2).sum(-2)
     if vector:
         sol = sol.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)
