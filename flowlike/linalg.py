@@ -19,8 +19,8 @@ from ._linalg_products import matmul, multi_dot, vecdot  # noqa: F401  (products
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",
            "cholesky_ex", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank",
-           "matrix_power", "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor", "lu_factor_ex",
-           "lu", "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp", "matmul", "multi_dot", "vecdot"]
+           "matrix_power", "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor",
+           "lu_factor_ex", "lu", "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp", "matmul", "multi_dot", "vecdot"]
 
 LinAlgError = _C._LinAlgError
 LinAlgError.__module__ = "flowlike.linalg"
@@ -29,8 +29,8 @@ LinAlgError.__qualname__ = LinAlgError.__name__ = "LinAlgError"
 for _name, _fields in [("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
                        ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")),
                        ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
-                       ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_eig", ("eigenvalues", "eigenvectors")),
-                       ("linalg_svd", ("U", "S", "Vh")),
+                       ("linalg_eigh", ("eigenvalues", "eigenvectors")),
+                       ("linalg_eig", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
                        ("svd", ("U", "S", "V")), ("triangular_solve", ("solution", "cloned_coefficient")),
                        ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
                        ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),

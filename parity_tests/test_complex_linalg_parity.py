@@ -103,7 +103,8 @@ SOLVERS = {
                                                                                transpose=True)),
     "lstsq": lambda lib, a, b: lib.linalg.lstsq(a, b).solution,
     "lstsq.gelsd": lambda lib, a, b: tuple(lib.linalg.lstsq(a, b, driver="gelsd")[::3]),
-    "tensorsolve": lambda lib, a, b: lib.linalg.tensorsolve(a[0] if a.dim() == 3 else a, b[..., 0].reshape(-1)[:a.shape[-1]]),
+    "tensorsolve": lambda lib, a, b: lib.linalg.tensorsolve(a[0] if a.dim() == 3 else a,
+                                                            b[..., 0].reshape(-1)[:a.shape[-1]]),
 }
 
 

@@ -1,6 +1,7 @@
 """torch's own OpInfo database against flowlike (parity_tests/torch_opinfo.py does the work): per OpInfo with a
 flowlike counterpart, its error inputs raise torch's exception class, and its CPU float32/float64 sample inputs give
-torch's values, dtypes, shapes and (float64) gradients; the linear-algebra entries' complex64/complex128 samples too. Entries of torch_opinfo.KNOWN_FAILURES are skipped with
+torch's values, dtypes, shapes and (float64) gradients; so do the complex64/complex128 samples (complex128 gradients)
+of the linear-algebra entries. Entries of torch_opinfo.KNOWN_FAILURES are skipped with
 their reason (and counted by `python parity_tests/coverage.py`); everything else must pass."""
 import warnings
 
