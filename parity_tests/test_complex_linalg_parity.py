@@ -280,6 +280,8 @@ ERRORS = [
     (lambda lib, a: lib.linalg.inv(a), lambda: carray(3, 4)),
     (lambda lib, a: lib.linalg.det(a), lambda: carray(4)),
     (lambda lib, a: lib.linalg.eig(a), lambda: carray(2, 3)),
+    (lambda lib, a: lib.linalg.eig(a), lambda: np.ones((3, 3), np.int64)),
+    (lambda lib, a: lib.linalg.eigvals(a.half()), lambda: np.ones((3, 3))),
     (lambda lib, a: lib.linalg.eigh(a, UPLO="X"), lambda: hpd(3, 3)),
     (lambda lib, a: lib.linalg.solve(a, a.real), lambda: well(3, 3)),  # mixed dtypes
     (lambda lib, a: lib.linalg.qr(a, mode="bad"), lambda: carray(3, 3)),

@@ -444,7 +444,7 @@ Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool 
 }
 
 Tensor2 eig_cpu(DispatchKeySet, const Tensor& A, bool compute_v) {
-  check_input("linalg.eig", A, true, "linalg_eig_cpu", "linalg_eig_cpu");
+  check_input("linalg.eig", A, true, "linalg_eig_out_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
   const ScalarType ct = to_complex_type(A->dtype);
   Tensor Af = fortran_copy(A), L = empty(with(batch_of(A), {n}), ct), info = zeros(batch_of(A), ScalarType::Int32);
