@@ -41,8 +41,11 @@ def slogdet(input):
 
 
 def logdet(input):
-    """log(det(input)): nan where the determinant is negative, -inf where it is 0."""
+    """log(det(input)): nan where a real determinant is negative, -inf where it is 0; log(sign) + logabsdet for
+    complex input."""
     sign, logabs = _C._linalg_slogdet(input)
+    if input.dtype.is_complex:
+        return sign.log() + logabs
     return _C.where(sign == -1, math.nan, logabs)
 
 
@@ -52,13 +55,13 @@ def cholesky(input, upper=False):
 
 
 class _CholeskySolve(Function):
-    """The two triangular solves of cholesky_solve, with torch's gradient for the factor: that of (L L^T)^-1 B over
+    """The two triangular solves of cholesky_solve, with torch's gradient for the factor: that of (L L^H)^-1 B over
     the whole of L (torch's cholesky_solve_backward), where the solves' own gradients would keep only the triangle
     they read."""
 
     @staticmethod
     def forward(ctx, b, factor, upper):
-        first, second = (factor.mT, factor) if upper else (factor, factor.mT)
+        first, second = (factor.mH, factor) if upper else (factor, factor.mH)
         x = _C._linalg_solve_triangular(second, _C._linalg_solve_triangular(first, b, False, True, False), True, True,
                                         False)
         ctx.save_for_backward(factor, x)
@@ -69,8 +72,8 @@ class _CholeskySolve(Function):
     def backward(ctx, g):
         factor, x = ctx.saved_tensors
         grad_b = cholesky_solve(g, factor, ctx.upper)  # (through the Function again: differentiable)
-        common = grad_b @ x.mT
-        common = common + common.mT
+        common = grad_b @ x.mH
+        common = common + common.mH
         return grad_b, -(factor @ common) if ctx.upper else -(common @ factor), None
 
 
@@ -92,13 +95,13 @@ def qr(input, some=True):
 
 
 def svd(input, some=True, compute_uv=True):
-    """torch.svd: (U, S, V) with V = Vh^T (not Vh); zero-filled U and V when compute_uv is False."""
+    """torch.svd: (U, S, V) with V = Vh^H (not Vh); zero-filled U and V when compute_uv is False."""
     if not compute_uv:
         m, n, batch = input.shape[-2], input.shape[-1], tuple(input.shape[:-2])
         return return_types.svd(_zeros(batch + (m, m), dtype=input.dtype), _L.svdvals(input),
                                 _zeros(batch + (n, n), dtype=input.dtype))
     U, S, Vh = _C._linalg_svd(input, not some, True)
-    return return_types.svd(U, S, Vh.mT)
+    return return_types.svd(U, S, Vh.mH)
 
 
 def pinverse(input, rcond=1e-15):

@@ -82,8 +82,8 @@ def _expand_as(self, other):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; real dtypes only, so the transpose)."""
-    return _mT(input)
+    """The conjugate transpose of the last two dims (a view, with the conjugate bit for complex dtypes)."""
+    return _mT(input).conj()
 
 
 def ravel(input):
@@ -339,9 +339,9 @@ Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
 Tensor.t_ = _t_
 Tensor.T = property(_T)
-Tensor.H = property(_T)  # real dtypes only: the conjugate is the tensor itself
+Tensor.H = property(lambda self: _T(self).conj())
 Tensor.mT = property(_mT)
-Tensor.mH = property(_mT)
+Tensor.mH = property(adjoint)
 del _name
 
 

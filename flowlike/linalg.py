@@ -18,9 +18,9 @@ from ._views import broadcast_shapes
 from ._linalg_products import matmul, multi_dot, vecdot  # noqa: F401  (products live with the other products)
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "det", "slogdet", "cholesky",
-           "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank", "matrix_power",
-           "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor", "lu_factor_ex", "lu",
-           "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp", "matmul", "multi_dot", "vecdot"]
+           "cholesky_ex", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "matrix_rank",
+           "matrix_power", "cross", "vector_norm", "matrix_norm", "norm", "vander", "diagonal", "lu_factor",
+           "lu_factor_ex", "lu", "lu_solve", "tensorinv", "tensorsolve", "cond", "matrix_exp", "matmul", "multi_dot", "vecdot"]
 
 LinAlgError = _C._LinAlgError
 LinAlgError.__module__ = "flowlike.linalg"
@@ -29,7 +29,8 @@ LinAlgError.__qualname__ = LinAlgError.__name__ = "LinAlgError"
 for _name, _fields in [("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
                        ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")),
                        ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")), ("qr", ("Q", "R")),
-                       ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
+                       ("linalg_eigh", ("eigenvalues", "eigenvectors")),
+                       ("linalg_eig", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
                        ("svd", ("U", "S", "V")), ("triangular_solve", ("solution", "cloned_coefficient")),
                        ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
                        ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),
@@ -58,7 +59,7 @@ def _check_square(op, A):
 
 
 def _check_float(op, A):
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {D.c10_name(A.dtype)}")
 
 
@@ -70,6 +71,9 @@ def _broadcast_batch(A, B):
 
 def _eps(dtype):
     return D.finfo(dtype).eps
+
+
+_LAPACK_TYPES = (D.float32, D.float64, D.complex64, D.complex128)
 
 
 # ---- inverse and solvers ------------------------------------------------------------------------
@@ -142,6 +146,16 @@ def qr(A, mode="reduced"):
     return return_types.linalg_qr(*_C._linalg_qr(A, mode))
 
 
+def eig(A):
+    """(eigenvalues, eigenvectors) of square matrices, complex also for real A; eigenvectors of norm 1."""
+    return return_types.linalg_eig(*_C._linalg_eig(A, True))
+
+
+def eigvals(A):
+    """Eigenvalues of square matrices (complex, in LAPACK's order)."""
+    return _C._linalg_eig(A, _needs_grad(A))[0]
+
+
 def eigh(A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors) of symmetric matrices, reading the UPLO triangle."""
     return return_types.linalg_eigh(*_C._linalg_eigh(A, UPLO, True))
@@ -184,7 +198,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if _needs_grad(A, B):  # differentiable composites with the same values
         sol = _matmul(pinv(A2), Bm)
         if res.numel():
-            res = (_matmul(A2, sol) - Bm).pow(2).sum(-2)
+            res = (_matmul(A2, sol) - Bm).abs().pow(2).sum(-2)
     if vector:
         sol = sol.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)
@@ -221,18 +235,18 @@ def lu(A, *, pivot=True):
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """Solves A X = B (A^T X = B when adjoint; X A = B when not left) from lu_factor's (LU, pivots)."""
+    """Solves A X = B (A^H X = B when adjoint; X A = B when not left) from lu_factor's (LU, pivots)."""
     _check_square("linalg.lu_solve", LU)
     if not left:
-        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+        return lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH
     P = _C._lu_pivots_to_permutation(pivots, LU.shape[-1], LU.dtype)
     if not adjoint:  # X = U^-1 L^-1 P^T B
         LU_, Y = _broadcast_batch(LU, _matmul(P.mT, B))
         Y = _C._linalg_solve_triangular(LU_, Y, False, True, True)
         return _C._linalg_solve_triangular(LU_, Y, True, True, False)
-    LU_, Y = _broadcast_batch(LU, B)  # X = P L^-T U^-T B
-    Y = _C._linalg_solve_triangular(LU_.mT, Y, False, True, False)
-    return _matmul(P, _C._linalg_solve_triangular(LU_.mT, Y, True, True, True))
+    LU_, Y = _broadcast_batch(LU, B)  # X = P L^-H U^-H B
+    Y = _C._linalg_solve_triangular(LU_.mH, Y, False, True, False)
+    return _matmul(P, _C._linalg_solve_triangular(LU_.mH, Y, True, True, True))
 
 
 # ---- composites -----------------------------------------------------------------------------------
@@ -261,7 +275,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian); singular values at or below
     max(atol, rtol * largest) count as 0."""
     _check_matrix("linalg.pinv", A)
-    if A.dtype not in (D.float32, D.float64):
+    if A.dtype not in _LAPACK_TYPES:
         raise RuntimeError(f"linalg.pinv({D.c10_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
@@ -283,35 +297,35 @@ class _Pinv(Function):
             big = absL.amax(-1, keepdim=True) if L.shape[-1] else absL
             keep = absL > _tol(absL, big, atol, rtol)
             Linv = _C.where(keep, 1 / _C.where(keep, L, 1.0), 0.0)
-            result = _matmul(V * Linv.unsqueeze(-2), V.mT)
+            result = _matmul(V * Linv.unsqueeze(-2), V.mH)
         else:
             U, S, Vh = _C._linalg_svd(A, False, True)
             big = S[..., :1] if S.shape[-1] else S
             keep = S > _tol(S, big, atol, rtol)
             Sinv = _C.where(keep, 1 / _C.where(keep, S, 1.0), 0.0)
-            result = _matmul(Vh.mT * Sinv.unsqueeze(-2), U.mT)
+            result = _matmul(Vh.mH * Sinv.unsqueeze(-2), U.mH)
         ctx.save_for_backward(A, result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
         A, pinv_a = ctx.saved_tensors
-        pinv_h, grad_h = pinv_a.mT, grad.mT
+        pinv_h, grad_h = pinv_a.mH, grad.mH
         if A.shape[-2] <= A.shape[-1]:  # (torch's grouping: the products of the smaller size)
             K = grad_h @ pinv_a
             K_pinv_h = K @ pinv_h
-            g = -(pinv_a @ K).mT + K_pinv_h - (A @ pinv_a) @ K_pinv_h + (pinv_h @ pinv_a) @ (grad_h - K @ A)
+            g = -(pinv_a @ K).mH + K_pinv_h - (A @ pinv_a) @ K_pinv_h + (pinv_h @ pinv_a) @ (grad_h - K @ A)
         else:
             K = pinv_a @ grad_h
             pinv_h_K = pinv_h @ K
-            g = -(K @ pinv_a).mT + (grad_h - A @ K) @ pinv_a @ pinv_h + pinv_h_K - pinv_h_K @ pinv_a @ A
+            g = -(K @ pinv_a).mH + (grad_h - A @ K) @ pinv_a @ pinv_h + pinv_h_K - pinv_h_K @ pinv_a @ A
         return g, None, None, None
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * largest)."""
     _check_matrix("linalg.matrix_rank", A)
-    if A.dtype not in (D.float32, D.float64):
+    if A.dtype not in _LAPACK_TYPES:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -326,8 +340,8 @@ def matrix_power(A, n):
     """A @ A @ ... (n times) by repeated squaring; n < 0 uses inv(A), n == 0 the identity."""
     _check_square("linalg.matrix_power", A)
     n = builtins.int(n)
-    if n == 0:
-        return _eye(A.shape[-1], A.dtype).expand(A.shape).clone()
+    if n == 0:  # (a copy of A overwritten, as torch: the result stays in A's graph, with a zero gradient)
+        return A.clone().copy_(_eye(A.shape[-1], A.dtype).expand(A.shape))
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A

@@ -83,6 +83,7 @@ def opinfo_table(show_failures):
         counts = dict(entries=len(op_db), runnable=0, passing=0, failing=0, known=0, missing=0)
         err = dict(checked=0, matching=0, unsupported=0)
         samples = dict(checked=0, unsupported=0)
+        clinalg = dict(runnable=0, passing=0, known=0)  # the linear-algebra entries' complex samples
         failing = []
         for op in op_db:
             oid = T.op_id(op)
@@ -92,6 +93,12 @@ def opinfo_table(show_failures):
             counts["runnable"] += 1
             ec, eu, ef = T.check_errors(fl, torch, op)
             sc, su, sf = T.check_samples(fl, torch, op)
+            if T.is_linalg(op) and op.supports_dtype(torch.complex128, "cpu"):
+                cc, _, cf = T.check_samples(fl, torch, op, dtypes=T.COMPLEX_DTYPES)
+                clinalg["runnable"] += 1
+                clinalg["passing"] += bool(cc and not cf)
+                clinalg["known"] += bool(cf) and any(k in T.KNOWN_FAILURES for k in (oid, "complex:" + oid))
+                sf = sf + cf
             err["checked"] += ec
             err["unsupported"] += eu
             err["matching"] += ec - len({f.split(":")[0] for f in ef})
@@ -99,7 +106,7 @@ def opinfo_table(show_failures):
             samples["unsupported"] += su
             if ef or sf:
                 counts["failing"] += 1
-                known = any(k in T.KNOWN_FAILURES for k in (oid, "errors:" + oid, "samples:" + oid))
+                known = any(k in T.KNOWN_FAILURES for k in (oid, "errors:" + oid, "samples:" + oid, "complex:" + oid))
                 counts["known"] += known
                 failing.append((oid, known, ef + sf))
             else:
@@ -111,6 +118,8 @@ def opinfo_table(show_failures):
     print(f"  error inputs raising torch's class: {err['matching']} / {err['checked']} "
           f"({err['unsupported']} not expressible in flowlike: complex, sparse, meta)")
     print(f"  samples compared: {samples['checked']} ({samples['unsupported']} not expressible in flowlike)")
+    print(f"  linear-algebra entries on complex64/complex128: {clinalg['passing']} / {clinalg['runnable']} passing "
+          f"({clinalg['known']} in the KNOWN_FAILURES table)")
     print(f"\nKNOWN_FAILURES ({len(T.KNOWN_FAILURES)} entries):")
     for key, reason in sorted(T.KNOWN_FAILURES.items()):
         print(f"  {key:<48} {reason}")

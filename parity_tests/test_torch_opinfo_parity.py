@@ -1,6 +1,7 @@
 """torch's own OpInfo database against flowlike (parity_tests/torch_opinfo.py does the work): per OpInfo with a
 flowlike counterpart, its error inputs raise torch's exception class, and its CPU float32/float64 sample inputs give
-torch's values, dtypes, shapes and (float64) gradients. Entries of torch_opinfo.KNOWN_FAILURES are skipped with
+torch's values, dtypes, shapes and (float64) gradients; so do the complex64/complex128 samples (complex128 gradients)
+of the linear-algebra entries. Entries of torch_opinfo.KNOWN_FAILURES are skipped with
 their reason (and counted by `python parity_tests/coverage.py`); everything else must pass."""
 import warnings
 
@@ -42,3 +43,14 @@ def test_samples(op):
         warnings.simplefilter("ignore")
         _, _, failures = T.check_samples(fl, torch, op)
     _judge("samples", T.op_id(op), failures)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if T.is_linalg(op) and op.supports_dtype(torch.complex128, "cpu")],
+                         ids=T.op_id)
+def test_complex_linalg_samples(op):
+    """The linear-algebra entries' complex64/complex128 samples: values, and complex128 gradients."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checked, _, failures = T.check_samples(fl, torch, op, dtypes=T.COMPLEX_DTYPES)
+    assert checked, "no complex sample ran"
+    _judge("complex", T.op_id(op), failures)

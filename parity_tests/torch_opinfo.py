@@ -18,7 +18,8 @@ from helpers import resolve
 
 # ---- the table of entries that do not pass yet: OpInfo id -> reason -----------------------------------------------
 # An id is the OpInfo's name, plus "." and its variant_test_name when it has one. "errors:" entries skip only the
-# error-input check, "samples:" entries only the sample check; a bare id skips both.
+# error-input check, "samples:" entries only the sample check, "complex:" entries only the complex samples of a
+# linear-algebra entry; a bare id skips all.
 COMPLEX = "complex32 (chalf) is not a flowlike dtype"
 PG_ACCURACY = ("float32 sample 0 (n = 1 at x = -7.95, near a pole): torch's float32 polygamma is 2e-5 off the float64 "
                "value, flowlike's 2e-8 (it computes in double): flowlike keeps the accurate value")
@@ -38,6 +39,9 @@ KNOWN_FAILURES = {
     "samples:special.polygamma.special_polygamma_n_0": PG_ACCURACY,
     "samples:linalg.eigh": "eigenvectors are defined up to sign: values are compared raw (torch's own test "
                            "normalizes them)",
+    "samples:linalg.eig": "eigenvectors are defined up to a phase (a sign for real ones): float64 sample 0 gets the "
+                          "opposite sign from torch's LAPACK; values are compared raw (torch's own test normalizes "
+                          "them)",
     "samples:linalg.lstsq": "lstsq's residuals/rank/singular values carry no autograd history",
     "samples:linalg.lstsq.grad_oriented": "lstsq's residuals carry no autograd history",
     "samples:special.bessel_j0": "torch's float64 bessel_j0 is up to 3.8e-7 off (near |x| = 5, measured against mpmath "
@@ -48,6 +52,11 @@ KNOWN_FAILURES = {
                                              "the float64 value; torch's kernel rounds x*q - k*p once (an FMA: "
                                              "emulating it reproduces all 250 values), flowlike twice",
     "samples:chalf": COMPLEX,
+    # complex64/complex128 samples of the linear-algebra entries (test_complex_linalg_samples)
+    "complex:linalg.eigh": "eigenvectors are defined up to a phase: values are compared raw (torch's own test "
+                           "normalizes them)",
+    "complex:linalg.lstsq": "lstsq's residuals/rank/singular values carry no autograd history",
+    "complex:linalg.lstsq.grad_oriented": "lstsq's residuals carry no autograd history",
 }
 
 # OpInfos whose name resolves in flowlike but that call what flowlike does not provide (not counted as runnable)
@@ -67,6 +76,18 @@ RANDOM_OPS = {"bernoulli", "multinomial", "normal", "normal.number_mean", "norma
               "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted",
               "nn.functional.multi_head_attention_forward", "cauchy", "exponential", "geometric", "log_normal",
               "poisson", "nn.functional.scaled_dot_product_attention", "native_dropout_backward"}
+
+# The linear-algebra entries whose complex64/complex128 samples run too (test_complex_linalg_samples): torch.linalg.*
+# and the torch.* spellings of linear algebra.
+LINALG_NAMES = {"det", "logdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd", "pinverse",
+                "matrix_exp", "triangular_solve", "lu", "lu_solve", "lu_unpack", "matrix_power", "geqrf", "ormqr",
+                "norm", "vdot", "dot", "mv", "mm", "bmm", "matmul", "addmm", "inner", "outer", "kron", "tensordot"}
+COMPLEX_DTYPES = ("complex64", "complex128")
+
+
+def is_linalg(op):
+    return op.name.startswith("linalg.") or op.name in LINALG_NAMES
+
 
 MAX_SAMPLES = int(os.environ.get("FLOWLIKE_OPINFO_SAMPLES", "12"))  # per OpInfo and dtype (0: all)
 
@@ -200,7 +221,8 @@ def _outcome(fn):
         return None, e
 
 
-TOL = {"float32": dict(rtol=1.3e-5, atol=1e-5), "float64": dict(rtol=1e-7, atol=1e-7)}
+TOL = {"float32": dict(rtol=1.3e-5, atol=1e-5), "float64": dict(rtol=1e-7, atol=1e-7),
+       "complex64": dict(rtol=1.3e-5, atol=1e-5), "complex128": dict(rtol=1e-7, atol=1e-7)}
 
 
 def _close(a, b, rtol, atol):
@@ -252,7 +274,7 @@ def check_samples(fl, torch, op, dtypes=("float32", "float64")):
         dt = getattr(torch, dname)
         if not op.supports_dtype(dt, "cpu"):
             continue
-        grad = dname == "float64" and op.supports_autograd
+        grad = dname in ("float64", "complex128") and op.supports_autograd
         try:
             samples = list(op.sample_inputs("cpu", dt, requires_grad=grad))
         except Exception:  # noqa: BLE001 - a sample generator torch itself cannot run here

@@ -1,5 +1,6 @@
 // Autograd kernels of the torch.linalg primitives (ops/linalg.h), with the formulas of PyTorch's
-// derivatives.yaml / FunctionsManual.cpp for real inputs. The formulas call ops through the
+// derivatives.yaml / FunctionsManual.cpp, for real and complex inputs (torch's convention for complex
+// gradients: the conjugate transpose mH wherever the real formula has a transpose). The formulas call ops through the
 // dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are differentiable again.
 // The factorizations have several differentiable outputs, so they record a LinalgBackward node
 // that receives one gradient per output.
@@ -68,6 +69,19 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
 }
 
 Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
+Tensor mH(const Tensor& t) { return conj_of(mT(t)); }
+bool cplx(const Tensor& t) { return is_complex(t->dtype); }
+Tensor diag(const Tensor& t) { return ops::diagonal(t, 0, -2, -1); }
+// i * x for a real x, in x's complex type.
+Tensor times_i(const Tensor& x) { return ops::complex(zeros_like(x), x); }
+// torch.allclose(a, b, rtol=1e-2, atol=1e-2) of two real tensors (NaN fails): the lax test by which torch's svd
+// and eig backwards reject a loss that depends on the arbitrary phases of complex singular / eigenvectors.
+bool lax_allclose(const Tensor& a, const Tensor& b) {
+  Tensor d = contiguous(to_dtype(formulas::abs(a - b) - formulas::abs(b) * 1e-2, ScalarType::Float64));
+  for (int64_t i = 0; i < d->numel; ++i)
+    if (!(d->data<double>()[i] <= 1e-2)) return false;
+  return true;
+}
 Tensor mm(const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }
 Tensor col(const Tensor& v) { return ops::unsqueeze(v, -1); }  // v[..., i] -> [..., i, 1]
 Tensor row(const Tensor& v) { return ops::unsqueeze(v, -2); }  // v[..., j] -> [..., 1, j]
@@ -103,22 +117,24 @@ Tensor prod_of_others(const Tensor& s) {
 // (as PyTorch), whose product rule needs no inverse.
 Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det) {
   if (A->numel == 0) return zeros_like(A);
-  const double eps = A->dtype == ScalarType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-  Tensor d = contiguous(to_dtype(det, ScalarType::Float64));
+  const double eps = to_real_type(A->dtype) == ScalarType::Float32 ? std::numeric_limits<float>::epsilon()
+                                                                    : std::numeric_limits<double>::epsilon();
+  Tensor d = contiguous(to_dtype(formulas::abs(det), ScalarType::Float64));
   bool singular = false;
-  for (int64_t i = 0; i < d->numel; ++i) singular = singular || !(std::abs(d->data<double>()[i]) >= 100 * eps);
-  if (!singular) return col(col(g * det)) * mT(inv(A));
+  for (int64_t i = 0; i < d->numel; ++i) singular = singular || !(d->data<double>()[i] >= 100 * eps);
+  if (!singular) return col(col(g * conj_of(det))) * mH(inv(A));
   auto [U, S, Vh] = ops::linalg_svd(A, false, true);
-  Tensor alpha = ops::linalg_det(U) * ops::linalg_det(Vh) * g;
+  Tensor alpha = conj_of(ops::linalg_det(U) * ops::linalg_det(Vh)) * g;
   Tensor D = col(alpha) * prod_of_others(S);
   return mm(U * row(D), Vh);
 }
 
+// torch's formula: gA = L^-H G L^-1 with G = (X + tril(X, -1)^H) / 2, X = tril(L^H gL) (not Hermitian for complex A).
 Tensor cholesky_backward(const Tensor& gL0, bool upper, const Tensor& L0) {
-  Tensor L = upper ? mT(L0) : L0, gL = upper ? mT(gL0) : gL0;
-  Tensor gA = ops::tril(mm(mT(L), gL), 0);
-  gA = (gA + mT(ops::tril(gA, -1))) * 0.5;
-  gA = solve_tri(mT(L), gA, true, true, false);
+  Tensor L = upper ? mH(L0) : L0, gL = upper ? mH(gL0) : gL0;
+  Tensor gA = ops::tril(mm(mH(L), gL), 0);
+  gA = (gA + mH(ops::tril(gA, -1))) * 0.5;
+  gA = solve_tri(mH(L), gA, true, true, false);
   return solve_tri(L, gA, false, false, false);
 }
 
@@ -127,17 +143,18 @@ Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Te
                                "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
   const int64_t m = Q->sizes[Q->dim() - 2], n = R->sizes.back();
   FL_CHECK(mode == "reduced" || m <= n, Error, "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
-  Tensor gA = gQ ? (gR ? mm(gR, mT(R)) - mm(mT(Q), gQ) : -mm(mT(Q), gQ)) : mm(gR, mT(R));
-  if (m >= n) {
+  Tensor gA = gQ ? (gR ? mm(gR, mH(R)) - mm(mH(Q), gQ) : -mm(mH(Q), gQ)) : mm(gR, mH(R));
+  if (m >= n) {  // the diagonal of sym is real: halving it halves its real part, as torch
     Tensor sym = ops::triu(gA, 0);
-    sym = sym + mT(sym);
-    sym = sym - diag_embed(ops::diagonal(sym, 0, -2, -1) * 0.5);
+    sym = sym + mH(sym);
+    sym = sym - diag_embed(diag(sym) * 0.5);
     gA = add_opt(mm(Q, sym), gQ);
-    return solve_tri(mT(R), gA, false, false, false);
+    return solve_tri(mH(R), gA, false, false, false);
   }
-  Tensor X = -gA;
-  gA = mm(Q, ops::tril(X - mT(X), 0));
-  gA = solve_tri(mT(ops::narrow(R, -1, 0, m)), gA, false, false, false);
+  Tensor X = -gA, skew = ops::tril(X - mH(X), 0);
+  skew = skew - diag_embed(diag(skew) * 0.5);  // (an imaginary diagonal, 0 for real inputs: its imaginary part halved)
+  gA = mm(Q, skew);
+  gA = solve_tri(mH(ops::narrow(R, -1, 0, m)), gA, false, false, false);
   IntList rest = R->sizes;
   rest.back() = n - m;
   gA = ops::cat({gA, zeros_like(empty(rest, gA->dtype))}, -1);
@@ -151,39 +168,70 @@ Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pi
   Tensor L = ops::tril(ops::narrow(LU, -1, 0, k), -1) + eye(m, k, LU->dtype), U = ops::triu(ops::narrow(LU, -2, 0, k), 0);
   Tensor gL = ops::narrow(grad, -1, 0, k), gU = ops::narrow(grad, -2, 0, k), gA;
   if (m == n) {
-    gA = ops::tril(mm(mT(L), gL), -1) + ops::triu(mm(gU, mT(U)), 0);
-    gA = solve_tri(mT(U), gA, false, false, false);
-    gA = solve_tri(mT(L), gA, true, true, true);
+    gA = ops::tril(mm(mH(L), gL), -1) + ops::triu(mm(gU, mH(U)), 0);
+    gA = solve_tri(mH(U), gA, false, false, false);
+    gA = solve_tri(mH(L), gA, true, true, true);
   } else if (m < n) {
-    gA = mm(mT(L), gL) - mm(ops::triu(gU, 0), mT(U));
-    gA = solve_tri(mT(ops::narrow(U, -1, 0, k)), ops::tril(gA, -1), false, false, false);
+    gA = mm(mH(L), gL) - mm(ops::triu(gU, 0), mH(U));
+    gA = solve_tri(mH(ops::narrow(U, -1, 0, k)), ops::tril(gA, -1), false, false, false);
     gA = ops::cat({gA + ops::triu(ops::narrow(gU, -1, 0, k), 0), ops::narrow(gU, -1, k, n - k)}, -1);
-    gA = solve_tri(mT(L), gA, true, true, true);
+    gA = solve_tri(mH(L), gA, true, true, true);
   } else {
-    gA = mm(gU, mT(U)) - mm(mT(L), ops::tril(gL, -1));
-    gA = solve_tri(mT(ops::narrow(L, -2, 0, k)), ops::triu(gA, 0), true, true, true);
+    gA = mm(gU, mH(U)) - mm(mH(L), ops::tril(gL, -1));
+    gA = solve_tri(mH(ops::narrow(L, -2, 0, k)), ops::triu(gA, 0), true, true, true);
     gA = ops::cat({gA + ops::tril(ops::narrow(gL, -2, 0, k), -1), ops::narrow(gL, -2, k, m - k)}, -2);
-    gA = solve_tri(mT(U), gA, false, false, false);
+    gA = solve_tri(mH(U), gA, false, false, false);
   }
   return mm(P, gA);
 }
 
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
-  if (!gV) return mm(V * row(gL), mT(V));
-  Tensor VhgV = mm(mT(V), gV);
-  VhgV = (VhgV - mT(VhgV)) * 0.5;
+  if (!gV) return mm(V * row(gL), mH(V));
+  Tensor VhgV = mm(mH(V), gV);
+  FL_CHECK(!cplx(V) || lax_allclose(ops::imag(diag(VhgV)), zeros(L->sizes, L->dtype)), Error,
+           "linalg_eigh_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
+           "The specified loss function depends on this quantity, so it is ill-defined.");
+  VhgV = (VhgV - mH(VhgV)) * 0.5;
   Tensor I = eye(L->sizes.back(), L->dtype);
-  Tensor gA = VhgV / (row(L) - col(L) + I);  // E_ij = L_j - L_i, 1 on the diagonal (where VhgV is 0)
-  if (gL) gA = gA + diag_embed(gL);
-  return mm(V, mm(gA, mT(V)));
+  Tensor gA = VhgV / (row(L) - col(L) + I);  // E_ij = L_j - L_i, 1 on the diagonal
+  if (gL) gA = gA - diag_embed(diag(gA)) + diag_embed(gL);  // (the diagonal is gL, as torch's copy_)
+  return mm(V, mm(gA, mH(V)));
+}
+
+// torch's linalg_eig_backward (not Hermitian): gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H
+// with E_ij = L_j - L_i, the diagonal replaced by gL; a real A takes the real part.
+Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V, bool real_input) {
+  Tensor gA;
+  if (!gV) {
+    gA = solve(mH(V), col(gL) * mH(V));
+  } else {
+    Tensor VhgV = mm(mH(V), gV);
+    FL_CHECK(lax_allclose(ops::imag(diag(VhgV)), zeros(L->sizes, to_real_type(L->dtype))), Error,
+             "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. "
+             "The specified loss function depends on this quantity, so it is ill-defined.");
+    VhgV = VhgV - mm(mH(V), V * row(ops::real(diag(VhgV))));
+    Tensor Lc = conj_of(L);
+    Tensor E = row(Lc) - col(Lc) + eye(L->sizes.back(), L->dtype);
+    gA = VhgV / E;
+    gA = gA - diag_embed(diag(gA));
+    if (gL) gA = gA + diag_embed(gL);
+    gA = solve(mH(V), mm(gA, mH(V)));
+  }
+  return real_input ? ops::real(gA) : gA;
 }
 
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& U, const Tensor& S, const Tensor& Vh) {
   const int64_t m = U->sizes[U->dim() - 2], n = Vh->sizes.back();
   if (!gU && !gVh) return m >= n ? mm(U, col(gS) * Vh) : mm(U * row(gS), Vh);
-  auto skew = [](const Tensor& X) { return X - mT(X); };
-  Tensor UhgU = gU ? skew(mm(mT(U), gU)) : nullptr;
-  Tensor VhgV = gVh ? skew(mm(Vh, mT(gVh))) : nullptr;
+  auto skew = [](const Tensor& X) { return X - mH(X); };
+  Tensor UhgU = gU ? skew(mm(mH(U), gU)) : nullptr;
+  Tensor VhgV = gVh ? skew(mm(Vh, mH(gVh))) : nullptr;
+  if (cplx(U)) {  // the loss must not depend on the phases: Im diag(U^H gU) + Im diag(V^H gV) = 0
+    Tensor zero = zeros(S->sizes, S->dtype);
+    FL_CHECK(lax_allclose(gU ? ops::imag(diag(UhgU)) : zero, gVh ? -ops::imag(diag(VhgV)) : zero), Error,
+             "svd_backward: The singular vectors in the complex case are specified up to multiplication by e^{i phi}. "
+             "The specified loss function depends on this phase term, making it ill-defined.");
+  }
   Tensor S2 = S * S;
   Tensor E = row(S2) - col(S2) + eye(S->sizes.back(), S->dtype);  // E_ij = S_j^2 - S_i^2, 1 on the diagonal
   Tensor gA;
@@ -191,16 +239,17 @@ Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const
   else if (gU) gA = (UhgU / E) * row(S);
   else gA = col(S) * (VhgV / E);
   if (gS) gA = gA + diag_embed(gS);
+  if (cplx(U) && gU && gVh) gA = gA + diag_embed(diag(UhgU) / (S * 2.0));
   if (m > n && gU) {
     gA = mm(U, gA);
     Tensor gUSinv = gU / row(S);
-    gA = gA + gUSinv - mm(U, mm(mT(U), gUSinv));
+    gA = gA + gUSinv - mm(U, mm(mH(U), gUSinv));
     return mm(gA, Vh);
   }
   if (m < n && gVh) {
     gA = mm(gA, Vh);
     Tensor SinvgVh = gVh / col(S);
-    gA = gA + SinvgVh - mm(mm(SinvgVh, mT(Vh)), Vh);
+    gA = gA + SinvgVh - mm(mm(SinvgVh, mH(Vh)), Vh);
     return mm(U, gA);
   }
   return m >= n ? mm(U, mm(gA, Vh)) : mm(mm(U, gA), Vh);
@@ -210,8 +259,8 @@ Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const
 Tensor2 linalg_inv_ex_autograd(DispatchKeySet ks, const Tensor& A, bool check) {
   Tensor2 r = redispatch_no_grad(ops::linalg_inv_ex, ks, A, check);
   record("LinalgInvExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [](const TensorList& g, const TensorList& s) {
-    Tensor invT = mT(s[0]);
-    return TensorList{-mm(invT, mm(g[0], invT))};
+    Tensor invH = mH(s[0]);
+    return TensorList{-mm(invH, mm(g[0], invH))};
   });
   return r;
 }
@@ -228,8 +277,8 @@ Tensor2 linalg_solve_ex_autograd(DispatchKeySet ks, const Tensor& A, const Tenso
   Tensor2 r = redispatch_no_grad(ops::linalg_solve_ex, ks, A, B, check);
   const bool ga = requires_grad(A), gb = requires_grad(B);
   record("LinalgSolveExBackward0", {A, B}, {std::get<0>(r)}, {A}, {0}, [ga, gb](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve(mT(s[0]), g[0]);
-    return TensorList{ga ? -mm(gB, mT(s[1])) : nullptr, gb ? gB : nullptr};
+    Tensor gB = solve(mH(s[0]), g[0]);
+    return TensorList{ga ? -mm(gB, mH(s[1])) : nullptr, gb ? gB : nullptr};
   });
   return r;
 }
@@ -244,10 +293,16 @@ Tensor linalg_det_autograd(DispatchKeySet ks, const Tensor& A) {
 
 Tensor2 linalg_slogdet_autograd(DispatchKeySet ks, const Tensor& A) {
   Tensor2 r = redispatch_no_grad(ops::linalg_slogdet, ks, A);
-  // The sign of a real determinant is locally constant: only logabsdet carries a gradient.
-  record("LinalgSlogdetBackward0", {A}, {std::get<0>(r), std::get<1>(r)}, {A}, {}, [](const TensorList& g, const TensorList& s) {
-    if (!g[1]) return TensorList{zeros_like(s[0])};
-    return TensorList{col(col(g[1])) * mT(inv(s[0]))};
+  // gA = g A^-H with g = g_logabsdet - i Im(conj(g_sign) sign) (torch's slogdet_backward); the sign of a real
+  // determinant is locally constant, so only logabsdet carries a gradient there.
+  record("LinalgSlogdetBackward0", {A}, {std::get<0>(r), std::get<1>(r)}, {A}, {0}, [](const TensorList& g, const TensorList& s) {
+    Tensor gl = g[1];
+    if (cplx(s[0]) && g[0]) {
+      Tensor phase = -times_i(ops::imag(conj_of(g[0]) * s[1]));
+      gl = gl ? gl + phase : phase;
+    }
+    if (!gl) return TensorList{zeros_like(s[0])};
+    return TensorList{col(col(gl)) * mH(inv(s[0]))};
   });
   return r;
 }
@@ -265,10 +320,10 @@ Tensor linalg_solve_triangular_autograd(DispatchKeySet ks, const Tensor& A, cons
   Tensor X = redispatch_no_grad(ops::linalg_solve_triangular, ks, A, B, upper, left, unit);
   const bool ga = requires_grad(A), gb = requires_grad(B);
   record("LinalgSolveTriangularBackward0", {A, B}, {X}, {A}, {0}, [=](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve_tri(mT(s[0]), g[0], !upper, left, unit);
+    Tensor gB = solve_tri(mH(s[0]), g[0], !upper, left, unit);
     Tensor gA;
     if (ga) {
-      gA = left ? -mm(gB, mT(s[1])) : -mm(mT(s[1]), gB);
+      gA = left ? -mm(gB, mH(s[1])) : -mm(mH(s[1]), gB);
       gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
     }
     return TensorList{gA, gb ? gB : nullptr};
@@ -292,6 +347,17 @@ Tensor2 linalg_eigh_autograd(DispatchKeySet ks, const Tensor& A, const std::stri
          compute_v ? std::vector<int>{0, 1} : std::vector<int>{}, [compute_v](const TensorList& g, const TensorList& s) {
            FL_CHECK(compute_v, Error, "linalg.eigh: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
            return TensorList{eigh_backward(g[0], g[1], s[0], s[1])};
+         });
+  return r;
+}
+
+Tensor2 linalg_eig_autograd(DispatchKeySet ks, const Tensor& A, bool compute_v) {
+  Tensor2 r = redispatch_no_grad(ops::linalg_eig, ks, A, compute_v);
+  const bool real_input = !cplx(A);
+  record("LinalgEigBackward0", {A}, {std::get<0>(r), compute_v ? std::get<1>(r) : nullptr}, {},
+         compute_v ? std::vector<int>{0, 1} : std::vector<int>{}, [compute_v, real_input](const TensorList& g, const TensorList& s) {
+           FL_CHECK(compute_v, Error, "linalg.eig: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
+           return TensorList{eig_backward(g[0], g[1], s[0], s[1], real_input)};
          });
   return r;
 }
@@ -326,6 +392,7 @@ FL_REGISTER_KERNEL(linalg_cholesky_ex, Autograd, linalg_cholesky_ex_autograd)
 FL_REGISTER_KERNEL(linalg_solve_triangular, Autograd, linalg_solve_triangular_autograd)
 FL_REGISTER_KERNEL(linalg_qr, Autograd, linalg_qr_autograd)
 FL_REGISTER_KERNEL(linalg_eigh, Autograd, linalg_eigh_autograd)
+FL_REGISTER_KERNEL(linalg_eig, Autograd, linalg_eig_autograd)
 FL_REGISTER_KERNEL(linalg_svd, Autograd, linalg_svd_autograd)
 
 }  // namespace fl::autograd

@@ -316,7 +316,7 @@ FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double
     } else if (std::isinf(p)) {
       Tensor hit = to_dtype(bin(BinaryOp::eq, un(UnaryOp::abs, x), re), x->dtype);
       Tensor ties = expand_reduced(ops::sum(hit, d, true, ScalarType::NumTypes), x->sizes, d, true);
-      gx = ge * sign(x) * hit / ties;
+      gx = ge * sgn(x) * hit / ties;  // (sgn: x / |x| for complex x)
     } else {
       // d|x|_p / dx = x |x|^(p-2) / |x|_p^(p-1), 0 where the norm is 0
       Tensor scale = p == 2 ? x / re : x * bin(BinaryOp::pow, un(UnaryOp::abs, x), num(p - 2)) / bin(BinaryOp::pow, re, num(p - 1));

@@ -57,7 +57,8 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   // the input's own backward (an expand's sum) would count it that many times.
   auto split_shared = [&](const Tensor& b) {
     if (!overlaps(in_sizes, in_strides)) return b;
-    Tensor count = empty({b->numel}, g->dtype), one = empty(in_sizes, g->dtype);
+    const ScalarType ct = to_real_type(g->dtype);  // (a real count: maximum has no complex form)
+    Tensor count = empty({b->numel}, ct), one = empty(in_sizes, ct);
     fill(count, Scalar(int64_t(0)));
     fill(one, Scalar(int64_t(1)));
     ops::_accumulate_into(ops::as_strided(count, in_sizes, in_strides, in_offset - start), one);

@@ -1,8 +1,12 @@
 // CPU kernels of the torch.linalg primitives (linalg.h) on LAPACK. Each matrix of the batch is copied
 // once into a column-major buffer (LAPACK's layout, which the results keep) and factored by one
 // LAPACK call; small matrices run in parallel over the batch with single-threaded OpenBLAS.
+// One templated path serves float, double and their complex types (LAPACK's s/d/c/z routines).
 #include "linalg.h"
 
+// LAPACK's complex numbers are (re, im) pairs, fl::complex's layout: LAPACKE takes our pointers as they are.
+#define lapack_complex_float ::fl::complex<float>
+#define lapack_complex_double ::fl::complex<double>
 #include <cblas.h>
 #include <lapacke.h>
 #include <omp.h>
@@ -21,17 +25,41 @@ namespace {
 // LAPACKE's NaN scan of every input doubles the cost of small problems; NaNs propagate as in torch.
 [[maybe_unused]] const bool g_nancheck_off = (scipy_LAPACKE_set_nancheck(0), true);
 
-// FL_LAPACK(T, getrf, args...) calls scipy_LAPACKE_sgetrf or _dgetrf (column-major) by T.
-#define FL_LAPACK(T, fn, ...)                                                                     \
-  [&]() {                                                                                         \
-    if constexpr (std::is_same_v<T, float>) return scipy_LAPACKE_s##fn(LAPACK_COL_MAJOR, __VA_ARGS__); \
-    else return scipy_LAPACKE_d##fn(LAPACK_COL_MAJOR, __VA_ARGS__);                               \
+// FL_LAPACK2(T, orgqr, ungqr, args...) calls scipy_LAPACKE_sorgqr, _dorgqr, _cungqr or _zungqr
+// (column-major) by T: the real routine's name, then the complex one's (they differ for the orthogonal /
+// unitary and symmetric / Hermitian ones). FL_LAPACK(T, getrf, args...) is the common case of one name.
+#define FL_LAPACK2(T, rfn, cfn, ...)                                                                          \
+  [&]() {                                                                                                     \
+    if constexpr (std::is_same_v<T, float>) return scipy_LAPACKE_s##rfn(LAPACK_COL_MAJOR, __VA_ARGS__);       \
+    else if constexpr (std::is_same_v<T, double>) return scipy_LAPACKE_d##rfn(LAPACK_COL_MAJOR, __VA_ARGS__); \
+    else if constexpr (std::is_same_v<T, complex<float>>) return scipy_LAPACKE_c##cfn(LAPACK_COL_MAJOR, __VA_ARGS__); \
+    else return scipy_LAPACKE_z##cfn(LAPACK_COL_MAJOR, __VA_ARGS__);                                          \
   }()
+#define FL_LAPACK(T, fn, ...) FL_LAPACK2(T, fn, fn, __VA_ARGS__)
 
+// The real type of T (float for complex<float>): singular values, eigenvalues of Hermitian matrices.
+template <typename T> struct RealOf { using type = T; };
+template <typename T> struct RealOf<complex<T>> { using type = T; };
+template <typename T> using real_of = typename RealOf<T>::type;
+
+template <typename T> real_of<T> abs_of(T v) {
+  if constexpr (is_complex_v<T>) return std::hypot(v.re, v.im);
+  else return std::abs(v);
+}
+template <typename T> bool finite(T v) {
+  if constexpr (is_complex_v<T>) return std::isfinite(v.re) && std::isfinite(v.im);
+  else return std::isfinite(v);
+}
+
+bool lapack_type(ScalarType dt) { return dt == ScalarType::Float32 || dt == ScalarType::Float64 || is_complex(dt); }
 template <typename F>
 void dispatch_lapack(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float32) f(float());
-  else f(double());
+  switch (dt) {
+    case ScalarType::Float32: f(float()); break;
+    case ScalarType::Float64: f(double()); break;
+    case ScalarType::ComplexFloat: f(complex<float>()); break;
+    default: f(complex<double>());
+  }
 }
 
 // Runs fn(i) for every matrix of the batch. Matrices up to 512 use single-threaded LAPACK: OpenBLAS's
@@ -100,7 +128,7 @@ Tensor fortran_copy(const Tensor& t) {
   Tensor out = empty_fortran(batch_of(t), rows(t), cols(t), t->dtype);
   if (t->numel > 0 && t->dtype == out->dtype && t->strides == out->strides) {  // already LAPACK's layout
     std::memcpy(out->data_ptr(), t->data_ptr(), t->numel * t->itemsize());
-  } else if (t->contiguous && t->numel > 0 && (t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64)) {
+  } else if (t->contiguous && t->numel > 0 && lapack_type(t->dtype)) {
     dispatch_lapack(t->dtype, [&](auto tag) {
       using T = decltype(tag);
       transpose_batch<T>(t->data<T>(), out->data<T>(), count(batch_of(t)), rows(t), cols(t));
@@ -115,10 +143,10 @@ Tensor fortran_copy(const Tensor& t) {
 // NotImplementedError naming the kernel: `low_kernel` / `int_kernel` name it where torch does.
 void check_dtype(const char* op, ScalarType dt, const char* low_kernel = nullptr, const char* int_kernel = nullptr) {
   const bool low = dt == ScalarType::Float16 || dt == ScalarType::BFloat16;
-  const char* kernel = low ? low_kernel : is_floating(dt) ? nullptr : int_kernel;
+  const char* kernel = low ? low_kernel : lapack_type(dt) ? nullptr : int_kernel;
   if (kernel) throw NotImplementedError(str_cat("\"", kernel, "\" not implemented for '", c10_type_name(dt), "'"));
   FL_CHECK(!low, Error, op, ": Low precision dtypes not supported. Got ", c10_type_name(dt));
-  FL_CHECK(is_floating(dt), Error, op, ": Expected a floating point or complex tensor as input. Got ", c10_type_name(dt));
+  FL_CHECK(lapack_type(dt), Error, op, ": Expected a floating point or complex tensor as input. Got ", c10_type_name(dt));
 }
 void check_input(const char* op, const Tensor& A, bool square, const char* low_kernel = nullptr,
                  const char* int_kernel = nullptr) {
@@ -282,17 +310,23 @@ Tensor det_cpu(DispatchKeySet, const Tensor& A) {
 
 Tensor2 slogdet_cpu(DispatchKeySet, const Tensor& A) {
   check_input("linalg.slogdet", A, true);
-  Tensor sign = empty(batch_of(A), A->dtype), logabs = empty(batch_of(A), A->dtype);
+  // The sign is det / |det| (a unit complex number for complex A), logabsdet is real.
+  Tensor sign = empty(batch_of(A), A->dtype), logabs = empty(batch_of(A), to_real_type(A->dtype));
   dispatch_lapack(A->dtype, [&](auto tag) {
     using T = decltype(tag);
-    T *s = sign->data<T>(), *l = logabs->data<T>();
+    using R = real_of<T>;
+    T* s = sign->data<T>();
+    R* l = logabs->data<R>();
     lu_each<T>(A, [s, l](int64_t i, const T* m, const lapack_int* piv, int64_t n) {
-      T sg = 1, acc = 0;
+      T sg = T(1);
+      R acc = 0;
       for (int64_t j = 0; j < n; ++j) {
-        T u = m[j * n + j];
+        const T u = m[j * n + j];
+        const R a = abs_of(u);
         if (piv[j] != j + 1) sg = -sg;
-        sg = u < 0 ? -sg : u == 0 ? T(0) : sg;
-        acc += std::log(std::abs(u));
+        if constexpr (is_complex_v<T>) sg = a == R(0) ? T(0) : sg * T(u.re / a, u.im / a);
+        else sg = u < 0 ? -sg : u == 0 ? T(0) : sg;
+        acc += std::log(a);
       }
       s[i] = sg;
       l[i] = acc;
@@ -343,10 +377,15 @@ Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bo
       auto side = left ? CblasLeft : CblasRight;
       auto uplo = upper ? CblasUpper : CblasLower;
       auto diag = unit ? CblasUnit : CblasNonUnit;
+      const T one = T(1);
       if constexpr (std::is_same_v<T, float>)
-        scipy_cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0f, a + i * n * n, ld(n), x + i * r * c, ld(r));
+        scipy_cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, one, a + i * n * n, ld(n), x + i * r * c, ld(r));
+      else if constexpr (std::is_same_v<T, double>)
+        scipy_cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, one, a + i * n * n, ld(n), x + i * r * c, ld(r));
+      else if constexpr (std::is_same_v<T, complex<float>>)  // (CBLAS passes complex scalars by pointer)
+        scipy_cblas_ctrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, &one, a + i * n * n, ld(n), x + i * r * c, ld(r));
       else
-        scipy_cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0, a + i * n * n, ld(n), x + i * r * c, ld(r));
+        scipy_cblas_ztrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, &one, a + i * n * n, ld(n), x + i * r * c, ld(r));
     });
   });
   return X;
@@ -376,7 +415,7 @@ Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
       for (int64_t c = 0; c < n; ++c)
         for (int64_t r = 0; r < rr; ++r) ri[c * rr + r] = r <= c && r < k ? w[c * m + r] : T(0);
       if (want_q && m > 0 && qc > 0) {
-        FL_LAPACK(T, orgqr, m, qc, k, w.data(), ld(m), tau.data());
+        FL_LAPACK2(T, orgqr, ungqr, m, qc, k, w.data(), ld(m), tau.data());
         std::copy(w.begin(), w.begin() + m * qc, q + i * m * qc);
       }
     });
@@ -389,18 +428,66 @@ Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool 
            "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   check_input("linalg.eigh", A, true, "linalg_eigh_cpu", "linalg_eigh_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
-  Tensor V = fortran_copy(A), L = empty(with(batch_of(A), {n}), A->dtype), info = zeros(batch_of(A), ScalarType::Int32);
+  Tensor V = fortran_copy(A), L = empty(with(batch_of(A), {n}), to_real_type(A->dtype)), info = zeros(batch_of(A), ScalarType::Int32);
   int32_t* inf = info->data<int32_t>();
   const char up = static_cast<char>(std::toupper(uplo[0]));
   if (n > 0) dispatch_lapack(A->dtype, [&](auto tag) {
     using T = decltype(tag);
-    T *v = V->data<T>(), *l = L->data<T>();
+    T* v = V->data<T>();
+    real_of<T>* l = L->data<real_of<T>>();
     for_each_matrix(nb, n, [&](int64_t i) {
-      inf[i] = FL_LAPACK(T, syevd, compute_v ? 'V' : 'N', up, n, v + i * n * n, n, l + i * n);
+      inf[i] = FL_LAPACK2(T, syevd, heevd, compute_v ? 'V' : 'N', up, n, v + i * n * n, n, l + i * n);
     });
   });
   raise_for_info("linalg.eigh", info, A->dim() > 2, [](int i) { return not_converged(i, "eigenvalues"); });
   return {L, compute_v ? V : empty({0}, A->dtype)};
+}
+
+Tensor2 eig_cpu(DispatchKeySet, const Tensor& A, bool compute_v) {
+  check_input("linalg.eig", A, true, "linalg_eig_out_cpu");
+  const int64_t n = cols(A), nb = count(batch_of(A));
+  const ScalarType ct = to_complex_type(A->dtype);
+  Tensor Af = fortran_copy(A), L = empty(with(batch_of(A), {n}), ct), info = zeros(batch_of(A), ScalarType::Int32);
+  Tensor V = compute_v ? empty_fortran(batch_of(A), n, n, ct) : empty({0}, ct);
+  int32_t* inf = info->data<int32_t>();
+  if (n > 0) dispatch_lapack(A->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using R = real_of<T>;
+    T* a = Af->data<T>();
+    for (int64_t j = 0; j < Af->numel; ++j)  // (LAPACK's geev may not return on them)
+      FL_CHECK(finite(a[j]), Error, "torch.linalg.eig: input tensor should not contain infs or NaNs.");
+    complex<R>* l = L->data<complex<R>>();
+    complex<R>* v = compute_v ? V->data<complex<R>>() : nullptr;
+    const char jobv = compute_v ? 'V' : 'N';
+    for_each_matrix(nb, n, [&](int64_t i) {
+      T dummy[1];
+      T* ai = a + i * n * n;
+      if constexpr (is_complex_v<T>) {
+        inf[i] = FL_LAPACK(T, geev, 'N', jobv, n, ai, n, l + i * n, dummy, 1, v ? v + i * n * n : dummy, n);
+        return;
+      } else {
+        // Real geev returns (wr, wi) and packs a complex pair's vectors as (re, im) in two real columns.
+        std::vector<T> wr(n), wi(n), vr(compute_v ? n * n : 1);
+        inf[i] = FL_LAPACK(T, geev, 'N', jobv, n, ai, n, wr.data(), wi.data(), dummy, 1, vr.data(), n);
+        for (int64_t j = 0; j < n; ++j) l[i * n + j] = complex<T>(wr[j], wi[j]);
+        if (!v) return;
+        complex<T>* vi = v + i * n * n;
+        for (int64_t j = 0; j < n; ++j) {
+          if (wi[j] == T(0) || j + 1 == n) {
+            for (int64_t r = 0; r < n; ++r) vi[j * n + r] = complex<T>(vr[j * n + r]);
+            continue;
+          }
+          for (int64_t r = 0; r < n; ++r) {
+            vi[j * n + r] = complex<T>(vr[j * n + r], vr[(j + 1) * n + r]);
+            vi[(j + 1) * n + r] = complex<T>(vr[j * n + r], -vr[(j + 1) * n + r]);
+          }
+          ++j;
+        }
+      }
+    });
+  });
+  raise_for_info("linalg.eig", info, A->dim() > 2, [](int i) { return not_converged(i, "eigenvalues"); });
+  return {L, V};
 }
 
 // Fills every matrix of a Fortran-layout (batch, r, c) tensor with the identity's first columns.
@@ -420,7 +507,8 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
   const int64_t uc = full ? m : k, vr = full ? n : k;
   const char jobz = compute_uv ? (full ? 'A' : 'S') : 'N';
-  Tensor Af = fortran_copy(A), S = empty(with(batch_of(A), {k}), A->dtype), info = zeros(batch_of(A), ScalarType::Int32);
+  Tensor Af = fortran_copy(A), S = empty(with(batch_of(A), {k}), to_real_type(A->dtype));
+  Tensor info = zeros(batch_of(A), ScalarType::Int32);
   Tensor U = compute_uv ? empty_fortran(batch_of(A), m, uc, A->dtype) : empty({0}, A->dtype);
   Tensor Vh = compute_uv ? empty_fortran(batch_of(A), vr, n, A->dtype) : empty({0}, A->dtype);
   if (k == 0) {  // nothing to factor; the full bases are identities
@@ -430,22 +518,24 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
   int32_t* inf = info->data<int32_t>();
   dispatch_lapack(A->dtype, [&](auto tag) {
     using T = decltype(tag);
-    T *a = Af->data<T>(), *s = S->data<T>();
+    T* a = Af->data<T>();
+    real_of<T>* s = S->data<real_of<T>>();
     T *u = compute_uv ? U->data<T>() : nullptr, *vt = compute_uv ? Vh->data<T>() : nullptr;
     for_each_matrix(nb, std::max(m, n), [&](int64_t i) {
       T dummy[1];
       // gesdd can loop for ever on an inf or nan (OpenBLAS): such a matrix fails up front (info > 0 names it)
       const T* mat = a + i * m * n;
       for (int64_t j = 0; j < m * n; ++j)
-        if (!std::isfinite(mat[j])) { inf[i] = 1; return; }
+        if (!finite(mat[j])) { inf[i] = 1; return; }
       inf[i] = FL_LAPACK(T, gesdd, jobz, m, n, a + i * m * n, ld(m), s + i * k, u ? u + i * m * uc : dummy, ld(m),
                          vt ? vt + i * vr * n : dummy, ld(vr));
     });
   });
   raise_for_info("linalg.svd", info, A->dim() > 2, [&](int i) {
-    Tensor a = contiguous(to_dtype(A, ScalarType::Float64));  // only on failure: say why, as torch does
-    const double* p = a->data<double>();
-    for (int64_t j = 0; j < a->numel; ++j)
+    // only on failure: say why, as torch does
+    Tensor a = contiguous(to_dtype(A, is_complex(A->dtype) ? ScalarType::ComplexDouble : ScalarType::Float64));
+    const double* p = reinterpret_cast<const double*>(a->data_ptr());
+    for (int64_t j = 0; j < a->numel * (is_complex(A->dtype) ? 2 : 1); ++j)
       if (!std::isfinite(p[j])) return std::string("The algorithm failed to converge because the input matrix contained non-finite values.");
     return not_converged(i, "singular values");
   });
@@ -455,27 +545,28 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
 Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
   FL_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss", Error,
            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
-  FL_CHECK(A->dtype == ScalarType::Float32 || A->dtype == ScalarType::Float64, Error,
-           "This function doesn't handle types other than float and double");
+  FL_CHECK(lapack_type(A->dtype), Error, "This function doesn't handle types other than float and double");
   check_input("torch.linalg.lstsq", A, false);
   check_pair("torch.linalg.lstsq", A, B);
   const int64_t m = rows(A), n = cols(A), k = cols(B), mn = std::max(m, n), nb = count(batch_of(A));
   FL_CHECK(rows(B) == m, Error, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
-  const ScalarType dt = A->dtype;
+  const ScalarType dt = A->dtype, rdt = to_real_type(dt);
   const bool has_rank = driver != "gels", has_sv = driver == "gelsd" || driver == "gelss";
-  if (rcond < 0) rcond = (dt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon()) * double(mn);
+  if (rcond < 0) rcond = (rdt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon()) * double(mn);
   Tensor Af = fortran_copy(A), Bf = empty_fortran(batch_of(A), mn, k, dt);
   fill(Bf, Scalar(int64_t(0)));
   copy_into(make_view(Bf, B->sizes, Bf->strides, Bf->offset), B);
   Tensor rank = has_rank ? zeros(batch_of(A), ScalarType::Int64) : empty({0}, ScalarType::Int64);
-  Tensor sv = has_sv ? empty(with(batch_of(A), {std::min(m, n)}), dt) : empty({0}, dt);
+  Tensor sv = has_sv ? empty(with(batch_of(A), {std::min(m, n)}), rdt) : empty({0}, rdt);
   Tensor info = zeros(batch_of(A), ScalarType::Int32);
   int32_t* inf = info->data<int32_t>();
   if (std::min(m, n) > 0 && k > 0) dispatch_lapack(dt, [&](auto tag) {
     using T = decltype(tag);
-    T *a = Af->data<T>(), *b = Bf->data<T>(), *s = has_sv ? sv->data<T>() : nullptr;
+    using R = real_of<T>;
+    T *a = Af->data<T>(), *b = Bf->data<T>();
+    R* s = has_sv ? sv->data<R>() : nullptr;
     int64_t* rk = has_rank ? rank->data<int64_t>() : nullptr;
-    const T rc = static_cast<T>(rcond);
+    const R rc = static_cast<R>(rcond);
     for_each_matrix(nb, mn, [&](int64_t i) {
       T *ai = a + i * m * n, *bi = b + i * mn * k;
       lapack_int r = 0;
@@ -504,15 +595,16 @@ Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond
     const int64_t* rk = rank->data<int64_t>();
     for (int64_t i = 0; i < nb; ++i) residuals = residuals && rk[i] == n;
   }
-  Tensor res = residuals ? empty(with(batch_of(A), {k}), dt) : empty({0}, dt);
+  Tensor res = residuals ? empty(with(batch_of(A), {k}), rdt) : empty({0}, rdt);
   if (residuals) dispatch_lapack(dt, [&](auto tag) {
     using T = decltype(tag);
+    using R = real_of<T>;
     const T* b = Bf->data<T>();
-    T* o = res->data<T>();
+    R* o = res->data<R>();
     for (int64_t i = 0; i < nb; ++i)
       for (int64_t c = 0; c < k; ++c) {
-        T acc = 0;
-        for (int64_t r = n; r < m; ++r) acc += b[i * mn * k + c * mn + r] * b[i * mn * k + c * mn + r];
+        R acc = 0;
+        for (int64_t r = n; r < m; ++r) acc += abs_of(b[i * mn * k + c * mn + r]) * abs_of(b[i * mn * k + c * mn + r]);
         o[i * k + c] = acc;
       }
   });
@@ -542,6 +634,8 @@ FL_DEFINE_OP(linalg_solve_triangular,
 FL_DEFINE_OP(linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", ::fl::Tensor2(const Tensor&, const std::string&))
 FL_DEFINE_OP(linalg_eigh, "_linalg_eigh(Tensor A, str UPLO='L', bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
              ::fl::Tensor2(const Tensor&, const std::string&, bool))
+FL_DEFINE_OP(linalg_eig, "_linalg_eig(Tensor A, bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
+             ::fl::Tensor2(const Tensor&, bool))
 FL_DEFINE_OP(linalg_svd, "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor Vh)",
              ::fl::Tensor3(const Tensor&, bool, bool))
 FL_DEFINE_OP(linalg_lstsq,
@@ -558,6 +652,7 @@ FL_REGISTER_KERNEL(linalg_cholesky_ex, CPU, ::fl::cholesky_ex_cpu)
 FL_REGISTER_KERNEL(linalg_solve_triangular, CPU, ::fl::solve_triangular_cpu)
 FL_REGISTER_KERNEL(linalg_qr, CPU, ::fl::qr_cpu)
 FL_REGISTER_KERNEL(linalg_eigh, CPU, ::fl::eigh_cpu)
+FL_REGISTER_KERNEL(linalg_eig, CPU, ::fl::eig_cpu)
 FL_REGISTER_KERNEL(linalg_svd, CPU, ::fl::svd_cpu)
 FL_REGISTER_KERNEL(linalg_lstsq, CPU, ::fl::lstsq_cpu)
 

@@ -1,4 +1,4 @@
-// torch.linalg primitives on LAPACK (OpenBLAS from scipy-openblas32, float32/float64), batched over
+// torch.linalg primitives on LAPACK (OpenBLAS from scipy-openblas32, float32/float64/complex64/complex128), batched over
 // the leading dims. Each takes matrices with equal batch dims (flowlike/linalg.py broadcasts them
 // first, so autograd sees the expansion) and returns results laid out column-major per matrix, as
 // LAPACK writes them and as torch.linalg returns them. Everything else in torch.linalg (pinv,
@@ -37,6 +37,9 @@ FL_DECLARE_OP(linalg_solve_triangular, ::fl::Tensor(const ::fl::Tensor&, const :
 FL_DECLARE_OP(linalg_qr, ::fl::Tensor2(const ::fl::Tensor&, const std::string&))
 // (A, UPLO, compute_v) -> (eigenvalues ascending, eigenvectors or empty).
 FL_DECLARE_OP(linalg_eigh, ::fl::Tensor2(const ::fl::Tensor&, const std::string&, bool))
+// (A, compute_v) -> (eigenvalues, eigenvectors or empty), both complex (also for real A), the eigenvectors of
+// norm 1 (LAPACK's geev).
+FL_DECLARE_OP(linalg_eig, ::fl::Tensor2(const ::fl::Tensor&, bool))
 // (A, full_matrices, compute_uv) -> (U, S, Vh); U and Vh empty without compute_uv.
 FL_DECLARE_OP(linalg_svd, ::fl::Tensor3(const ::fl::Tensor&, bool, bool))
 // (A, B (..., m, k), rcond (< 0: default), driver) -> (solution, residuals, rank, singular_values).

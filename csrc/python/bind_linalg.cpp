@@ -23,6 +23,7 @@ void bind(py::module_& m, TensorClass&) {
   });
   m.def("_linalg_qr", [](const Tensor& A, const std::string& mode) { return ops::linalg_qr(A, mode); });
   m.def("_linalg_eigh", [](const Tensor& A, const std::string& uplo, bool compute_v) { return ops::linalg_eigh(A, uplo, compute_v); });
+  m.def("_linalg_eig", [](const Tensor& A, bool compute_v) { return ops::linalg_eig(A, compute_v); });
   m.def("_linalg_svd", [](const Tensor& A, bool full, bool compute_uv) { return ops::linalg_svd(A, full, compute_uv); });
   m.def("_linalg_lstsq", [](const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
     return ops::linalg_lstsq(A, B, rcond, driver);

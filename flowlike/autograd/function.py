@@ -129,7 +129,7 @@ class Function(metaclass=_FunctionMeta):
             elif any(o is a for a in args) and id(o) not in non_diff:
                 with no_grad():
                     o = outs[i] = o.view_as(o)  # an input returned unchanged: its alias gets the new history
-            differentiable = id(o) not in non_diff and o.dtype.is_floating_point
+            differentiable = id(o) not in non_diff and (o.dtype.is_floating_point or o.dtype.is_complex)
             node_outputs.append(o if differentiable else None)
         _C._function_node(cls._backward_cls.__name__, ctx, cls.backward, args, node_outputs, list(to_save),
                           ctx._materialize_grads)
