@@ -75,6 +75,8 @@ def run(steps, graph, batch_size=16, context=64, seed=0, progress=True):
         scheduler.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
+    if graph and progress:
+        step.memory_report()  # the planned arena beside the peak of the intermediates
     return losses, times, torch.memory.max_memory_allocated()
 
 

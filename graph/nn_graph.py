@@ -454,6 +454,13 @@ class Graph:
             inputs.append(tensors[what] if kind == "arg" else slots[what].get() if kind == "slot" else what)
         plan.fusion.poll()
         got = dict(zip(plan.wanted, plan.program.run(inputs, plan.wanted)))
+        if self._debug >= 0 and not getattr(plan, "memory_logged", False) and plan.program.memory_stats:
+            plan.memory_logged = True
+            stats = plan.program.memory_stats
+            _log.debug("nn.Graph %s: memory plan: %d of %d allocations in a %.2f MiB arena (peak of live "
+                       "intermediates %.2f MiB), %.2f MiB kept after a step", type(self).__name__, stats["planned"],
+                       stats["allocations"], stats["arena_bytes"] / 2**20, stats["peak_live_bytes"] / 2**20,
+                       stats["kept_bytes"] / 2**20)
         for j, where in plan.writebacks:
             slots[j].set(None if where is None else resolve(where, got, inputs))
         return _unflatten(plan.out_spec, [resolve(w, got, inputs) for w in plan.out_ids])

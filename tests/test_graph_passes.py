@@ -271,3 +271,15 @@ def test_pointwise_calls_write_into_an_operand_that_dies(monkeypatch):
     # sin's result; add may not write into t (read again later), and the first mul and x.exp() read an input
     assert written_into == {"exp", "sin", "cos", "mul"}, plan.program.listing()
     assert sum("add(" in line and line.endswith(", None)") for line in plan.program.listing()) == 1
+
+
+def test_debug_logs_each_pass_and_the_memory_plan(caplog):
+    import logging
+    g = Fn(lambda x: ((x * 1).exp() + 2).sum(0))
+    g.debug(0)
+    x = x_input()
+    with caplog.at_level(logging.DEBUG, logger="flowlike.nn.Graph"):
+        for _ in range(3):
+            g(x)
+    assert "IR passes:" in caplog.text and "simplified 1" in caplog.text
+    assert "memory plan:" in caplog.text and "arena" in caplog.text
