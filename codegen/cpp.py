@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import _dtype
+from .fusion import strides_over
 
 CTYPES = {
     _dtype.bool: "bool", _dtype.uint8: "uint8_t", _dtype.int8: "int8_t", _dtype.int16: "int16_t",
@@ -80,23 +81,16 @@ def _loop_dims(group, meta):
     if group.rows:
         sizes, strides = _merged(group, meta, group.shape[:-1])
         last = len(group.shape) - 1
-        return sizes + [group.shape[-1]], [s + [_strides_over(meta[v], group.shape)[last]]
+        return sizes + [group.shape[-1]], [s + [strides_over(group.layout(v, meta), group.shape)[last]]
                                            for s, v in zip(strides, list(group.outputs) + list(group.inputs))]
     return _merged(group, meta, group.shape)
-
-
-def _strides_over(meta_v, shape):
-    """A value's element strides over `shape` it broadcasts to (0 along broadcast dimensions)."""
-    sizes, st = meta_v[0], meta_v[1]
-    lead = len(shape) - len(sizes)
-    return [0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(len(shape))]
 
 
 def _merged(group, meta, shape):
     shape = list(shape)
     nd = len(shape)
     operands = list(group.outputs) + list(group.inputs)
-    strides = [_strides_over(meta[vid], group.shape)[:nd] for vid in operands]
+    strides = [strides_over(group.layout(vid, meta), group.shape)[:nd] for vid in operands]
     keep = [d for d in range(nd) if shape[d] != 1]
     shape = [shape[d] for d in keep]
     strides = [[s[d] for d in keep] for s in strides]
@@ -237,7 +231,7 @@ class _Rows:
     reductions sum in the order OpenMP's simd reduction picks: float reassociation, as any vectorized sum."""
 
     def __init__(self, group, meta, index, inner_stride, n):
-        self.meta, self.index, self.stride, self.n = meta, index, inner_stride, n
+        self.group, self.meta, self.index, self.stride, self.n = group, meta, index, inner_stride, n
         self.node_of = {node.out: node for node in group.nodes}
         self.inputs = set(group.inputs)
         self.shape = group.shape
@@ -266,7 +260,7 @@ class _Rows:
         node = self.node_of.get(vid)
         if node is not None and node.kind == "reduce":
             return True
-        sizes = self.meta[vid][0]
+        sizes = self.group.layout(vid, self.meta)[0]
         return self.n > 1 and (not sizes or sizes[-1] == 1)  # (shapes align at the right)
 
     def _row_value(self, vid):

@@ -174,7 +174,7 @@ def _rows_source(group, meta):
 
     def row_level(vid):
         node = node_of.get(vid)
-        sz = meta[vid][0]
+        sz = group.layout(vid, meta)[0]
         return (node is not None and node.kind == "reduce") or (n > 1 and (not sz or sz[-1] == 1))
 
     def where(k, vid):
