@@ -12,6 +12,7 @@ process running the same model compiles nothing.
 """
 import ctypes
 import hashlib
+import math
 import os
 import shlex
 import shutil
@@ -77,8 +78,9 @@ def include_dir():
 
 def _loop_dims(group, meta):
     """The group's iteration space after merging dimensions: (sizes, per operand (outputs then inputs) strides). A
-    row group keeps its last dimension (the reduced one) apart, even of size 1."""
-    if group.rows:
+    row group keeps its last dimension (the reduced one) apart, even of size 1, and so does a column group (the
+    kept one)."""
+    if group.rows or group.columns:
         sizes, strides = _merged(group, meta, group.shape[:-1])
         last = len(group.shape) - 1
         return sizes + [group.shape[-1]], [s + [strides_over(group.layout(v, meta), group.shape)[last]]
@@ -161,18 +163,14 @@ def group_source(group, meta):
     inner = sizes[-1] if sizes else 1
     outer_sizes = sizes[:-1]
     outer = numel // inner
+    if group.columns:
+        return "\n".join(lines + _columns(group, meta, outer_sizes, strides, inner))
     blocks = 1 if group.rows else -(-inner // BLOCK)
     lines.append(f"  #pragma omp parallel for schedule(static) if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})")
     lines.append(f"  for (int64_t task = 0; task < {outer * blocks}; ++task) {{")
     lines.append(f"    const int64_t begin = (task % {blocks}) * {BLOCK};")
     lines.append(f"    const int64_t end = std::min<int64_t>({inner}, begin + {BLOCK});")
-    lines.append(f"    int64_t rest = task / {blocks};")
-    for k in range(len(operands)):
-        lines.append(f"    int64_t o{k} = 0;")
-    for d in reversed(range(len(outer_sizes))):
-        lines.append(f"    {{ const int64_t i = rest % {outer_sizes[d]}; rest /= {outer_sizes[d]};")
-        adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(operands)) if strides[k][d])
-        lines.append(f"      {adds} }}" if adds else "    }")
+    lines += _offsets(outer_sizes, strides, f"task / {blocks}", "    ")
     inner_stride = [s[-1] if sizes else 0 for s in strides]
     index = {vid: k for k, vid in enumerate(operands)}
     if group.rows:
@@ -192,8 +190,51 @@ def group_source(group, meta):
     return "\n".join(lines)
 
 
-def _block(group, meta, index, inner_stride, fast=False, checked=()):
-    """The innermost loop over one block: load the inputs, compute the members, store the outputs."""
+def _offsets(outer_sizes, strides, index_var, indent):
+    """Statements setting o<k>, operand k's offset at the outer index `index_var`."""
+    lines = [f"{indent}int64_t rest = {index_var};"] + [f"{indent}int64_t o{k} = 0;" for k in range(len(strides))]
+    for d in reversed(range(len(outer_sizes))):
+        lines.append(f"{indent}{{ const int64_t i = rest % {outer_sizes[d]}; rest /= {outer_sizes[d]};")
+        adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(strides)) if strides[k][d])
+        lines.append(f"{indent}  {adds} }}" if adds else f"{indent}}}")
+    return lines
+
+
+# eager's column kernel (reduce.cpp run_columns): bands of columns, partial sums over blocks of rows
+COLUMN_BAND, COLUMN_ROWS = 512, 128
+
+
+def _columns(group, meta, outer_sizes, strides, inner):
+    """The body of a group ending in a sum (or mean) over all dimensions but the last: eager's column kernel, its
+    bands and row blocks, with the members computed as each element is added (their outputs stored on the way), so
+    the sums equal eager's bit for bit."""
+    (red,) = [n for n in group.nodes if n.kind == "columns"]
+    index = {vid: k for k, vid in enumerate(list(group.outputs) + list(group.inputs))}
+    acc, rows = opmath(red.compute), math.prod(outer_sizes)
+    bands = -(-inner // COLUMN_BAND)
+    inner_stride = [s[-1] for s in strides]
+    k = index[red.out]
+    lines = [f"  #pragma omp parallel for schedule(static) if({bands} > 1 && {rows * inner} >= {PARALLEL_MIN})",
+             f"  for (int64_t band = 0; band < {bands}; ++band) {{",
+             f"    const int64_t begin = band * {COLUMN_BAND}, end = std::min<int64_t>({inner}, begin + {COLUMN_BAND});",
+             f"    {acc} acc[{COLUMN_BAND}], blk[{COLUMN_BAND}];",
+             "    for (int64_t i = begin; i < end; ++i) acc[i - begin] = 0;",
+             f"    for (int64_t r0 = 0; r0 < {rows}; r0 += {COLUMN_ROWS}) {{",
+             "    for (int64_t i = begin; i < end; ++i) blk[i - begin] = 0;",
+             f"    for (int64_t r = r0; r < std::min<int64_t>({rows}, r0 + {COLUMN_ROWS}); ++r) {{"]
+    lines += _offsets(outer_sizes, strides, "r", "    ")
+    lines += _block(group, meta, index, inner_stride, accumulate=(red, acc))
+    lines += ["    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
+    finish = f"acc[i - begin] / {acc}({rows})" if red.op == "mean" else "acc[i - begin]"
+    lines.append(f"    for (int64_t i = begin; i < end; ++i) p{k}[i * {inner_stride[k]}] = "
+                 f"static_cast<{CTYPES[meta[red.out][2]]}>({finish});")
+    lines += ["  }", "}"]
+    return lines
+
+
+def _block(group, meta, index, inner_stride, fast=False, checked=(), accumulate=None):
+    """The innermost loop over one block: load the inputs, compute the members, store the outputs (accumulate: a
+    column reduction and its accumulator type, whose input is added to blk[] instead)."""
     lines = ["    for (int64_t i = begin; i < end; ++i) {"]
     names = {}
     for vid in group.inputs:
@@ -202,6 +243,9 @@ def _block(group, meta, index, inner_stride, fast=False, checked=()):
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      const {CTYPES[meta[vid][2]]} x{vid} = p{k}[{offset}];")
     for node in group.nodes:
+        if accumulate is not None and node is accumulate[0]:
+            lines.append(f"      blk[i - begin] += static_cast<{accumulate[1]}>({names[node.inputs[0]]});")
+            continue
         t = CTYPES[meta[node.out][2]]
         expr = _node_expr(node, meta, names.__getitem__, fast)
         names[node.out] = f"v{node.out}"
@@ -209,6 +253,8 @@ def _block(group, meta, index, inner_stride, fast=False, checked=()):
         if node in checked:
             lines.append(f"      exact |= static_cast<int>(dense_{node.op}_libm({names[node.inputs[0]]}));")
     for vid in group.outputs:
+        if accumulate is not None and vid == accumulate[0].out:
+            continue
         k = index[vid]
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      p{k}[{offset}] = v{vid};")

@@ -28,6 +28,10 @@ _CHECKED_INTEGER_OPS = frozenset({"div_trunc", "div_floor", "remainder", "fmod",
 # pow with a Python-number exponent: the forms the eager kernel special-cases (pointwise_binary.cpp)
 # reductions over the last dimension (keepdim) of float32/float64 rows: a group holding them runs row by row
 _ROW_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
+# sums over all dimensions but the last (contiguous float32/float64 input, at least _COLUMN_MIN columns: where eager
+# runs its column kernel, reduce.cpp run_columns): the group ends there, nothing reads its result inside
+_COLUMN_REDUCTIONS = frozenset({"sum", "mean"})
+_COLUMN_MIN = 8
 POW_SCALAR_FORMS = {2.0: "square", 3.0: "cube", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", -2.0: "inv_square"}
 
 
@@ -36,7 +40,7 @@ class Node:
     """One fusible call: `out = op(inputs)` computed in dtype `compute`."""
     call: int
     op: str
-    kind: str          # "unary", "binary", "activation", "activation_backward", "cast", "reduce"
+    kind: str          # "unary", "binary", "activation", "activation_backward", "cast", "reduce", "columns"
     inputs: list       # value ids of the tensor operands, in argument order
     out: int
     compute: object    # the dtype the eager kernel computes in (its inputs are cast to it first)
@@ -62,6 +66,11 @@ class Group:
     def rows(self):
         """Whether the group reduces rows (then it runs row by row)."""
         return any(n.kind == "reduce" for n in self.nodes)
+
+    @property
+    def columns(self):
+        """Whether the group ends in a column reduction (its space is the reduction's input)."""
+        return any(n.kind == "columns" for n in self.nodes)
 
     @property
     def calls(self):
@@ -184,12 +193,20 @@ def as_node(view, ci):
             and out_dtype in _ACTIVATION_DTYPES and all(view.meta[t][2] == out_dtype for t in tensors)):
         return Node(ci, name[:-9], "activation_backward", tensors, out, out_dtype, {"abc": list(args[2:5])})
     if name in _ROW_REDUCTIONS and len(tensors) == 1:
-        sizes = view.meta[tensors[0]][0]
+        meta = view.meta[tensors[0]]
+        sizes = meta[0]
         dims, keepdim, dtype = args[1], args[2], args[3]
-        if (sizes and sizes[-1] > 0 and keepdim and dtype in (None, out_dtype) and out_dtype in _ACTIVATION_DTYPES
-                and view.meta[tensors[0]][2] == out_dtype and dims is not None and len(dims) == 1
-                and dims[0] % len(sizes) == len(sizes) - 1):
+        if (not sizes or dtype not in (None, out_dtype) or out_dtype not in _ACTIVATION_DTYPES
+                or meta[2] != out_dtype or not dims):
+            return None
+        dims = sorted({d % len(sizes) for d in dims})
+        if keepdim and sizes[-1] > 0 and dims == [len(sizes) - 1]:
             return Node(ci, name, "reduce", tensors, out, out_dtype)
+        # a bias gradient: every dimension but the last, as eager's column kernel sums (its blocks, its order), so
+        # the group's sums equal eager's bit for bit
+        if (name in _COLUMN_REDUCTIONS and dims == list(range(len(sizes) - 1)) and sizes[-1] >= _COLUMN_MIN
+                and math.prod(sizes[:-1]) > 1 and _contiguous(meta)):
+            return Node(ci, name, "columns", tensors, out, out_dtype)
         return None
     if name == "_to_copy" and len(tensors) == 1 and _is_plain_cast(args, view.meta[tensors[0]], view.meta[out]):
         return Node(ci, name, "cast", tensors, out, out_dtype)
@@ -266,7 +283,8 @@ def find_groups(program, keep, *, min_size=2):
         if node is not None:
             nodes[ci] = node
     # the space each node iterates: its result's shape, a reduction's input's shape
-    shape = {ci: tuple(view.meta[n.inputs[0] if n.kind == "reduce" else n.out][0]) for ci, n in nodes.items()}
+    shape = {ci: tuple(view.meta[n.inputs[0] if n.kind in ("reduce", "columns") else n.out][0])
+             for ci, n in nodes.items()}
     group_of = {}   # call -> group id
     members = {}    # group id -> list of calls (view calls included)
     space = {}      # group id -> the shape it iterates
@@ -295,7 +313,7 @@ def find_groups(program, keep, *, min_size=2):
                 own_views += chain
                 continue
             p = view.producer.get(vid)
-            if p not in group_of or group_of[p] in candidates or vid in keep:
+            if p not in group_of or group_of[p] in candidates or vid in keep or _closed(nodes, members[group_of[p]]):
                 continue
             g = group_of[p]
             if not all(r in nodes for r in view.readers.get(vid, ())):
@@ -463,7 +481,8 @@ def _values(nodes, calls, aliases):
 def _respace(view, nodes, calls, space, layouts, aliases, source, chain):
     """The layouts of every value of a pointwise group making `source` when it runs in the space of source's view
     `chain` (the group then computes the view's elements), or None when it cannot."""
-    if any(nodes[c].kind == "reduce" for c in calls if c in nodes) or tuple(view.meta[source][0]) != tuple(space):
+    if (any(nodes[c].kind in ("reduce", "columns") for c in calls if c in nodes)
+            or tuple(view.meta[source][0]) != tuple(space)):
         return None
     moved = {}
     for vid in _values(nodes, calls, aliases):
@@ -490,6 +509,11 @@ def _merge_layouts(view, nodes, parts, target):
     return layouts, aliases
 
 
+def _closed(nodes, calls):
+    """Whether a group ends in a column reduction (no later call joins it)."""
+    return any(nodes[c].kind == "columns" for c in calls if c in nodes)
+
+
 def _broadcasts(small, big):
     """Whether a value of shape `small` broadcasts to `big` (a member computed again at each element it covers)."""
     return len(small) <= len(big) and all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
@@ -501,6 +525,9 @@ def _valid(view, calls, keep, shape, nodes, layouts):
     row_shape = shape[:-1] + (1,) if shape else ()
     if rows and not all(n.kind != "reduce" or tuple(view.meta[n.inputs[0]][0]) == shape for n in nodes):
         return False  # each reduction reduces the group's last dimension
+    columns = [n for n in nodes if n.kind == "columns"]
+    if columns and (rows or len(columns) > 1 or tuple(view.meta[columns[0].inputs[0]][0]) != shape):
+        return False  # one column reduction, of the group's whole space
     inside = set(calls)
     last = calls[-1]
     made = {view.calls[c][3][0][0] for c in calls}
@@ -508,7 +535,7 @@ def _valid(view, calls, keep, shape, nodes, layouts):
         outside = [r for r in view.readers.get(vid, ()) if r not in inside]
         if any(r < last for r in outside):
             return False  # read before the group would have made it
-        if not outside and vid not in keep:
+        if (not outside and vid not in keep) or (columns and vid == columns[0].out):
             continue
         layout = layouts.get(vid)
         if layout is not None:

@@ -62,8 +62,8 @@ _ACTIVATION_BACKWARD = {
 
 def supports(group, meta):
     """Whether every op of the group has a Triton form here."""
-    if group.rows and group.shape[-1] > MAX_ROW:
-        return False
+    if (group.rows and group.shape[-1] > MAX_ROW) or group.columns:
+        return False  # (column reductions: C++ only for now)
     return all(n.kind == "reduce" or _expr(n, meta, lambda v: "x") is not None for n in group.nodes)
 
 

@@ -1,7 +1,8 @@
 """Fusion groups that reach through view ops (codegen/fusion.py: _view_chain, _through_view, _respace): a member
 reading a reshape / transpose / permute / expand / (un)squeeze / contiguous of a value reads the value at the view's
-index map, and a pointwise group making the viewed value joins in the view's space. Each graph is checked against
-eager bit for bit (pointwise) and against the unfused plan."""
+index map, and a pointwise group making the viewed value joins in the view's space; and groups ending in a sum or
+mean over every dimension but the last (bias gradients), which run eager's column kernel order. Each graph's result
+is checked against eager's bit for bit."""
 import numpy as np
 import pytest
 
@@ -173,3 +174,74 @@ def test_restride_follows_torch_view_rule(sizes, strides, shape, want):
         # torch's own view of such a tensor has these strides
         base = fl.empty_strided(sizes, strides)
         assert base.view(*shape).stride() == want
+
+
+# ---- column reductions: sum / mean over all dimensions but the last ----------------------------------------------
+
+@pytest.mark.parametrize("dtype", [fl.float32, fl.float64])
+@pytest.mark.parametrize("shape", [(16, 64, 600), (300, 33), (3, 1, 8), (129, 1030)])
+def test_chain_ending_in_a_column_sum(shape, dtype):
+    # eager's column kernel sums bands of 512 columns in blocks of 128 rows: the group does the same, bit for bit
+    g = fl.Generator().manual_seed(sum(shape))
+    x, b = fl.randn(*shape, generator=g, dtype=dtype), fl.randn(shape[-1], generator=g, dtype=dtype)
+    lead = list(range(len(shape) - 1))
+    groups = run_fused(lambda x, b: (x * b + 1).exp().sum(lead, keepdim=True), x, b)
+    assert ops_of(groups) == [["mul", "add", "exp", "sum"]] and groups[0].columns
+    groups = run_fused(lambda x: (x * 0.5).mean(lead), x)
+    assert ops_of(groups) == [["mul", "mean"]]
+
+
+def test_column_sum_of_a_transposed_input_and_a_written_member():
+    # a member another group reads is stored as the sums run; a transposed input is read through its strides
+    def fn(x, y):
+        a = x * 2
+        return a.sum(0), (a.tanh() + y.t()).sum(0)
+    groups = run_fused(fn, fl.randn(300, 20), fl.randn(20, 300))
+    assert ops_of(groups) == [["mul", "sum"], ["tanh", "add", "sum"]]
+    assert len(groups[0].outputs) == 2  # a, and its sums
+
+
+def test_column_sums_end_their_group():
+    # nothing after the sum joins it (it is complete only at the end); 0-dim and empty sums stay eager
+    groups = run_fused(lambda x: ((x * 2).sum(0) + 1).exp(), fl.randn(40, 16))
+    assert ops_of(groups) == [["mul", "sum"], ["add", "exp"]]
+    assert ops_of(run_fused(lambda x: (x * 2).sum([0]) * 3, fl.randn(0, 16))) == []
+    assert ops_of(run_fused(lambda x: (x * 2).sum([0, 1]), fl.randn(4, 16, 3))) == []  # fewer than 8 columns
+    assert ops_of(run_fused(lambda x: (x * 2).sum() * 3, fl.tensor(2.0))) == []
+
+
+def test_bias_gradients_of_a_training_step_equal_eager():
+    # linear layers on (batch, seq, features): their bias gradients are column sums of the chain rule's products
+    models = []
+    for _ in range(2):
+        fl.manual_seed(0)
+        models.append(nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.Linear(64, 16)))
+    opts = [fl.optim.AdamW(m.parameters(), lr=0.01) for m in models]
+
+    class Step(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.m = models[1]
+            self.add_optimizer(opts[1])
+
+        def build(self, x):
+            loss = (self.m(x) * 1.5).square().mean()
+            loss.backward()
+            opts[1].step()
+            opts[1].zero_grad()
+            return loss
+
+    step = Step()
+    g = fl.Generator().manual_seed(2)
+    for _ in range(3):
+        x = fl.randn(4, 33, 16, generator=g)
+        want = (models[0](x) * 1.5).square().mean()
+        want.backward()
+        opts[0].step()
+        opts[0].zero_grad()
+        assert step(x).item() == want.item()
+    plan = plan_of(step)
+    assert any(g.columns for g in plan.fusion.groups), plan.program.listing()
+    assert plan.program.unfused_group_runs == 0
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        assert fl.equal(a, b)
