@@ -245,3 +245,14 @@ def test_bias_gradients_of_a_training_step_equal_eager():
     assert plan.program.unfused_group_runs == 0
     for a, b in zip(models[0].parameters(), models[1].parameters()):
         assert fl.equal(a, b)
+
+
+@pytest.mark.parametrize("case", ["permute", "bias_after_view", "input_through_contiguous"])
+def test_triton_kernels_read_through_views_as_the_cpp_kernels(case):
+    # the Triton generator indexes with the same layouts (cpp._loop_dims): its results equal the C++ kernels'
+    from test_fusion import _triton_vs_cpp
+    fn, _ = VIEW_CASES[case]
+    g = fl.Generator().manual_seed(5)
+    for got, want in _triton_vs_cpp(fn, fl.randn(6, 4, generator=g), fl.randn(4, generator=g)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(bits(got), bits(want)), (got, want)
