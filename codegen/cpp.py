@@ -223,8 +223,17 @@ def _columns(group, meta, outer_sizes, strides, inner):
              "    for (int64_t i = begin; i < end; ++i) blk[i - begin] = 0;",
              f"    for (int64_t r = r0; r < std::min<int64_t>({rows}, r0 + {COLUMN_ROWS}); ++r) {{"]
     lines += _offsets(outer_sizes, strides, "r", "    ")
-    lines += _block(group, meta, index, inner_stride, accumulate=(red, acc))
-    lines += ["    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
+    # the row's summands go to col[] first: the dense float32 ops run vectorized, and again exactly when an element
+    # needed libm (as in the pointwise kernels), before anything is added
+    lines.append(f"    {CTYPES[meta[red.inputs[0]][2]]} col[{COLUMN_BAND}];")
+    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"]]
+    if checked:
+        lines.append("    int exact = 0;")
+        lines += _block(group, meta, index, inner_stride, fast=True, checked=checked, summands=red)
+        lines.append("    if (exact)")
+    lines += _block(group, meta, index, inner_stride, summands=red)
+    lines += [f"    for (int64_t i = begin; i < end; ++i) blk[i - begin] += static_cast<{acc}>(col[i - begin]);",
+              "    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
     finish = f"acc[i - begin] / {acc}({rows})" if red.op == "mean" else "acc[i - begin]"
     lines.append(f"    for (int64_t i = begin; i < end; ++i) p{k}[i * {inner_stride[k]}] = "
                  f"static_cast<{CTYPES[meta[red.out][2]]}>({finish});")
@@ -232,9 +241,9 @@ def _columns(group, meta, outer_sizes, strides, inner):
     return lines
 
 
-def _block(group, meta, index, inner_stride, fast=False, checked=(), accumulate=None):
-    """The innermost loop over one block: load the inputs, compute the members, store the outputs (accumulate: a
-    column reduction and its accumulator type, whose input is added to blk[] instead)."""
+def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=None):
+    """The innermost loop over one block: load the inputs, compute the members, store the outputs (summands: a
+    column reduction, whose input goes to col[] instead)."""
     lines = ["    for (int64_t i = begin; i < end; ++i) {"]
     names = {}
     for vid in group.inputs:
@@ -243,8 +252,8 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), accumulate=
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      const {CTYPES[meta[vid][2]]} x{vid} = p{k}[{offset}];")
     for node in group.nodes:
-        if accumulate is not None and node is accumulate[0]:
-            lines.append(f"      blk[i - begin] += static_cast<{accumulate[1]}>({names[node.inputs[0]]});")
+        if node is summands:
+            lines.append(f"      col[i - begin] = {names[node.inputs[0]]};")
             continue
         t = CTYPES[meta[node.out][2]]
         expr = _node_expr(node, meta, names.__getitem__, fast)
@@ -253,7 +262,7 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), accumulate=
         if node in checked:
             lines.append(f"      exact |= static_cast<int>(dense_{node.op}_libm({names[node.inputs[0]]}));")
     for vid in group.outputs:
-        if accumulate is not None and vid == accumulate[0].out:
+        if summands is not None and vid == summands.out:
             continue
         k = index[vid]
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
