@@ -1,8 +1,10 @@
 """Generated fused kernels (flowlike.codegen) against the unfused ops and against torch, in one process.
 
 Run: python benchmarks/bench_fusion.py   (needs torch==2.13.0 beside flowlike; torch.compile needs a C++ compiler)
-Workloads: the tanh-GELU chain 0.5*x*(1+tanh(0.79788456*(x+0.044715*x**3))) on 4M float32 as eight ops, and
-softmax and layer_norm written out of primitives (on 4096 x 1024 float32). Each runs in flowlike eager (one kernel
+Workloads: the tanh-GELU chain 0.5*x*(1+tanh(0.79788456*(x+0.044715*x**3))) on 4M float32 as eight ops,
+softmax and layer_norm written out of primitives (on 4096 x 1024 float32), attention scores scaled, viewed per head,
+masked and normalized (a chain across a view into a row group), and a bias gradient (a chain ending in a sum over
+every dimension but the last). Each runs in flowlike eager (one kernel
 per op), as a flowlike nn.Graph (the program's fusion groups compiled to C++), in torch eager and under
 torch.compile (TorchInductor's C++ backend). A ratio below 1.0 means the first named side is faster.
 
@@ -40,6 +42,18 @@ def layer_norm_primitives(t):
         var = (d * d).mean(-1, keepdim=True)
         return d * (var + 1e-5).rsqrt() * w + b
     return f
+
+
+def masked_scores(t):
+    def f(s, mask):  # s: (batch * heads, T, T) as bmm makes it
+        e = (s * 0.125).view(16, 4, 64, 64) + mask
+        e = (e - e.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+    return f
+
+
+def bias_gradient(t):
+    return lambda g, x: (g * x.sigmoid() * 1).sum([0, 1])
 
 
 def median_time(fn, number=20):
@@ -113,6 +127,13 @@ def main():
             hand_fl=lambda r, w, b: fl.nn.functional.layer_norm(r, (1024,), w, b))
     print(f"  target: fused <= 1.0x the hand-written layer_norm: "
           f"{t['flowlike graph (fused)'] / t['flowlike hand-written kernel']:.2f}x")
+
+    s, mask = fl.randn(64, 64, 64), fl.randn(64, 64)
+    run("attention scores: scale -> view per head -> + mask -> softmax, (16*4, 64, 64) float32", masked_scores,
+        (s, mask), (torch.from_numpy(s.numpy().copy()), torch.from_numpy(mask.numpy().copy())))
+    g, h = fl.randn(16, 64, 512), fl.randn(16, 64, 512)
+    run("bias gradient: (g * sigmoid(x) * 1).sum over (0, 1), (16, 64, 512) float32", bias_gradient, (g, h),
+        (torch.from_numpy(g.numpy().copy()), torch.from_numpy(h.numpy().copy())))
 
 
 _FIRST_CALL = """

@@ -12,6 +12,7 @@ process running the same model compiles nothing.
 """
 import ctypes
 import hashlib
+import math
 import os
 import shlex
 import shutil
@@ -22,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import _dtype
+from .fusion import strides_over
 
 CTYPES = {
     _dtype.bool: "bool", _dtype.uint8: "uint8_t", _dtype.int8: "int8_t", _dtype.int16: "int16_t",
@@ -76,27 +78,21 @@ def include_dir():
 
 def _loop_dims(group, meta):
     """The group's iteration space after merging dimensions: (sizes, per operand (outputs then inputs) strides). A
-    row group keeps its last dimension (the reduced one) apart, even of size 1."""
-    if group.rows:
+    row group keeps its last dimension (the reduced one) apart, even of size 1, and so does a column group (the
+    kept one)."""
+    if group.rows or group.columns:
         sizes, strides = _merged(group, meta, group.shape[:-1])
         last = len(group.shape) - 1
-        return sizes + [group.shape[-1]], [s + [_strides_over(meta[v], group.shape)[last]]
+        return sizes + [group.shape[-1]], [s + [strides_over(group.layout(v, meta), group.shape)[last]]
                                            for s, v in zip(strides, list(group.outputs) + list(group.inputs))]
     return _merged(group, meta, group.shape)
-
-
-def _strides_over(meta_v, shape):
-    """A value's element strides over `shape` it broadcasts to (0 along broadcast dimensions)."""
-    sizes, st = meta_v[0], meta_v[1]
-    lead = len(shape) - len(sizes)
-    return [0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(len(shape))]
 
 
 def _merged(group, meta, shape):
     shape = list(shape)
     nd = len(shape)
     operands = list(group.outputs) + list(group.inputs)
-    strides = [_strides_over(meta[vid], group.shape)[:nd] for vid in operands]
+    strides = [strides_over(group.layout(vid, meta), group.shape)[:nd] for vid in operands]
     keep = [d for d in range(nd) if shape[d] != 1]
     shape = [shape[d] for d in keep]
     strides = [[s[d] for d in keep] for s in strides]
@@ -167,18 +163,14 @@ def group_source(group, meta):
     inner = sizes[-1] if sizes else 1
     outer_sizes = sizes[:-1]
     outer = numel // inner
+    if group.columns:
+        return "\n".join(lines + _columns(group, meta, outer_sizes, strides, inner))
     blocks = 1 if group.rows else -(-inner // BLOCK)
     lines.append(f"  #pragma omp parallel for schedule(static) if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})")
     lines.append(f"  for (int64_t task = 0; task < {outer * blocks}; ++task) {{")
     lines.append(f"    const int64_t begin = (task % {blocks}) * {BLOCK};")
     lines.append(f"    const int64_t end = std::min<int64_t>({inner}, begin + {BLOCK});")
-    lines.append(f"    int64_t rest = task / {blocks};")
-    for k in range(len(operands)):
-        lines.append(f"    int64_t o{k} = 0;")
-    for d in reversed(range(len(outer_sizes))):
-        lines.append(f"    {{ const int64_t i = rest % {outer_sizes[d]}; rest /= {outer_sizes[d]};")
-        adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(operands)) if strides[k][d])
-        lines.append(f"      {adds} }}" if adds else "    }")
+    lines += _offsets(outer_sizes, strides, f"task / {blocks}", "    ")
     inner_stride = [s[-1] if sizes else 0 for s in strides]
     index = {vid: k for k, vid in enumerate(operands)}
     if group.rows:
@@ -198,8 +190,60 @@ def group_source(group, meta):
     return "\n".join(lines)
 
 
-def _block(group, meta, index, inner_stride, fast=False, checked=()):
-    """The innermost loop over one block: load the inputs, compute the members, store the outputs."""
+def _offsets(outer_sizes, strides, index_var, indent):
+    """Statements setting o<k>, operand k's offset at the outer index `index_var`."""
+    lines = [f"{indent}int64_t rest = {index_var};"] + [f"{indent}int64_t o{k} = 0;" for k in range(len(strides))]
+    for d in reversed(range(len(outer_sizes))):
+        lines.append(f"{indent}{{ const int64_t i = rest % {outer_sizes[d]}; rest /= {outer_sizes[d]};")
+        adds = " ".join(f"o{k} += i * {strides[k][d]};" for k in range(len(strides)) if strides[k][d])
+        lines.append(f"{indent}  {adds} }}" if adds else f"{indent}}}")
+    return lines
+
+
+# eager's column kernel (reduce.cpp run_columns): bands of columns, partial sums over blocks of rows
+COLUMN_BAND, COLUMN_ROWS = 512, 128
+
+
+def _columns(group, meta, outer_sizes, strides, inner):
+    """The body of a group ending in a sum (or mean) over all dimensions but the last: eager's column kernel, its
+    bands and row blocks, with the members computed as each element is added (their outputs stored on the way), so
+    the sums equal eager's bit for bit."""
+    (red,) = [n for n in group.nodes if n.kind == "columns"]
+    index = {vid: k for k, vid in enumerate(list(group.outputs) + list(group.inputs))}
+    acc, rows = opmath(red.compute), math.prod(outer_sizes)
+    bands = -(-inner // COLUMN_BAND)
+    inner_stride = [s[-1] for s in strides]
+    k = index[red.out]
+    lines = [f"  #pragma omp parallel for schedule(static) if({bands} > 1 && {rows * inner} >= {PARALLEL_MIN})",
+             f"  for (int64_t band = 0; band < {bands}; ++band) {{",
+             f"    const int64_t begin = band * {COLUMN_BAND}, end = std::min<int64_t>({inner}, begin + {COLUMN_BAND});",
+             f"    {acc} acc[{COLUMN_BAND}], blk[{COLUMN_BAND}];",
+             "    for (int64_t i = begin; i < end; ++i) acc[i - begin] = 0;",
+             f"    for (int64_t r0 = 0; r0 < {rows}; r0 += {COLUMN_ROWS}) {{",
+             "    for (int64_t i = begin; i < end; ++i) blk[i - begin] = 0;",
+             f"    for (int64_t r = r0; r < std::min<int64_t>({rows}, r0 + {COLUMN_ROWS}); ++r) {{"]
+    lines += _offsets(outer_sizes, strides, "r", "    ")
+    # the row's summands go to col[] first: the dense float32 ops run vectorized, and again exactly when an element
+    # needed libm (as in the pointwise kernels), before anything is added
+    lines.append(f"    {CTYPES[meta[red.inputs[0]][2]]} col[{COLUMN_BAND}];")
+    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"]]
+    if checked:
+        lines.append("    int exact = 0;")
+        lines += _block(group, meta, index, inner_stride, fast=True, checked=checked, summands=red)
+        lines.append("    if (exact)")
+    lines += _block(group, meta, index, inner_stride, summands=red)
+    lines += [f"    for (int64_t i = begin; i < end; ++i) blk[i - begin] += static_cast<{acc}>(col[i - begin]);",
+              "    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
+    finish = f"acc[i - begin] / {acc}({rows})" if red.op == "mean" else "acc[i - begin]"
+    lines.append(f"    for (int64_t i = begin; i < end; ++i) p{k}[i * {inner_stride[k]}] = "
+                 f"static_cast<{CTYPES[meta[red.out][2]]}>({finish});")
+    lines += ["  }", "}"]
+    return lines
+
+
+def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=None):
+    """The innermost loop over one block: load the inputs, compute the members, store the outputs (summands: a
+    column reduction, whose input goes to col[] instead)."""
     lines = ["    for (int64_t i = begin; i < end; ++i) {"]
     names = {}
     for vid in group.inputs:
@@ -208,6 +252,9 @@ def _block(group, meta, index, inner_stride, fast=False, checked=()):
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      const {CTYPES[meta[vid][2]]} x{vid} = p{k}[{offset}];")
     for node in group.nodes:
+        if node is summands:
+            lines.append(f"      col[i - begin] = {names[node.inputs[0]]};")
+            continue
         t = CTYPES[meta[node.out][2]]
         expr = _node_expr(node, meta, names.__getitem__, fast)
         names[node.out] = f"v{node.out}"
@@ -215,6 +262,8 @@ def _block(group, meta, index, inner_stride, fast=False, checked=()):
         if node in checked:
             lines.append(f"      exact |= static_cast<int>(dense_{node.op}_libm({names[node.inputs[0]]}));")
     for vid in group.outputs:
+        if summands is not None and vid == summands.out:
+            continue
         k = index[vid]
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      p{k}[{offset}] = v{vid};")
@@ -237,7 +286,7 @@ class _Rows:
     reductions sum in the order OpenMP's simd reduction picks: float reassociation, as any vectorized sum."""
 
     def __init__(self, group, meta, index, inner_stride, n):
-        self.meta, self.index, self.stride, self.n = meta, index, inner_stride, n
+        self.group, self.meta, self.index, self.stride, self.n = group, meta, index, inner_stride, n
         self.node_of = {node.out: node for node in group.nodes}
         self.inputs = set(group.inputs)
         self.shape = group.shape
@@ -266,7 +315,7 @@ class _Rows:
         node = self.node_of.get(vid)
         if node is not None and node.kind == "reduce":
             return True
-        sizes = self.meta[vid][0]
+        sizes = self.group.layout(vid, self.meta)[0]
         return self.n > 1 and (not sizes or sizes[-1] == 1)  # (shapes align at the right)
 
     def _row_value(self, vid):

@@ -6,9 +6,16 @@ group when they iterate over the same shape, so the group's intermediate values 
 group runs where its last member ran, so the pass only groups calls whose results are read, outside the group,
 after that position, and no call between the members writes to memory (an in-place op would change what a
 delayed member reads). Random ops are never members, so grouping never changes which numbers are drawn.
+
+Groups reach through views (reshape, transpose, permute, expand, (un)squeeze, contiguous): a member reading a
+view of a value reads that value at the view's index map instead (`_through_view`: the element strides of the
+source over the view's shape), and the view calls become members the group computes by indexing, so a copy that
+`contiguous` or `reshape` would make never happens. When the viewed value is made by another pointwise group, that
+group joins in the view's space: every value it reads or writes is indexed over the view's shape (Group.geometry),
+so `mm -> reshape -> add bias -> gelu` or `gelu -> transpose -> add` is one kernel.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import _C
 from .. import _dtype
@@ -21,6 +28,10 @@ _CHECKED_INTEGER_OPS = frozenset({"div_trunc", "div_floor", "remainder", "fmod",
 # pow with a Python-number exponent: the forms the eager kernel special-cases (pointwise_binary.cpp)
 # reductions over the last dimension (keepdim) of float32/float64 rows: a group holding them runs row by row
 _ROW_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
+# sums over all dimensions but the last (contiguous float32/float64 input, at least _COLUMN_MIN columns: where eager
+# runs its column kernel, reduce.cpp run_columns): the group ends there, nothing reads its result inside
+_COLUMN_REDUCTIONS = frozenset({"sum", "mean"})
+_COLUMN_MIN = 8
 POW_SCALAR_FORMS = {2.0: "square", 3.0: "cube", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "reciprocal", -2.0: "inv_square"}
 
 
@@ -29,7 +40,7 @@ class Node:
     """One fusible call: `out = op(inputs)` computed in dtype `compute`."""
     call: int
     op: str
-    kind: str          # "unary", "binary", "activation", "activation_backward", "cast", "reduce"
+    kind: str          # "unary", "binary", "activation", "activation_backward", "cast", "reduce", "columns"
     inputs: list       # value ids of the tensor operands, in argument order
     out: int
     compute: object    # the dtype the eager kernel computes in (its inputs are cast to it first)
@@ -46,6 +57,10 @@ class Group:
     shape: tuple       # the iteration space (a row group reduces its last dimension)
     replacement: tuple = None  # or one op call computing the members (an epilogue): (name, args, arg ids, result ids)
     replacement_calls: tuple = ()  # the calls it replaces
+    views: tuple = ()  # view calls the group computes by indexing (their results are read by members alone)
+    # value id -> (sizes, element strides): where a value is read or written other than by its captured layout
+    # (reached through views); the sizes broadcast to `shape`
+    geometry: dict = field(default_factory=dict)
 
     @property
     def rows(self):
@@ -53,8 +68,19 @@ class Group:
         return any(n.kind == "reduce" for n in self.nodes)
 
     @property
+    def columns(self):
+        """Whether the group ends in a column reduction (its space is the reduction's input)."""
+        return any(n.kind == "columns" for n in self.nodes)
+
+    @property
     def calls(self):
-        return [n.call for n in self.nodes] if self.replacement is None else list(self.replacement_calls)
+        if self.replacement is not None:
+            return list(self.replacement_calls)
+        return sorted([n.call for n in self.nodes] + list(self.views))
+
+    def layout(self, vid, meta):
+        """(sizes, strides) by which the kernel indexes value vid."""
+        return self.geometry.get(vid, meta[vid])
 
 
 class ProgramView:
@@ -167,12 +193,20 @@ def as_node(view, ci):
             and out_dtype in _ACTIVATION_DTYPES and all(view.meta[t][2] == out_dtype for t in tensors)):
         return Node(ci, name[:-9], "activation_backward", tensors, out, out_dtype, {"abc": list(args[2:5])})
     if name in _ROW_REDUCTIONS and len(tensors) == 1:
-        sizes = view.meta[tensors[0]][0]
+        meta = view.meta[tensors[0]]
+        sizes = meta[0]
         dims, keepdim, dtype = args[1], args[2], args[3]
-        if (sizes and sizes[-1] > 0 and keepdim and dtype in (None, out_dtype) and out_dtype in _ACTIVATION_DTYPES
-                and view.meta[tensors[0]][2] == out_dtype and dims is not None and len(dims) == 1
-                and dims[0] % len(sizes) == len(sizes) - 1):
+        if (not sizes or dtype not in (None, out_dtype) or out_dtype not in _ACTIVATION_DTYPES
+                or meta[2] != out_dtype or not dims):
+            return None
+        dims = sorted({d % len(sizes) for d in dims})
+        if keepdim and sizes[-1] > 0 and dims == [len(sizes) - 1]:
             return Node(ci, name, "reduce", tensors, out, out_dtype)
+        # a bias gradient: every dimension but the last, as eager's column kernel sums (its blocks, its order), so
+        # the group's sums equal eager's bit for bit
+        if (name in _COLUMN_REDUCTIONS and dims == list(range(len(sizes) - 1)) and sizes[-1] >= _COLUMN_MIN
+                and math.prod(sizes[:-1]) > 1 and _contiguous(meta)):
+            return Node(ci, name, "columns", tensors, out, out_dtype)
         return None
     if name == "_to_copy" and len(tensors) == 1 and _is_plain_cast(args, view.meta[tensors[0]], view.meta[out]):
         return Node(ci, name, "cast", tensors, out, out_dtype)
@@ -249,58 +283,235 @@ def find_groups(program, keep, *, min_size=2):
         if node is not None:
             nodes[ci] = node
     # the space each node iterates: its result's shape, a reduction's input's shape
-    shape = {ci: tuple(view.meta[n.inputs[0] if n.kind == "reduce" else n.out][0]) for ci, n in nodes.items()}
+    shape = {ci: tuple(view.meta[n.inputs[0] if n.kind in ("reduce", "columns") else n.out][0])
+             for ci, n in nodes.items()}
     group_of = {}   # call -> group id
-    members = {}    # group id -> list of calls
+    members = {}    # group id -> list of calls (view calls included)
     space = {}      # group id -> the shape it iterates
+    geometry = {}   # group id -> {value id: (sizes, strides)} for values not indexed by their captured layout
+    alias = {}      # group id -> {view result: the value it views}: members read the source instead
     for ci in sorted(nodes):
         node = nodes[ci]
         # groups making an input of this call that no op outside the group reads but fusible ones (which may join
         # later): the value then stays in registers. A group joins when its space broadcasts to this call's, or,
-        # holding reductions, when this call works on its rows' results (`var + eps` after a mean).
-        candidates = {}
+        # holding reductions, when this call works on its rows' results (`var + eps` after a mean), or, reached
+        # through views, in the views' space (`respaced`).
+        candidates, respaced = {}, {}
+        own_geometry, own_alias, own_views = {}, {}, []
         for vid in node.inputs:
+            source, chain = _view_chain(view, vid, keep)
+            layout = _through_chain(view, chain, *view.meta[source][:2]) if chain else None
+            if layout is not None and own_geometry.get(source, layout) == layout and source not in node.inputs:
+                # the source read from memory through the views, or computed by its group joining in their space
+                g = group_of.get(view.producer.get(source))
+                moved = None if g is None or g in candidates else _respace(view, nodes, members[g], space[g],
+                                                                            geometry[g], alias[g], source, chain)
+                if moved is not None and all(r in nodes for r in view.readers.get(source, ()) if r != chain[0]):
+                    candidates[g], respaced[g] = shape[ci], moved
+                own_geometry[source] = layout
+                own_alias[vid] = source
+                own_views += chain
+                continue
             p = view.producer.get(vid)
-            if p not in group_of or group_of[p] in candidates or vid in keep:
+            if p not in group_of or group_of[p] in candidates or vid in keep or _closed(nodes, members[group_of[p]]):
                 continue
             g = group_of[p]
             if not all(r in nodes for r in view.readers.get(vid, ())):
                 continue
             if _broadcasts(space[g], shape[ci]):
                 candidates[g] = shape[ci]
-            elif any(nodes[c].kind == "reduce" for c in members[g]) and shape[ci] == space[g][:-1] + (1,):
+            elif any(nodes[c].kind == "reduce" for c in members[g] if c in nodes) and shape[ci] == space[g][:-1] + (1,):
                 candidates[g] = space[g]
 
         def attempt(groups):
-            calls = sorted({ci}.union(*(members[g] for g in groups)))
+            calls = sorted({ci, *own_views}.union(*(members[g] for g in groups)))
             spaces = [shape[ci], *(candidates[g] for g in groups)]
             target = max(spaces, key=lambda sp: (len(sp), math.prod(sp)))
-            if all(_broadcasts(sp, target) for sp in spaces) and _valid(view, calls, keep, target,
-                                                                          [nodes[c] for c in calls]):
-                return calls, target
+            if not all(_broadcasts(sp, target) for sp in spaces):
+                return None
+            parts = [(own_geometry, own_alias, [ci])]
+            parts += [(respaced.get(g, geometry[g]), alias[g], members[g]) for g in groups]
+            layouts = _merge_layouts(view, nodes, parts, target)
+            if layouts is not None and _valid(view, calls, keep, target, [nodes[c] for c in calls if c in nodes],
+                                              layouts[0]):
+                return calls, target, layouts
             return None
 
         # all at once first (one at a time can fail where all at once holds: a value read by another candidate)
-        best = attempt(list(candidates)) or ([ci], shape[ci])
+        alone = attempt([])
+        if alone is None:  # its reads through views conflict (x + x.t()): it reads the view values instead
+            own_geometry, own_alias, own_views = {}, {}, []
+            candidates = {g: sp for g, sp in candidates.items() if g not in respaced}
+            alone = attempt([]) or ([ci], shape[ci], ({}, {}))
+        best = attempt(list(candidates)) or alone
         for g in candidates:
             if not set(members[g]) <= set(best[0]):
                 trial = attempt([h for h in candidates if set(members[h]) <= set(best[0])] + [g])
                 best = trial or best
-        merged, target = best
+        merged, target, (layouts, aliases) = best
         for g in candidates:
             if set(members[g]) <= set(merged):
-                del members[g]
-        members[ci] = merged
-        space[ci] = target
+                del members[g], geometry[g], alias[g]
+        members[ci], space[ci], geometry[ci], alias[ci] = merged, target, layouts, aliases
         for c in merged:
             group_of[c] = ci
     groups = []
-    for calls in sorted(members.values()):
-        if len(calls) < min_size:
+    for gid, calls in sorted(members.items(), key=lambda item: item[1]):
+        members_ = [nodes[c] for c in calls if c in nodes]
+        views = [c for c in calls if c not in nodes]
+        if len(members_) < min_size and not any(_copies(view, c) for c in views):
             continue
-        groups.append(_make_group(view, [nodes[c] for c in calls], keep, f"fused_{len(groups)}",
-                                  space[group_of[calls[0]]]))
+        groups.append(_make_group(view, members_, views, keep, f"fused_{len(groups)}", space[gid], geometry[gid],
+                                  alias[gid]))
     return epilogues + groups, view
+
+
+# view ops a group reads through: element j of the result is its source's element at an index linear in j
+_VIEW_OPS = frozenset({"view", "_unsafe_view", "reshape", "contiguous", "alias", "transpose", "t", "permute", "expand",
+                       "unsqueeze", "squeeze"})
+
+
+def _view_chain(view, vid, keep):
+    """(source, view calls from source to vid) when vid is made from source by view calls whose results nothing
+    else reads (a group may then compute them by indexing), else (vid, [])."""
+    chain = []
+    while vid not in keep and len(view.readers.get(vid, ())) == 1:
+        p = view.producer.get(vid)
+        if p is None or view.calls[p][0] not in _VIEW_OPS or view.writes[p]:
+            break
+        _, _, arg_ids, result_ids = view.calls[p]
+        sources = [ids for ids in arg_ids if ids]
+        if len(sources) != 1 or len(sources[0]) != 1 or sources[0][0] < 0 or [list(r) for r in result_ids] != [[vid]]:
+            break
+        chain.append(p)
+        vid = sources[0][0]
+    return vid, chain[::-1]
+
+
+def _restride(sizes, strides, shape):
+    """The strides by which a (sizes, strides) value is read as `shape` in row-major order, as a view (torch's
+    computeStride), or None where no strides do (a reshape that copies, an empty value)."""
+    numel = math.prod(sizes)
+    if numel != math.prod(shape) or numel == 0:
+        return None
+    if not sizes:
+        return [0] * len(shape)
+    new = [0] * len(shape)
+    view_d, chunk = len(shape) - 1, strides[-1]
+    tensor_numel = view_numel = 1
+    for d in reversed(range(len(sizes))):
+        tensor_numel *= sizes[d]
+        if d == 0 or (sizes[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                new[view_d] = view_numel * chunk
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return new if view_d == -1 else None
+
+
+def _through_view(view, ci, sizes, strides):
+    """(sizes, strides) by which a value indexed by (sizes, strides) is read through view call ci, or None."""
+    name, args, _, result_ids = view.calls[ci]
+    out = tuple(view.meta[result_ids[0][0]][0])
+    n = len(sizes)
+    sizes, strides = list(sizes), list(strides)
+    if name in ("view", "_unsafe_view", "reshape"):
+        new = _restride(sizes, strides, out)
+        return None if new is None else (out, tuple(new))
+    if name in ("transpose", "t") and n >= 2:
+        d0, d1 = (args[1] % n, args[2] % n) if name == "transpose" else (0, 1)
+        sizes[d0], sizes[d1], strides[d0], strides[d1] = sizes[d1], sizes[d0], strides[d1], strides[d0]
+    elif name == "permute" and n:
+        order = [d % n for d in args[1]]
+        sizes, strides = [sizes[d] for d in order], [strides[d] for d in order]
+    elif name == "expand" and len(out) >= n:
+        strides = [0] * (len(out) - n) + [0 if s == 1 else st for s, st in zip(sizes, strides)]
+        sizes = list(out)
+    elif name == "unsqueeze":
+        d = args[1] % (n + 1)
+        sizes.insert(d, 1)
+        strides.insert(d, 0)
+    elif name == "squeeze":
+        drop = set(range(n)) if args[2] else {d % n for d in args[1] or ()} if n else set()
+        kept = [d for d in range(n) if not (d in drop and sizes[d] == 1)]
+        sizes, strides = [sizes[d] for d in kept], [strides[d] for d in kept]
+    elif name not in ("contiguous", "alias", "transpose", "t", "permute"):
+        return None
+    return (out, tuple(strides)) if tuple(sizes) == out else None
+
+
+def _through_chain(view, chain, sizes, strides):
+    layout = (tuple(sizes), tuple(strides))
+    for c in chain:
+        layout = _through_view(view, c, *layout)
+        if layout is None:
+            return None
+    return layout
+
+
+def _copies(view, ci):
+    """Whether view call ci copies (contiguous of a value that is not): a group indexing through it saves a pass."""
+    name, _, arg_ids, _ = view.calls[ci]
+    return name == "contiguous" and not _contiguous(view.meta[arg_ids[0][0]])
+
+
+def strides_over(layout, shape):
+    """The element strides of a value indexed by layout (sizes, strides, ...) over `shape` it broadcasts to (0 along
+    broadcast dimensions)."""
+    sizes, st = layout[0], layout[1]
+    lead = len(shape) - len(sizes)
+    return [0 if d < lead or sizes[d - lead] == 1 else st[d - lead] for d in range(len(shape))]
+
+
+def _values(nodes, calls, aliases):
+    """The values the member calls read (through aliases) and make."""
+    seen = set()
+    for c in calls:
+        node = nodes.get(c)
+        if node is not None:
+            seen.update(aliases.get(v, v) for v in node.inputs)
+            seen.add(node.out)
+    return seen
+
+
+def _respace(view, nodes, calls, space, layouts, aliases, source, chain):
+    """The layouts of every value of a pointwise group making `source` when it runs in the space of source's view
+    `chain` (the group then computes the view's elements), or None when it cannot."""
+    if (any(nodes[c].kind in ("reduce", "columns") for c in calls if c in nodes)
+            or tuple(view.meta[source][0]) != tuple(space)):
+        return None
+    moved = {}
+    for vid in _values(nodes, calls, aliases):
+        layout = _through_chain(view, chain, space, strides_over(layouts.get(vid, view.meta[vid]), space))
+        if layout is None:
+            return None
+        moved[vid] = layout
+    return moved
+
+
+def _merge_layouts(view, nodes, parts, target):
+    """({value: layout}, {view result: source}) of parts (layouts, aliases, calls) joined over `target`, or None
+    where a value would be indexed two ways (read directly by one member and through a transpose by another)."""
+    layouts, aliases, seen = {}, {}, {}
+    for part_layouts, part_aliases, calls in parts:
+        aliases.update(part_aliases)
+        for vid in _values(nodes, calls, part_aliases):
+            layout = part_layouts.get(vid)
+            over = strides_over(view.meta[vid] if layout is None else layout, target)
+            if seen.setdefault(vid, over) != over:
+                return None
+            if layout is not None:
+                layouts[vid] = layout
+    return layouts, aliases
+
+
+def _closed(nodes, calls):
+    """Whether a group ends in a column reduction (no later call joins it)."""
+    return any(nodes[c].kind == "columns" for c in calls if c in nodes)
 
 
 def _broadcasts(small, big):
@@ -308,12 +519,15 @@ def _broadcasts(small, big):
     return len(small) <= len(big) and all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
 
 
-def _valid(view, calls, keep, shape, nodes):
+def _valid(view, calls, keep, shape, nodes, layouts):
     """Whether the calls may run as one group over `shape` at the last one's position."""
     rows = any(n.kind == "reduce" for n in nodes)
     row_shape = shape[:-1] + (1,) if shape else ()
     if rows and not all(n.kind != "reduce" or tuple(view.meta[n.inputs[0]][0]) == shape for n in nodes):
         return False  # each reduction reduces the group's last dimension
+    columns = [n for n in nodes if n.kind == "columns"]
+    if columns and (rows or len(columns) > 1 or tuple(view.meta[columns[0].inputs[0]][0]) != shape):
+        return False  # one column reduction, of the group's whole space
     inside = set(calls)
     last = calls[-1]
     made = {view.calls[c][3][0][0] for c in calls}
@@ -321,13 +535,21 @@ def _valid(view, calls, keep, shape, nodes):
         outside = [r for r in view.readers.get(vid, ()) if r not in inside]
         if any(r < last for r in outside):
             return False  # read before the group would have made it
-        if (outside or vid in keep) and tuple(view.meta[vid][0]) not in ((shape, row_shape) if rows else (shape,)):
+        if (not outside and vid not in keep) or (columns and vid == columns[0].out):
+            continue
+        layout = layouts.get(vid)
+        if layout is not None:
+            # written through views: each element once
+            if tuple(layout[0]) != tuple(shape) or any(st == 0 and sz != 1 for sz, st in zip(*layout[:2])):
+                return False
+        elif tuple(view.meta[vid][0]) not in ((shape, row_shape) if rows else (shape,)):
             return False  # a broadcast member is computed once per element it covers: it cannot be written
     return not any(view.writes[c] for c in range(calls[0] + 1, last) if c not in inside)
 
 
-def _make_group(view, nodes, keep, name, shape):
-    inside = {n.call for n in nodes}
+def _make_group(view, nodes, views, keep, name, shape, layouts, aliases):
+    inside = {n.call for n in nodes}.union(views)
+    nodes = [replace(n, inputs=[aliases.get(v, v) for v in n.inputs]) for n in nodes]
     made = [n.out for n in nodes]
     made_set = set(made)
     inputs = []
@@ -337,4 +559,6 @@ def _make_group(view, nodes, keep, name, shape):
                 inputs.append(vid)
     outputs = [vid for vid in made
                if vid in keep or any(r not in inside for r in view.readers.get(vid, ()))]
-    return Group(name, nodes, inputs, outputs, shape)
+    used = set(inputs) | made_set
+    return Group(name, nodes, inputs, outputs, shape, views=tuple(views),
+                 geometry={v: (tuple(sz), tuple(st)) for v, (sz, st) in layouts.items() if v in used})

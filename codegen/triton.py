@@ -62,8 +62,8 @@ _ACTIVATION_BACKWARD = {
 
 def supports(group, meta):
     """Whether every op of the group has a Triton form here."""
-    if group.rows and group.shape[-1] > MAX_ROW:
-        return False
+    if (group.rows and group.shape[-1] > MAX_ROW) or group.columns:
+        return False  # (column reductions: C++ only for now)
     return all(n.kind == "reduce" or _expr(n, meta, lambda v: "x") is not None for n in group.nodes)
 
 
@@ -174,7 +174,7 @@ def _rows_source(group, meta):
 
     def row_level(vid):
         node = node_of.get(vid)
-        sz = meta[vid][0]
+        sz = group.layout(vid, meta)[0]
         return (node is not None and node.kind == "reduce") or (n > 1 and (not sz or sz[-1] == 1))
 
     def where(k, vid):
