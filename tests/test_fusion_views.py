@@ -44,7 +44,8 @@ VIEW_CASES = {
     "reshape_then_broadcast": (lambda x, b: (x + 1).reshape(2, 3, 4).sigmoid() * b, [["add", "sigmoid", "mul"]]),
     "permute": (lambda x, b: (x.exp() * 3).reshape(2, 3, 4).permute(2, 0, 1) - 1, [["exp", "mul", "sub"]]),
     "expand_unsqueeze": (lambda x, b: (x * 3).unsqueeze(0).expand(5, 6, 4) + b, [["mul", "add"]]),
-    "squeeze": (lambda x, b: (x - 1).reshape(6, 1, 4).squeeze(1).abs() / 2, [["sub", "abs", "div"]]),
+    # (not back to x's own shape: the graph passes would read x itself, leaving no view to cross)
+    "squeeze": (lambda x, b: (x - 1).reshape(2, 1, 12).squeeze(1).abs() / 2, [["sub", "abs", "div"]]),
     # an input read through views: the copy `contiguous` makes is never made
     "input_through_contiguous": (lambda x, b: fl.exp(x.t().contiguous()) * 2, [["exp", "mul"]]),
     "bias_after_view": (lambda x, b: nn.functional.gelu((x * 0.5).view(2, 3, 4) + b), [["mul", "add", "gelu"]]),
@@ -210,8 +211,11 @@ def test_column_sums_end_their_group():
     assert ops_of(run_fused(lambda x: (x * 2).sum() * 3, fl.tensor(2.0))) == []
 
 
-def test_bias_gradients_of_a_training_step_equal_eager():
+def test_bias_gradients_of_a_training_step_equal_eager(monkeypatch):
     # linear layers on (batch, seq, features): their bias gradients are column sums of the chain rule's products
+    # (the `grad * 1` in front of each sum is what fuses with it here; the graph passes would drop it)
+    from flowlike.graph import passes
+    monkeypatch.setattr(passes.config, "enabled", False)
     models = []
     for _ in range(2):
         fl.manual_seed(0)
