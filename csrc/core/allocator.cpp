@@ -79,9 +79,13 @@ void CPUAllocator::free(void* ptr, size_t capacity) {
     std::lock_guard<std::mutex> g(s.mu);
     s.stats.allocated -= capacity;
     if (s.cached_bytes + int64_t(capacity) <= s.cache_limit) {
-      s.free_blocks[capacity].push_back(ptr);
-      s.cached_bytes += capacity;
-      return;
+      try {
+        s.free_blocks[capacity].push_back(ptr);
+        s.cached_bytes += capacity;
+        return;
+      } catch (const std::bad_alloc&) {
+        // no memory for the cache's bookkeeping (free runs in destructors, which must not throw): release the block
+      }
     }
     s.stats.reserved -= capacity;
   }
@@ -90,17 +94,16 @@ void CPUAllocator::free(void* ptr, size_t capacity) {
 
 void CPUAllocator::empty_cache() {
   State& s = state();
-  std::vector<void*> release;
+  // taken whole, not copied: empty_cache runs when an allocation has just failed, with no memory to spare
+  std::unordered_map<size_t, std::vector<void*>> release;
   {
     std::lock_guard<std::mutex> g(s.mu);
-    for (auto& kv : s.free_blocks) {
-      for (void* p : kv.second) release.push_back(p);
-      s.stats.reserved -= int64_t(kv.first) * int64_t(kv.second.size());
-    }
-    s.free_blocks.clear();
+    release.swap(s.free_blocks);
+    for (auto& kv : release) s.stats.reserved -= int64_t(kv.first) * int64_t(kv.second.size());
     s.cached_bytes = 0;
   }
-  for (void* p : release) std::free(p);
+  for (auto& kv : release)
+    for (void* p : kv.second) std::free(p);
 }
 
 MemoryStats CPUAllocator::stats() {
