@@ -4,7 +4,7 @@ import builtins
 import warnings
 
 from . import _dtype as D
-from ._tensor import Tensor
+from ._tensor import Tensor, int_arg
 from ._views import _ints, _wrap, cat
 
 __all__ = ["stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -130,7 +130,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             row = input.narrow(d, i, 1)
             pieces.append(row.expand(shape[:d] + [c] + shape[d + 1:]))
         return cat(pieces, d) if pieces else input.narrow(d, 0, 0).clone()
-    r = builtins.int(repeats)
+    r = int_arg(repeats, "repeat_interleave", "repeats")
     if r < 0:
         raise RuntimeError("repeats can not be negative")
     shape = list(input.shape)

@@ -217,6 +217,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 def constant_pad_nd(input, pad, value=0):
     """Pads (or, with negative amounts, crops) the last dims: see nn.functional.pad."""
+    if isinstance(value, complex) and input.dtype.is_complex:
+        # the kernel pads with a real value: the imaginary part goes where the padding went (outside the input)
+        r = _V.pad(input, pad, "constant", value.real)
+        from ._creation import ones
+        outside = 1 - _V.pad(ones(input.shape, dtype=input.dtype), pad, "constant", 0.0)
+        return r + outside * (1j * value.imag) if value.imag else r
     return _V.pad(input, pad, "constant", value)
 
 

@@ -164,3 +164,78 @@ def test_affine_grid_generator_refuses_a_tensor_size_as_torch():
     # a float tensor holding inf reached int() (OverflowError); torch's parser refuses any tensor for `size`
     with pytest.raises(TypeError, match="size"):
         fl.affine_grid_generator(fl.ones(1, 2, 3), fl.tensor([1.0, float("inf"), 2.0, 2.0]), True)
+
+
+_OOM_CASES = {
+    # 65537 rows of 256 KiB copied from a stride-0 view: the address-space limit runs out partway, and a
+    # std::bad_alloc from the caching allocator's bookkeeping escaped a destructor (std::terminate)
+    "unbind_copy": {"target": "fl.unbind_copy", "args": [("tensor", (65537, 32769), "int64", "huge", True, 0, False)],
+                    "kwargs": {}, "backward": None},
+    # a degree-~1000 recurrence keeps every step for autograd until memory runs out; the autograd graph's
+    # teardown queue (Note [Deep graphs]) then failed to grow inside Node's destructor
+    "legendre_polynomial_p": {
+        "target": "fl.special.legendre_polynomial_p",
+        "args": [("tensor", (257, 257), "bfloat16", "offset", True, 3, True),
+                 ("tensor", (257, 257), "bfloat16", "offset", True, 3, True)],
+        "kwargs": {"out": ("list", [("tuple", [("lit", 2)]), ("tensor", (), "float64", "contiguous", False, 0, False)])},
+        "backward": None},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OOM_CASES))
+def test_running_out_of_memory_is_a_runtime_error_not_an_abort(name):
+    # each in a process of its own under the fuzz worker's 3 GiB address-space limit (its memory runs out)
+    import subprocess
+    import sys
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz")
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+              "import flowlike as fl\n"
+              "from fuzz_cases import run_case\n"
+              f"status, detail = run_case(fl, {_OOM_CASES[name]!r})\n"
+              "print(status, detail[0] if status == 'raised' else '', detail[1][:80] if status == 'raised' else '')\n")
+    r = subprocess.run([sys.executable, "-c", script], cwd=here, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    status, _, rest = r.stdout.strip().partition(" ")
+    assert status == "ok" or (status == "raised" and rest.split()[0] in ("RuntimeError", "MemoryError")), r.stdout
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.native_channel_shuffle(fl.ones(2, 4, 3), float("inf")),
+    lambda: fl.nn.functional.channel_shuffle(fl.ones(2, 4, 3), 2.0),
+    lambda: fl.nn.functional.affine_grid(fl.ones(1, 2, 3), [1, 1, float("inf"), 2], align_corners=False),
+    lambda: fl.nn.functional.affine_grid(fl.ones(1, 2, 3), [1, 1, 2 ** 70, 2], align_corners=False),
+    lambda: fl.nn.functional.interpolate(fl.ones(1, 1, 4), size=float("inf")),
+    lambda: fl.nn.functional.layer_norm(fl.ones(2, 3), [float("inf")]),
+    lambda: fl.nn.functional.layer_norm(fl.ones(2, 3), [2 ** 70]),
+    lambda: fl.nn.functional.embedding(fl.tensor([0]), fl.ones(3, 2), padding_idx=2.0),
+    lambda: fl.tensor_split(fl.ones(4), [float("inf")]),
+    lambda: fl.tensor_split(fl.ones(4), [2 ** 70]),
+    lambda: fl.argmax(fl.ones(3), float("inf")),
+    lambda: fl.median(fl.ones(3), 2.0),
+    lambda: fl.max(fl.ones(3), float("inf")),
+    lambda: fl.repeat_interleave(fl.ones(3), float("inf")),
+])
+def test_a_float_or_overflowing_int_argument_is_a_type_error_as_torch(call):
+    # int() of inf raised OverflowError (and int(2.0) passed silently); torch's argument parser raises TypeError
+    with pytest.raises(TypeError):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.native_channel_shuffle(fl.ones(2, 4, 3), 2 ** 70),
+    lambda: fl.argmax(fl.ones(3), 2 ** 70),
+    lambda: fl.repeat_interleave(fl.ones(3), 2 ** 70),
+    lambda: fl.split(fl.ones(3), 2 ** 70),
+])
+def test_an_int_argument_past_int64_is_a_value_error_as_torch(call):
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        call()
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_matrix_exp_of_non_finite_entries_is_nan(value):
+    # log2(inf) reached math.ceil (OverflowError); torch gives nan for inf and nan entries
+    r = fl.linalg.matrix_exp(fl.full((2, 2), value))
+    assert bool(r.isnan().all())

@@ -21,9 +21,19 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+# the activations torch also runs on complex tensors (the C++ kernels are real-valued): as composites, with autograd
+_COMPLEX_ACT = {"silu": lambda x: x * _C.sigmoid(x), "softsign": lambda x: x / (x.abs() + 1),
+                "tanhshrink": lambda x: x - _C.tanh(x)}
+
+
 def _act(name, input, a=0.0, b=0.0, c=0.0, inplace=False):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dtype.is_complex and name in _COMPLEX_ACT:
+        if name == "silu" and input.requires_grad and _fl.is_grad_enabled():  # (torch's silu is a kernel)
+            raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
+        r = _COMPLEX_ACT[name](input)
+        return input.copy_(r) if inplace else r
     return _C._activation(input, _KIND[name], float(a), float(b), float(c), bool(inplace))
 
 
