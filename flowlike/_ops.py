@@ -19,8 +19,8 @@ for _name in _C._pointwise_ops:
 # ---- composites: written once in terms of the ops above ---------------------------------------
 
 def _complex_logaddexp(a, b):
-    # torch's complex kernel: the operand with the larger real part is the shift; two equal infinite real parts
-    # give the smaller operand (-inf) or the plain formula (+inf)
+    # torch's complex kernel: the operand with the larger real part (a on a tie) is the shift; two equal infinite
+    # real parts give the other one (-inf) or the plain formula (+inf)
     take = a.real >= b.real
     hi, lo = _C.where(take, a, b), _C.where(take, b, a)
     r = hi + _C.log1p(_C.exp(lo - hi))

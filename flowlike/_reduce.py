@@ -257,9 +257,19 @@ def cumprod(input, dim, *, dtype=None):
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, computed stably."""
     if isinstance(input, Tensor) and input.dtype.is_complex and input.numel():
-        # one shift for the whole slice (torch's kernel adds term by term): a prefix whose terms are all far below
-        # the slice's largest real part (by more than the dtype's exp range) comes out -inf
-        return _complex_shifted(input, [int_arg(dim, "logcumsumexp", "dim")], lambda e: e.cumsum(dim))
+        # term by term as torch's kernel: its imaginary parts are not reduced to (-pi, pi] (log(cumsum(exp)) would
+        # differ from them by multiples of 2 pi), and each step is stable on its own
+        from ._joining import stack
+        from ._ops import _complex_logaddexp
+        d = int_arg(dim, "logcumsumexp", "dim")
+        if input.dim() == 0:
+            if d not in (-1, 0):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d})")
+            return input.clone()
+        steps = [input.select(d, 0)]
+        for k in builtins.range(1, input.shape[d]):
+            steps.append(_complex_logaddexp(input.select(d, k), steps[-1]))
+        return stack(steps, d)
     return _C._logcumsumexp(input, dim)
 
 
