@@ -24,6 +24,23 @@ State& state() {
   return *s;
 }
 
+thread_local bool tls_in_cache_update = false;  // this thread holds State::mu while the cache's lists grow
+
+// operator new out of memory while this cache holds freed blocks: hand them back to the system and let new try
+// again (tensors just freed sit here, not in malloc: a destructor that must queue or record something, such as
+// Node's teardown, would otherwise find no memory at all). Nothing cached, or the cache itself growing: bad_alloc.
+void release_cache_for_new() {
+  if (tls_in_cache_update) throw std::bad_alloc();
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> g(s.mu);  // (free of this thread: only the cache's growth allocates under it)
+    if (s.cached_bytes == 0) throw std::bad_alloc();
+  }
+  CPUAllocator::get().empty_cache();
+}
+
+[[maybe_unused]] const bool new_handler_installed = (std::set_new_handler(release_cache_for_new), true);
+
 }  // namespace
 
 CPUAllocator& CPUAllocator::get() {
@@ -80,10 +97,13 @@ void CPUAllocator::free(void* ptr, size_t capacity) {
     s.stats.allocated -= capacity;
     if (s.cached_bytes + int64_t(capacity) <= s.cache_limit) {
       try {
+        tls_in_cache_update = true;
         s.free_blocks[capacity].push_back(ptr);
+        tls_in_cache_update = false;
         s.cached_bytes += capacity;
         return;
       } catch (const std::bad_alloc&) {
+        tls_in_cache_update = false;
         // no memory for the cache's bookkeeping (free runs in destructors, which must not throw): release the block
       }
     }
