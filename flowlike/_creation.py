@@ -48,6 +48,8 @@ def _finish(t, requires_grad, out=None, op=None):
 
 def _dtype_of(dtype, out):
     """A factory's dtype: the one asked for, else out's (torch's factories fill out= in its own dtype)."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     return out.dtype if dtype is None and out is not None else dtype
 
 
@@ -317,6 +319,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
 
 
 @_meta.factory
+@_oom_as_runtime_error
 def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     dtype = _dtype_of(dtype, out)

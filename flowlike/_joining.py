@@ -181,13 +181,19 @@ def combinations(input, r=2, with_replacement=False):
     import itertools
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    r = int_arg(r, "combinations", "r")
+    if not isinstance(with_replacement, builtins.bool):
+        raise TypeError(f"combinations(): argument 'with_replacement' must be bool, not {type(with_replacement).__name__}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     from ._creation import tensor
-    index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
+    try:
+        index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
+    except MemoryError:  # (as torch's allocator: a RuntimeError)
+        raise RuntimeError("combinations: not enough memory for the combinations asked for") from None
     return input[index.reshape(-1)].reshape(-1, r)
 
 

@@ -239,3 +239,20 @@ def test_matrix_exp_of_non_finite_entries_is_nan(value):
     # log2(inf) reached math.ceil (OverflowError); torch gives nan for inf and nan entries
     r = fl.linalg.matrix_exp(fl.full((2, 2), value))
     assert bool(r.isnan().all())
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.eye(2147483647, 7, dtype=(6, 4)),
+    lambda: fl.arange(3, dtype=(1,)),
+    lambda: fl.combinations(fl.arange(17), 4294967297, [-1, 2 ** 63 - 1]),
+])
+def test_a_factory_argument_of_the_wrong_type_is_a_type_error(call):
+    # a tuple dtype reached numpy (112 GiB: MemoryError) or .is_floating_point (AttributeError); torch's parser
+    # refuses it first; with_replacement must be a bool
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_int_of_inf_is_an_overflow_error_as_torch():
+    with pytest.raises(OverflowError, match="infinity"):
+        int(fl.tensor([float("inf")], dtype=fl.float16))
