@@ -256,3 +256,27 @@ def test_a_factory_argument_of_the_wrong_type_is_a_type_error(call):
 def test_int_of_inf_is_an_overflow_error_as_torch():
     with pytest.raises(OverflowError, match="infinity"):
         int(fl.tensor([float("inf")], dtype=fl.float16))
+
+
+@pytest.mark.parametrize("call,error", [
+    # a 0-dim target of a (0, C) batch reached the kernel unchecked (segmentation fault); a float target too
+    (lambda: fl.nn.functional.nll_loss(fl.randn(0, 1, requires_grad=True), fl.tensor(0)), IndexError),
+    (lambda: fl.nn.functional.nll_loss(fl.randn(2, 3), fl.tensor([0.0, 1.0])), RuntimeError),
+    # block counts past int64 overflowed in im2col (segmentation fault); torch checks the lengths first
+    (lambda: fl.nn.functional.unfold(fl.randn(1, 2, 0, 0), (2 ** 62, 2), (2 ** 63 - 1, 6), (2 ** 62, 1),
+                                     (2 ** 63 - 1, 6)), RuntimeError),
+    (lambda: fl.nn.functional.unfold(fl.randn(2, 4, 4), [2]), RuntimeError),
+    # int(inf) of an integer hardtanh bound (OverflowError); torch cannot convert it to int64 either
+    (lambda: fl.nn.functional.hardtanh_(fl.zeros(3, dtype=fl.int64), 4, float("inf")), RuntimeError),
+])
+def test_long_fuzz_crashes_and_classes(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize("softmax", [lambda x: fl.special.softmax(x, -1), lambda x: fl.log_softmax(x, 0),
+                                     lambda x: x.softmax(1), lambda x: fl.nn.functional.softmax(x, -1)])
+def test_softmax_of_an_empty_tensor_with_huge_dims_returns_at_once(softmax):
+    # (2**62, 0): the kernel visited each of the 2**62 empty rows (a hang)
+    r = softmax(fl.empty(1, 0).expand(2 ** 62, 0))
+    assert tuple(r.shape) == (2 ** 62, 0)
