@@ -46,6 +46,7 @@ from ._nn import *  # noqa: F401,F403  (softmax, relu, layer_norm, ... in the to
 from . import memory
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
+from .nn import _grid_sample  # noqa: E402,F401 - registers grid_sample's third derivative (needs autograd)
 
 from .version import __version__  # noqa: E402
 result_type = _C.result_type

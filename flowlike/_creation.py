@@ -48,6 +48,8 @@ def _finish(t, requires_grad, out=None, op=None):
 
 def _dtype_of(dtype, out):
     """A factory's dtype: the one asked for, else out's (torch's factories fill out= in its own dtype)."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     return out.dtype if dtype is None and out is not None else dtype
 
 
@@ -269,14 +271,15 @@ def _linspace_values(start, end, steps, np_dtype=np.dtype(np.float64)):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if steps == 1:
-        return np.array([start], dtype=np.float64)
+        return np.array([start], dtype=np.complex128 if np_dtype.kind == "c" else np.float64)
     # PyTorch rounds the step to the result's precision, then forms each value with one fused
     # multiply-add (exact in float64 here, rounded once by the final cast)
-    step = np.float64((np_dtype.type(end) - np_dtype.type(start)) / np_dtype.type(steps - 1))
+    wide = np.complex128 if np_dtype.kind == "c" else np.float64
+    step = wide((np_dtype.type(end) - np_dtype.type(start)) / np_dtype.type(steps - 1))
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
     # the second half is filled backwards from `end` so both endpoints are exact
-    return np.where(i < half, np.float64(start) + i * step, np.float64(end) - (steps - 1 - i) * step)
+    return np.where(i < half, wide(start) + i * step, wide(end) - (steps - 1 - i) * step)
 
 
 def _check_steps(op, steps):
@@ -292,10 +295,14 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     dtype = _dtype_of(dtype, out)
     check_device(device)
     _check_steps("linspace", steps)
-    dtype = dtype or D.get_default_dtype()
-    vals = _linspace_values(_number(start), _number(end), steps,
-                            np.dtype(np.float64) if dtype == D.float64 else np.dtype(np.float32))
-    if not dtype.is_floating_point:
+    start, end = _number(start), _number(end)
+    if dtype is None:  # a complex endpoint gives the default dtype's complex counterpart, as torch's
+        cplx = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
+        dtype = D.get_default_dtype().to_complex() if cplx else D.get_default_dtype()
+    vals = _linspace_values(start, end, steps,
+                            np.dtype({D.float64: np.float64, D.complex64: np.complex64,
+                                      D.complex128: np.complex128}.get(dtype, np.float32)))
+    if not (dtype.is_floating_point or dtype.is_complex):
         vals = np.trunc(vals)
     return _finish(tensor(vals, dtype=dtype), requires_grad, out, "linspace")
 
@@ -312,6 +319,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
 
 
 @_meta.factory
+@_oom_as_runtime_error
 def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     dtype = _dtype_of(dtype, out)

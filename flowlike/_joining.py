@@ -4,7 +4,7 @@ import builtins
 import warnings
 
 from . import _dtype as D
-from ._tensor import Tensor
+from ._tensor import Tensor, int_arg
 from ._views import _ints, _wrap, cat
 
 __all__ = ["stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -130,7 +130,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             row = input.narrow(d, i, 1)
             pieces.append(row.expand(shape[:d] + [c] + shape[d + 1:]))
         return cat(pieces, d) if pieces else input.narrow(d, 0, 0).clone()
-    r = builtins.int(repeats)
+    r = int_arg(repeats, "repeat_interleave", "repeats")
     if r < 0:
         raise RuntimeError("repeats can not be negative")
     shape = list(input.shape)
@@ -181,13 +181,19 @@ def combinations(input, r=2, with_replacement=False):
     import itertools
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    r = int_arg(r, "combinations", "r")
+    if not isinstance(with_replacement, builtins.bool):
+        raise TypeError(f"combinations(): argument 'with_replacement' must be bool, not {type(with_replacement).__name__}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     from ._creation import tensor
-    index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
+    try:
+        index = tensor(list(pick(range(input.shape[0]), r)), dtype=D.int64).reshape(-1, r)
+    except MemoryError:  # (as torch's allocator: a RuntimeError)
+        raise RuntimeError("combinations: not enough memory for the combinations asked for") from None
     return input[index.reshape(-1)].reshape(-1, r)
 
 

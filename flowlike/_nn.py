@@ -12,12 +12,12 @@ __all__ = ["softmax", "log_softmax", "relu", "relu_", "selu", "selu_", "celu", "
 
 def softmax(input, dim, dtype=None):
     """softmax along dim (torch.softmax: dim is required)."""
-    return _C._softmax(input, dim, dtype)
+    return _A._softmax_call(_C._softmax, input, dim, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
     """log_softmax along dim (torch.log_softmax: dim is required)."""
-    return _C._log_softmax(input, dim, dtype)
+    return _A._softmax_call(_C._log_softmax, input, dim, dtype)
 
 
 relu, relu_, selu, selu_, celu, celu_ = _A.relu, _A.relu_, _A.selu, _A.selu_, _A.celu, _A.celu_
@@ -48,12 +48,12 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 
 def _softmax_method(self, dim, dtype=None):
     """Tensor.softmax(dim, dtype=None)."""
-    return _C._softmax(self, dim, dtype)
+    return _A._softmax_call(_C._softmax, self, dim, dtype)
 
 
 def _log_softmax_method(self, dim, dtype=None):
     """Tensor.log_softmax(dim, dtype=None)."""
-    return _C._log_softmax(self, dim, dtype)
+    return _A._softmax_call(_C._log_softmax, self, dim, dtype)
 
 
 for _name, _fn in (("softmax", _softmax_method), ("log_softmax", _log_softmax_method), ("relu", _A.relu),
@@ -217,6 +217,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 def constant_pad_nd(input, pad, value=0):
     """Pads (or, with negative amounts, crops) the last dims: see nn.functional.pad."""
+    if isinstance(value, complex) and input.dtype.is_complex:
+        # the kernel pads with a real value: the imaginary part goes where the padding went (outside the input)
+        r = _V.pad(input, pad, "constant", value.real)
+        from ._creation import ones
+        outside = 1 - _V.pad(ones(input.shape, dtype=input.dtype), pad, "constant", 0.0)
+        return r + outside * (1j * value.imag) if value.imag else r
     return _V.pad(input, pad, "constant", value)
 
 

@@ -18,6 +18,25 @@ for _name in _C._pointwise_ops:
 
 # ---- composites: written once in terms of the ops above ---------------------------------------
 
+def _complex_logaddexp(a, b):
+    # torch's complex kernel: the operand with the larger real part (a on a tie) is the shift; two equal infinite
+    # real parts give the other one (-inf) or the plain formula (+inf)
+    take = a.real >= b.real
+    hi, lo = _C.where(take, a, b), _C.where(take, b, a)
+    r = hi + _C.log1p(_C.exp(lo - hi))
+    same_inf = (lo.real == hi.real) & _C.isinf(lo.real)
+    return _C.where(same_inf, _C.where(lo.real < 0, lo, _C.log(_C.exp(lo) + _C.exp(hi))), r)
+
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(input) + exp(other)), computed stably."""
+    if _b.any(isinstance(v, _C.Tensor) and v.is_complex() for v in (input, other)):
+        return write_out(out, _complex_logaddexp(input, other), "logaddexp")  # (the C++ kernel is real-valued)
+    return _C.logaddexp(input, other, out=out)
+
+
+_C.Tensor.logaddexp = logaddexp
+
 _wrap = _C._wrap_scalar
 divide = _C.divide
 
@@ -101,9 +120,11 @@ def clamp_max(input, max):
 
 
 def float_power(input, exponent, *, out=None):
-    """pow computed in float64."""
-    a = input.double() if isinstance(input, _C.Tensor) else input
-    b = exponent.double() if isinstance(exponent, _C.Tensor) else _b.float(exponent)
+    """pow computed in float64 (complex128 when either operand is complex)."""
+    cplx = _b.any(v.is_complex() if isinstance(v, _C.Tensor) else isinstance(v, _b.complex) for v in (input, exponent))
+    dt = _D.complex128 if cplx else _D.float64
+    a = input.to(dt) if isinstance(input, _C.Tensor) else input
+    b = exponent.to(dt) if isinstance(exponent, _C.Tensor) else (_b.complex if cplx else _b.float)(exponent)
     return _C.pow(a, b, out=out)
 
 
@@ -125,7 +146,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2."""
-    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+    if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")
     result = input + value * (tensor1 / tensor2)
@@ -295,7 +316,7 @@ def mvlgamma(input, p, *, out=None):
 
 def sinc(input, *, out=None):
     """sin(pi x) / (pi x), with sinc(0) = 1."""
-    x = _float(input)
+    x = input if input.dtype.is_complex else _float(input)
     px = x * _math.pi
     return write_out(out, _C.where(x == 0, 1.0, _C.sin(px) / _C.where(x == 0, 1.0, px)), "sinc")
 

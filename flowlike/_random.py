@@ -259,6 +259,26 @@ def _poisson_ptrs(lam, generator):
     return result
 
 
+# torch's normal_ and uniform_ on a complex tensor fill its real view: each part drawn on its own, normal_'s with
+# std / sqrt(2) (so that E|z - mean|^2 = std^2)
+_native_normal_, _native_uniform_ = Tensor.normal_, Tensor.uniform_
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if self.dtype.is_complex:
+        _native_normal_(_C._view_as_real(self), mean, std / math.sqrt(2), generator=generator)
+        return self
+    return _native_normal_(self, mean, std, generator=generator)
+
+
+def _uniform_(self, *args, **kwargs):
+    _native_uniform_(_C._view_as_real(self) if self.dtype.is_complex else self, *args, **kwargs)
+    return self
+
+
+_normal_.__doc__, _uniform_.__doc__ = _native_normal_.__doc__, _native_uniform_.__doc__
+Tensor.normal_ = _normal_
+Tensor.uniform_ = _uniform_
 Tensor.exponential_ = _exponential_
 Tensor.cauchy_ = _cauchy_
 Tensor.log_normal_ = _log_normal_

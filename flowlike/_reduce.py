@@ -7,6 +7,7 @@ overloaded forms (dim as int, tuple or None; max(x) / max(x, dim) / max(x, other
 """
 import builtins
 import collections
+import math
 import types
 import warnings
 
@@ -115,7 +116,22 @@ any = _logical_reducer("any", "True where some element over `dim` is nonzero (ui
 
 def logsumexp(input, dim=None, keepdim=False):
     """log(sum(exp(input))) over `dim`, computed stably by shifting by the maximum."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        dims = _dims(dim) or list(builtins.range(input.dim()))
+        if input.numel() == 0:
+            return input.exp().sum(dims, keepdim=keepdim).log()
+        r = _complex_shifted(input, dims, lambda e: e.sum(dims, keepdim=True))
+        return r if keepdim or not dims else r.squeeze(dims)
     return _C._logsumexp(input, _dims(dim), keepdim, None)
+
+
+def _complex_shifted(input, dims, accumulate):
+    """log(accumulate(exp(input))) of a complex input as torch computes it: shifted by the largest real part over
+    dims (|exp(z)| depends on it alone), an infinite shift replaced by 0. The shift is a constant to autograd: its
+    derivative cancels."""
+    m = input.real.detach().amax(dims, keepdim=True)
+    m = m.masked_fill(m.abs() == math.inf, 0)
+    return accumulate((input - m).exp()).log() + m
 
 
 def count_nonzero(input, dim=None):
@@ -134,7 +150,7 @@ def _max_min(name, prim_dim, full, pair):
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                    "Specify the reduction dim with the 'dim' argument.")
             return full(input)
-        return rt(*prim_dim(input, builtins.int(dim), keepdim))
+        return rt(*prim_dim(input, int_arg(dim, name, "dim"), keepdim))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{name}(input) -> the {name}imum element; {name}(input, dim, keepdim=False) -> (values, indices); "
                   f"{name}(input, other) -> elementwise {name}imum.")
@@ -165,12 +181,12 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the first maximum over `dim`, or into the flattened tensor when dim is None."""
-    return _C._argmax(input, None if dim is None else builtins.int(dim), keepdim)
+    return _C._argmax(input, None if dim is None else int_arg(dim, "argmax", "dim"), keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the first minimum over `dim`, or into the flattened tensor when dim is None."""
-    return _C._argmin(input, None if dim is None else builtins.int(dim), keepdim)
+    return _C._argmin(input, None if dim is None else int_arg(dim, "argmin", "dim"), keepdim)
 
 
 def _correction(dim, unbiased, correction):
@@ -240,6 +256,20 @@ def cumprod(input, dim, *, dtype=None):
 
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, computed stably."""
+    if isinstance(input, Tensor) and input.dtype.is_complex and input.numel():
+        # term by term as torch's kernel: its imaginary parts are not reduced to (-pi, pi] (log(cumsum(exp)) would
+        # differ from them by multiples of 2 pi), and each step is stable on its own
+        from ._joining import stack
+        from ._ops import _complex_logaddexp
+        d = int_arg(dim, "logcumsumexp", "dim")
+        if input.dim() == 0:
+            if d not in (-1, 0):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d})")
+            return input.clone()
+        steps = [input.select(d, 0)]
+        for k in builtins.range(1, input.shape[d]):
+            steps.append(_complex_logaddexp(input.select(d, k), steps[-1]))
+        return stack(steps, d)
     return _C._logcumsumexp(input, dim)
 
 
@@ -294,7 +324,7 @@ def _median(name, ignore_nan):
     def fn(input, dim=None, keepdim=False):
         if dim is None:
             return _C._median_all(input, ignore_nan)
-        return rt(*_C._median_dim(input, builtins.int(dim), keepdim, ignore_nan))
+        return rt(*_C._median_dim(input, int_arg(dim, name, "dim"), keepdim, ignore_nan))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{name}(input) -> the lower median; {name}(input, dim, keepdim=False) -> (values, indices). "
                   + ("NaNs are ignored." if ignore_nan else "A NaN in the row makes the result NaN."))
@@ -319,7 +349,7 @@ def _quantile(name, ignore_nan):
             if not 0 <= q <= 1:
                 raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
             q = _as_tensor(builtins.float(q))
-        return _C._quantile(input, q, None if dim is None else builtins.int(dim), keepdim, interpolation, ignore_nan)
+        return _C._quantile(input, q, None if dim is None else int_arg(dim, name, "dim"), keepdim, interpolation, ignore_nan)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The q-th quantiles along `dim` (all elements when None); a 1-D q adds a leading dim. "
                   f"interpolation: linear, lower, higher, midpoint or nearest."
@@ -387,7 +417,7 @@ def dist(input, other, p=2):
 
 def renorm(input, p, dim, maxnorm):
     """Rescales each slice along dim whose p-norm exceeds maxnorm to norm maxnorm."""
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"renorm: expected a floating point tensor, got {input.dtype}")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
@@ -439,7 +469,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0
     x = x - avg.unsqueeze(1)
-    return ((x @ (x * w if w is not None else x).t()) / norm_factor).squeeze()
+    return ((x @ (x * w if w is not None else x).t().conj()) / norm_factor).squeeze()
 
 
 def corrcoef(input):
@@ -447,9 +477,12 @@ def corrcoef(input):
     c = cov(input)
     if c.dim() == 0:
         return c / c
-    stddev = _C.sqrt(c.diagonal())
+    d = c.diagonal()
+    stddev = _C.sqrt(d.real if d.dtype.is_complex else d)
     c = c / stddev.reshape(-1, 1)
     c = c / stddev.reshape(1, -1)
+    if c.dtype.is_complex:  # clipped per part, as torch's
+        return _C._complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 

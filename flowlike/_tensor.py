@@ -225,15 +225,35 @@ def _scalar_conv(kind):
     return conv
 
 
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
 def int_arg(value, op, name):
     """An int argument as torch's parser takes it: ints, numpy ints and one-element integer tensors (__index__);
-    TypeError for anything else (a float, inf, a float tensor) instead of a silent or overflowing int()."""
+    TypeError for anything else (a float, inf, a float tensor) instead of a silent or overflowing int(), and
+    ValueError for an int past int64."""
     if isinstance(value, builtins.bool):
         return builtins.int(value)
     try:
-        return operator.index(value)
+        v = operator.index(value)
     except TypeError:
         raise TypeError(f"{op}(): argument '{name}' must be int, not {builtins.type(value).__name__}") from None
+    if v not in _INT64:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def int_list_arg(values, op, name):
+    """An int-list argument (a size) as torch's parser takes it: a TypeError for any element that is not an int,
+    overflowing int64 included."""
+    out = []
+    for i, value in enumerate(values):
+        try:
+            out.append(int_arg(value, op, name))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos {i + 1} with error "
+                            f"\"{e}\"") from None
+    return out
 
 
 def _index(self):

@@ -11,7 +11,7 @@ import warnings
 
 from . import _C
 from ._out import write_out
-from ._tensor import Tensor, Size, int_arg
+from ._tensor import Tensor, Size, int_arg, int_list_arg
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze", "unsqueeze", "narrow", "select",
            "diagonal", "as_strided", "cat", "concat", "concatenate", "flip", "roll", "tril", "triu", "trace",
@@ -63,10 +63,24 @@ def _T(self):
     return self.permute(*range(self.dim() - 1, -1, -1))
 
 
-def _mT(self):
+def _mT(self, name="tensor.mT"):
     if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+        raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
     return self.transpose(-2, -1)
+
+
+def _mH(self):
+    return _mT(self, "tensor.mH").conj()  # (conj: a view with the conjugate bit, the tensor itself when real)
+
+
+def _H(self):
+    if self.dim() == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return self.conj()
+    if self.dim() != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""))
+    return self.transpose(0, 1).conj()
 
 
 def _view_as(self, other):
@@ -82,8 +96,8 @@ def _expand_as(self, other):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view, with the conjugate bit for complex dtypes)."""
-    return _mT(input).conj()
+    """The conjugate transpose of the last two dims (a view, with the conjugate bit when complex)."""
+    return _mT(input, "tensor.adjoint()").conj()
 
 
 def ravel(input):
@@ -174,7 +188,7 @@ def split(tensor, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.dim() > 0:
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
     if isinstance(split_size_or_sections, (builtins.int, Tensor)):
-        size = builtins.int(split_size_or_sections)
+        size = int_arg(split_size_or_sections, "split", "split_size")
         if size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
         if size == 0 and n != 0:
@@ -225,7 +239,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         q, r = divmod(n, ios)
         sizes = [q + 1] * r + [q] * (ios - r)
         return split(input, sizes, d)
-    bounds = [0] + [builtins.int(i) for i in ios] + [n]
+    bounds = [0] + int_list_arg(ios, "tensor_split", "indices") + [n]
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         a = builtins.min(builtins.max(a + n if a < 0 else a, 0), n)
@@ -339,9 +353,9 @@ Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 Tensor.split_with_sizes = lambda self, split_sizes, dim=0: split(self, list(split_sizes), dim)
 Tensor.t_ = _t_
 Tensor.T = property(_T)
-Tensor.H = property(lambda self: _T(self).conj())
+Tensor.H = property(_H)
 Tensor.mT = property(_mT)
-Tensor.mH = property(adjoint)
+Tensor.mH = property(_mH)
 del _name
 
 

@@ -476,6 +476,8 @@ def matrix_exp(A):
     if A.numel() == 0:
         return A.clone()
     norm1 = A.detach().abs().sum(-2).amax().item()
+    if not math.isfinite(norm1):  # inf/nan entries (or a norm past the dtype's range): all nan, as torch's
+        return A * math.nan
     s = builtins.max(0, math.ceil(math.log2(norm1)) + 1) if norm1 > 0.5 else 0
     X = A / (2.0 ** s) if s else A
     eye = _eye(A.shape[-1], A.dtype)

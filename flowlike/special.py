@@ -92,12 +92,14 @@ def spherical_bessel_j0(input, *, out=None):
 
 def softmax(input, dim, *, dtype=None):
     """softmax along dim (torch.special.softmax)."""
-    return _C._softmax(input, dim, dtype)
+    from .nn._functional_activation import _softmax_call
+    return _softmax_call(_C._softmax, input, dim, dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
     """log_softmax along dim (torch.special.log_softmax)."""
-    return _C._log_softmax(input, dim, dtype)
+    from .nn._functional_activation import _softmax_call
+    return _softmax_call(_C._log_softmax, input, dim, dtype)
 
 
 def logsumexp(input, dim, keepdim=False):

@@ -525,6 +525,43 @@ def test_grid_sample_double_backward_matches_torch(mode, nd, padding, align):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
 
 
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode,nd", [("bilinear", 2), ("bilinear", 3), ("nearest", 2), ("nearest", 3), ("bicubic", 2)])
+def test_grid_sample_third_derivatives_match_torch(mode, nd, padding, align):
+    """The second derivatives (of the grid gradient too) differentiated again, in a graph (create_graph) and not."""
+    rng = np.random.default_rng(1)
+    arrays = (rng.standard_normal((1, 2) + (4,) * nd), rng.uniform(-1.3, 1.3, (1,) + (3,) * nd + (nd,)),
+              rng.standard_normal((1, 2) + (3,) * nd))
+
+    def body(m):
+        out = []
+        for create_graph in (False, True):
+            x, grid, w = (m.tensor(a, requires_grad=True) for a in arrays)
+            y = m.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)
+            gx, gg = m.autograd.grad((y * w).sum(), (x, grid), create_graph=True)
+            second = m.autograd.grad((gx * gx).sum() + (gg * gg).sum() + gg.sin().sum(), (x, grid, w),
+                                     create_graph=True, allow_unused=True, materialize_grads=True)
+            out += m.autograd.grad(sum((s * s.cos()).sum() for s in second), (x, grid, w), create_graph=create_graph,
+                                   allow_unused=True, materialize_grads=True)
+        return [g.detach().numpy() for g in out]
+    results = run_both(body)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_grid_sample_fourth_derivative_raises():
+    # torch computes it; flowlike's third derivative is not differentiable yet (flowlike/nn/_grid_sample.py)
+    x = fl.randn(1, 1, 3, 3, dtype=fl.float64, requires_grad=True)
+    grid = (fl.rand(1, 2, 2, 2, dtype=fl.float64) * 2 - 1).requires_grad_()
+    gx, gg = fl.autograd.grad(fl.nn.functional.grid_sample(x, grid, align_corners=False).sum(), (x, grid),
+                              create_graph=True)
+    second = fl.autograd.grad((gg * gg).sum(), grid, create_graph=True)[0]
+    third = fl.autograd.grad((second * second).sum(), grid, create_graph=True)[0]
+    with pytest.raises(RuntimeError, match="fourth derivative"):
+        fl.autograd.grad((third * third).sum(), grid)
+
+
 @pytest.mark.parametrize("mode", ["floor", "trunc"])
 def test_rounding_division_has_zero_gradients_as_torch(mode):
     def body(m):

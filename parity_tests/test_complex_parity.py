@@ -370,3 +370,70 @@ def test_sort_and_more_errors():
                  lambda lib, z: lib.zeros(3, 4, dtype=z.dtype).scatter_reduce(0, lib.zeros(3, 4, dtype=lib.int64), z, "amax"),
                  lambda lib, z: lib.zeros(2).masked_fill(lib.tensor([True, False]), 1j), lambda lib, z: lib.full((2,), 1j, dtype=lib.float32)]:
         assert_raises_same(body, Z)
+
+
+# ---- the ops torch runs on complex whose flowlike kernels are real-valued: composites, with autograd --------------
+
+COMPOSITES = {
+    "logsumexp": lambda lib, z: (lib.logsumexp(z, 1), lib.logsumexp(z, (0, 1), keepdim=True), z.logsumexp(0),
+                                 lib.special.logsumexp(z, -1)),
+    # (z * 4: imaginary parts past pi, which torch's term-by-term kernel does not reduce)
+    "logcumsumexp": lambda lib, z: (lib.logcumsumexp(z, 1), z.logcumsumexp(0), lib.logcumsumexp(z * 4, -1),
+                                    lib.logcumsumexp(z[0, 0], 0)),
+    "logaddexp": lambda lib, z: (lib.logaddexp(z, z.flip(0)), z.logaddexp(z * 0.5)),
+    "silu": lambda lib, z: lib.nn.functional.silu(z.detach()),  # (torch's silu has no complex gradient: below)
+    "softsign_tanhshrink": lambda lib, z: (lib.nn.functional.softsign(z), lib.nn.functional.tanhshrink(z)),
+    "sinc": lambda lib, z: lib.sinc(z * lib.tensor([[1.0], [0.0], [1.0]], dtype=z.dtype)),
+    "float_power": lambda lib, z: (lib.float_power(z, 2), lib.float_power(z, z), lib.float_power(z.real, 1j)),
+    "addcdiv": lambda lib, z: lib.addcdiv(z, z, z + 3, value=0.5),
+    "cov_corrcoef": lambda lib, z: (lib.cov(z), lib.corrcoef(z), lib.cov(z, correction=0)),
+    "renorm": lambda lib, z: lib.renorm(z, 2, 0, 1.5),
+    "rms_norm": lambda lib, z: (lib.nn.functional.rms_norm(z, [4]), lib.nn.functional.rms_norm(z, [3, 4])),
+    "pad": lambda lib, z: (lib.constant_pad_nd(z, [1, 2], 1 + 2j), lib.constant_pad_nd(z, [1, 0, -1, 1], -3j)),
+    "mH": lambda lib, z: (z.mH, z.H, z.adjoint(), lib.adjoint(z[None]), z.mH @ z),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", list(COMPOSITES))
+def test_composites_on_complex(op, dtype):
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "complex64" else {}
+    check_both(COMPOSITES[op], Z, dtype=dtype, grad=True, **tol)
+
+
+def test_complex_errors_as_torch():
+    assert_raises_same(lambda lib, z: lib.nn.functional.silu(z), Z, requires_grad=True)
+    assert_raises_same(lambda lib, z: lib.nn.functional.pad(z, [1, 1], value=1j), Z)
+
+
+def test_logaddexp_of_infinite_real_parts():
+    a = np.array([complex(-np.inf, 1.0), 1 + 1j, complex(-np.inf, 0.0), complex(-np.inf, 0.5)])
+    b = np.array([complex(-np.inf, 2.0), complex(-np.inf, 3.0), 2 - 1j, 1 + 0j])
+    check_both(lambda lib, x, y: lib.logaddexp(x, y), a, b, dtype="complex128")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_linspace_with_complex_ends(dtype):
+    check_both(lambda lib: (lib.linspace(1 + 1j, 3 - 2j, 5, dtype=getattr(lib, dtype)),
+                            lib.linspace(-2j, 2, 1, dtype=getattr(lib, dtype)),
+                            lib.linspace(0, 1, 4, dtype=getattr(lib, dtype))), rtol=1e-6)
+    check_both(lambda lib: lib.linspace(1 + 1j, 3 - 2j, 7))  # the default dtype's complex counterpart
+
+
+@pytest.mark.parametrize("fill", ["normal_", "uniform_"])
+def test_random_fills_of_complex_tensors(fill):
+    # random values, not torch's: the parts are drawn on their own, normal_'s with std / sqrt(2), as torch's
+    z = getattr(fl.zeros(20000, dtype=fl.complex128), fill)()
+    assert z.dtype == fl.complex128
+    re, im = z.real.numpy(), z.imag.numpy()
+    if fill == "normal_":
+        assert abs(re.std() - 0.5 ** 0.5) < 0.02 and abs(im.std() - 0.5 ** 0.5) < 0.02
+        assert abs(np.mean(np.abs(z.numpy()) ** 2) - 1) < 0.05
+    else:
+        assert 0 <= re.min() and re.max() < 1 and 0 <= im.min() and im.max() < 1 and abs(im.mean() - 0.5) < 0.02
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_on_complex_raises_as_torch(op):
+    assert_raises_same(lambda lib, z: getattr(lib, op)(z, 1), Z)
+    assert_raises_same(lambda lib, z: getattr(lib.nn.functional, op)(z, 0), Z)

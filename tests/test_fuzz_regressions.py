@@ -164,3 +164,119 @@ def test_affine_grid_generator_refuses_a_tensor_size_as_torch():
     # a float tensor holding inf reached int() (OverflowError); torch's parser refuses any tensor for `size`
     with pytest.raises(TypeError, match="size"):
         fl.affine_grid_generator(fl.ones(1, 2, 3), fl.tensor([1.0, float("inf"), 2.0, 2.0]), True)
+
+
+_OOM_CASES = {
+    # 65537 rows of 256 KiB copied from a stride-0 view: the address-space limit runs out partway, and a
+    # std::bad_alloc from the caching allocator's bookkeeping escaped a destructor (std::terminate)
+    "unbind_copy": {"target": "fl.unbind_copy", "args": [("tensor", (65537, 32769), "int64", "huge", True, 0, False)],
+                    "kwargs": {}, "backward": None},
+    # a degree-~1000 recurrence keeps every step for autograd until memory runs out; the autograd graph's
+    # teardown queue (Note [Deep graphs]) then failed to grow inside Node's destructor
+    "legendre_polynomial_p": {
+        "target": "fl.special.legendre_polynomial_p",
+        "args": [("tensor", (257, 257), "bfloat16", "offset", True, 3, True),
+                 ("tensor", (257, 257), "bfloat16", "offset", True, 3, True)],
+        "kwargs": {"out": ("list", [("tuple", [("lit", 2)]), ("tensor", (), "float64", "contiguous", False, 0, False)])},
+        "backward": None},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OOM_CASES))
+def test_running_out_of_memory_is_a_runtime_error_not_an_abort(name):
+    # each in a process of its own under the fuzz worker's 3 GiB address-space limit (its memory runs out)
+    import subprocess
+    import sys
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz")
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+              "import flowlike as fl\n"
+              "from fuzz_cases import run_case\n"
+              f"status, detail = run_case(fl, {_OOM_CASES[name]!r})\n"
+              "print(status, detail[0] if status == 'raised' else '', detail[1][:80] if status == 'raised' else '')\n")
+    r = subprocess.run([sys.executable, "-c", script], cwd=here, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    status, _, rest = r.stdout.strip().partition(" ")
+    assert status == "ok" or (status == "raised" and rest.split()[0] in ("RuntimeError", "MemoryError")), r.stdout
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.native_channel_shuffle(fl.ones(2, 4, 3), float("inf")),
+    lambda: fl.nn.functional.channel_shuffle(fl.ones(2, 4, 3), 2.0),
+    lambda: fl.nn.functional.affine_grid(fl.ones(1, 2, 3), [1, 1, float("inf"), 2], align_corners=False),
+    lambda: fl.nn.functional.affine_grid(fl.ones(1, 2, 3), [1, 1, 2 ** 70, 2], align_corners=False),
+    lambda: fl.nn.functional.interpolate(fl.ones(1, 1, 4), size=float("inf")),
+    lambda: fl.nn.functional.layer_norm(fl.ones(2, 3), [float("inf")]),
+    lambda: fl.nn.functional.layer_norm(fl.ones(2, 3), [2 ** 70]),
+    lambda: fl.nn.functional.embedding(fl.tensor([0]), fl.ones(3, 2), padding_idx=2.0),
+    lambda: fl.tensor_split(fl.ones(4), [float("inf")]),
+    lambda: fl.tensor_split(fl.ones(4), [2 ** 70]),
+    lambda: fl.argmax(fl.ones(3), float("inf")),
+    lambda: fl.median(fl.ones(3), 2.0),
+    lambda: fl.max(fl.ones(3), float("inf")),
+    lambda: fl.repeat_interleave(fl.ones(3), float("inf")),
+])
+def test_a_float_or_overflowing_int_argument_is_a_type_error_as_torch(call):
+    # int() of inf raised OverflowError (and int(2.0) passed silently); torch's argument parser raises TypeError
+    with pytest.raises(TypeError):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.native_channel_shuffle(fl.ones(2, 4, 3), 2 ** 70),
+    lambda: fl.argmax(fl.ones(3), 2 ** 70),
+    lambda: fl.repeat_interleave(fl.ones(3), 2 ** 70),
+    lambda: fl.split(fl.ones(3), 2 ** 70),
+])
+def test_an_int_argument_past_int64_is_a_value_error_as_torch(call):
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        call()
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_matrix_exp_of_non_finite_entries_is_nan(value):
+    # log2(inf) reached math.ceil (OverflowError); torch gives nan for inf and nan entries
+    r = fl.linalg.matrix_exp(fl.full((2, 2), value))
+    assert bool(r.isnan().all())
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.eye(2147483647, 7, dtype=(6, 4)),
+    lambda: fl.arange(3, dtype=(1,)),
+    lambda: fl.combinations(fl.arange(17), 4294967297, [-1, 2 ** 63 - 1]),
+])
+def test_a_factory_argument_of_the_wrong_type_is_a_type_error(call):
+    # a tuple dtype reached numpy (112 GiB: MemoryError) or .is_floating_point (AttributeError); torch's parser
+    # refuses it first; with_replacement must be a bool
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_int_of_inf_is_an_overflow_error_as_torch():
+    with pytest.raises(OverflowError, match="infinity"):
+        int(fl.tensor([float("inf")], dtype=fl.float16))
+
+
+@pytest.mark.parametrize("call,error", [
+    # a 0-dim target of a (0, C) batch reached the kernel unchecked (segmentation fault); a float target too
+    (lambda: fl.nn.functional.nll_loss(fl.randn(0, 1, requires_grad=True), fl.tensor(0)), IndexError),
+    (lambda: fl.nn.functional.nll_loss(fl.randn(2, 3), fl.tensor([0.0, 1.0])), RuntimeError),
+    # block counts past int64 overflowed in im2col (segmentation fault); torch checks the lengths first
+    (lambda: fl.nn.functional.unfold(fl.randn(1, 2, 0, 0), (2 ** 62, 2), (2 ** 63 - 1, 6), (2 ** 62, 1),
+                                     (2 ** 63 - 1, 6)), RuntimeError),
+    (lambda: fl.nn.functional.unfold(fl.randn(2, 4, 4), [2]), RuntimeError),
+    # int(inf) of an integer hardtanh bound (OverflowError); torch cannot convert it to int64 either
+    (lambda: fl.nn.functional.hardtanh_(fl.zeros(3, dtype=fl.int64), 4, float("inf")), RuntimeError),
+])
+def test_long_fuzz_crashes_and_classes(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize("softmax", [lambda x: fl.special.softmax(x, -1), lambda x: fl.log_softmax(x, 0),
+                                     lambda x: x.softmax(1), lambda x: fl.nn.functional.softmax(x, -1)])
+def test_softmax_of_an_empty_tensor_with_huge_dims_returns_at_once(softmax):
+    # (2**62, 0): the kernel visited each of the 2**62 empty rows (a hang)
+    r = softmax(fl.empty(1, 0).expand(2 ** 62, 0))
+    assert tuple(r.shape) == (2 ** 62, 0)

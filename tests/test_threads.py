@@ -122,3 +122,25 @@ def test_threads_use_the_default_generator_and_autograd_at_once():
     for t in threads:
         t.join()
     assert not errors and len(grads) == 6
+
+
+def test_set_num_threads_holds_for_threads_started_later():
+    # torch's count is per process; libgomp's omp_set_num_threads is per thread (Note [Thread count])
+    prev = fl.get_num_threads()
+    n = fl._C._openmp_state()[1] + 1  # a count that no thread has by default
+    seen = {}
+
+    def worker():
+        seen["get"] = fl.get_num_threads()
+        (fl.ones(8) + 1).sum()  # any op call applies the process-wide count to this thread
+        seen["icv"], seen["team"] = fl._C._openmp_state()
+
+    try:
+        fl.set_num_threads(n)
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    finally:
+        fl.set_num_threads(prev)
+    assert seen == {"get": n, "icv": n, "team": n}
+    assert fl.get_num_threads() == prev and fl._C._openmp_state()[1] == prev

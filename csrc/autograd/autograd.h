@@ -10,6 +10,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,14 @@ inline Node::~Node() {
   std::vector<std::shared_ptr<Node>> local;
   const bool outermost = queue == nullptr;
   if (outermost) queue = &local;
-  for (Edge& e : next_edges)
-    if (e.fn && e.fn.use_count() == 1) queue->push_back(std::move(e.fn));
+  for (Edge& e : next_edges) {
+    if (!e.fn || e.fn.use_count() != 1) continue;
+    try {
+      queue->push_back(std::move(e.fn));
+    } catch (const std::bad_alloc&) {
+      // out of memory (a destructor must not throw): this one dies with next_edges, one level down
+    }
+  }
   if (!outermost) return;
   while (!local.empty()) {
     std::shared_ptr<Node> n = std::move(local.back());

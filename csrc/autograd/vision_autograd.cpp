@@ -1,7 +1,8 @@
 // Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
 // backward ops are linear too and each one's derivative is the forward op again (double
 // backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
-// those of its grad_grid come from grid_sampler_double_backward (a third derivative raises).
+// those of its grad_grid come from grid_sampler_double_backward, and the derivatives of that (third and
+// higher, as torch's) from a composite of differentiable ops that flowlike/nn/_grid_sample.py registers.
 #include "../ops/pointwise.h"
 #include "../ops/views.h"
 #include "../ops/vision.h"
@@ -124,16 +125,50 @@ FL_REGISTER_KERNEL(grid_sampler_backward, Autograd, ([](DispatchKeySet ks, const
   return r;
 }))
 
-// A third derivative of grid_sample is not implemented (as in PyTorch): the outputs record a node that raises.
+namespace {
+GridSamplerThirdDerivative& third_derivative() {
+  static GridSamplerThirdDerivative* f = new GridSamplerThirdDerivative();  // (set once from Python, never freed)
+  return *f;
+}
+
+// The derivatives of grid_sampler_double_backward's three outputs for its four inputs: the registered composite
+// recomputes them from the saved inputs under autograd (so its results carry history for one more order).
+struct GridSamplerDoubleBackwardBackward : Node {
+  SavedVariable g, input, grid, gg_grid;
+  int64_t interp, padding;
+  bool align;
+  std::string name() const override { return "GridSamplerDoubleBackwardBackward0"; }
+  void release_saved() override { g.reset(); input.reset(); grid.reset(); gg_grid.reset(); }
+  TensorList apply(TensorList&& grads) override {
+    if (!third_derivative()) formulas::not_implemented("grid_sampler_double_backward");
+    auto self = shared_from_this();
+    grads.resize(3);
+    TensorList r = third_derivative()({g.unpack(self), input.unpack(self), grid.unpack(self), gg_grid.unpack(self)},
+                                      grads, interp, padding, align);
+    r.resize(4);
+    return r;
+  }
+};
+}  // namespace
+
+void set_grid_sampler_third_derivative(GridSamplerThirdDerivative f) { third_derivative() = std::move(f); }
+
 FL_REGISTER_KERNEL(grid_sampler_double_backward, Autograd, ([](DispatchKeySet ks, const Tensor& g, const Tensor& input,
                                                               const Tensor& grid, const Tensor& gg_grid, int64_t interp,
                                                               int64_t padding, bool align) {
   TensorList r =
       redispatch_no_grad(ops::grid_sampler_double_backward, ks, g, input, grid, gg_grid, interp, padding, align);
-  for (Tensor& t : r)
-    t = record_lambda("GridSamplerDoubleBackwardBackward0", t,
-                      {gradient_edge(g), gradient_edge(input), gradient_edge(grid), gradient_edge(gg_grid)},
-                      [](const Tensor&) -> TensorList { formulas::not_implemented("grid_sampler_double_backward"); });
+  auto node = std::make_shared<GridSamplerDoubleBackwardBackward>();
+  node->g = SavedVariable(g, false);
+  node->input = SavedVariable(input, false);
+  node->grid = SavedVariable(grid, false);
+  node->gg_grid = SavedVariable(gg_grid, false);
+  node->interp = interp;
+  node->padding = padding;
+  node->align = align;
+  node->next_edges = {gradient_edge(g), gradient_edge(input), gradient_edge(grid), gradient_edge(gg_grid)};
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i]) set_history(r[i], node, static_cast<uint32_t>(i));
   return r;
 }))
 

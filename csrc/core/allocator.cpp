@@ -25,6 +25,23 @@ State& state() {
   return *s;
 }
 
+thread_local bool tls_in_cache_update = false;  // this thread holds State::mu while the cache's lists grow
+
+// operator new out of memory while this cache holds freed blocks: hand them back to the system and let new try
+// again (tensors just freed sit here, not in malloc: a destructor that must queue or record something, such as
+// Node's teardown, would otherwise find no memory at all). Nothing cached, or the cache itself growing: bad_alloc.
+void release_cache_for_new() {
+  if (tls_in_cache_update) throw std::bad_alloc();
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> g(s.mu);  // (free of this thread: only the cache's growth allocates under it)
+    if (s.cached_bytes == 0) throw std::bad_alloc();
+  }
+  CPUAllocator::get().empty_cache();
+}
+
+[[maybe_unused]] const bool new_handler_installed = (std::set_new_handler(release_cache_for_new), true);
+
 }  // namespace
 
 CPUAllocator& CPUAllocator::get() {
@@ -80,9 +97,16 @@ void CPUAllocator::free(void* ptr, size_t capacity) {
     std::lock_guard<std::mutex> g(s.mu);
     s.stats.allocated -= capacity;
     if (s.cached_bytes + int64_t(capacity) <= s.cache_limit) {
-      s.free_blocks[capacity].push_back(ptr);
-      s.cached_bytes += capacity;
-      return;
+      try {
+        tls_in_cache_update = true;
+        s.free_blocks[capacity].push_back(ptr);
+        tls_in_cache_update = false;
+        s.cached_bytes += capacity;
+        return;
+      } catch (const std::bad_alloc&) {
+        tls_in_cache_update = false;
+        // no memory for the cache's bookkeeping (free runs in destructors, which must not throw): release the block
+      }
     }
     s.stats.reserved -= capacity;
   }
@@ -91,17 +115,16 @@ void CPUAllocator::free(void* ptr, size_t capacity) {
 
 void CPUAllocator::empty_cache() {
   State& s = state();
-  std::vector<void*> release;
+  // taken whole, not copied: empty_cache runs when an allocation has just failed, with no memory to spare
+  std::unordered_map<size_t, std::vector<void*>> release;
   {
     std::lock_guard<std::mutex> g(s.mu);
-    for (auto& kv : s.free_blocks) {
-      for (void* p : kv.second) release.push_back(p);
-      s.stats.reserved -= int64_t(kv.first) * int64_t(kv.second.size());
-    }
-    s.free_blocks.clear();
+    release.swap(s.free_blocks);
+    for (auto& kv : release) s.stats.reserved -= int64_t(kv.first) * int64_t(kv.second.size());
     s.cached_bytes = 0;
   }
-  for (void* p : release) std::free(p);
+  for (auto& kv : release)
+    for (void* p : kv.second) std::free(p);
 }
 
 MemoryStats CPUAllocator::stats() {

@@ -1,8 +1,27 @@
 #include "dispatch.h"
 
+#include <omp.h>
+
 namespace fl {
 
 thread_local ThreadState detail::tls_thread_state;
+
+std::atomic<int> detail::g_num_threads{0};
+
+void detail::apply_num_threads(int n) {
+  if (n > 0) omp_set_num_threads(n);
+  tls_thread_state.omp_threads = n;
+}
+
+void set_num_threads(int n) {
+  detail::g_num_threads.store(n, std::memory_order_relaxed);
+  sync_num_threads();
+}
+
+int get_num_threads() {
+  const int n = detail::g_num_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : omp_get_max_threads();
+}
 
 std::vector<OpInfo>& op_registry() {
   static std::vector<OpInfo>* r = new std::vector<OpInfo>();

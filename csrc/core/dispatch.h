@@ -86,6 +86,7 @@ struct ThreadState {
   bool inference_mode = false;
   Tracer* tracer = nullptr;  // set by graph capture
   Tracer* paused_tracer = nullptr;  // the tracer while a TracerPause holds it off
+  int omp_threads = 0;  // the process-wide thread count last applied to this thread (Note [Thread count])
 };
 namespace detail {
 // Read by every op call. initial-exec: a thread-pointer-relative load, where the default model for a
@@ -93,6 +94,23 @@ namespace detail {
 extern thread_local ThreadState tls_thread_state __attribute__((tls_model("initial-exec")));
 }  // namespace detail
 inline ThreadState& thread_state() { return detail::tls_thread_state; }
+
+// Note [Thread count]
+// torch.set_num_threads is per process, but libgomp's omp_set_num_threads sets only the calling thread's
+// nthreads ICV: a thread started later would run its parallel regions with the default team. So the count
+// is kept process-wide (0 until set_num_threads is called) and each thread applies it to its own ICV at the
+// entry of every op call and fused-kernel run, when it differs from what the thread applied last (a relaxed
+// load and a compare per call).
+namespace detail {
+extern std::atomic<int> g_num_threads;
+void apply_num_threads(int n);
+}  // namespace detail
+inline void sync_num_threads() {
+  const int n = detail::g_num_threads.load(std::memory_order_relaxed);
+  if (n != detail::tls_thread_state.omp_threads) detail::apply_num_threads(n);
+}
+void set_num_threads(int n);  // OpenMP's count for the whole process (OpenBLAS has its own: blas::set_num_threads)
+int get_num_threads();
 
 // RAII switch of grad mode for this thread.
 struct GradModeGuard {
@@ -217,6 +235,7 @@ class Op<R(Args...)> {
         ((((mask >> i) & 1) && detail::is_null_tensor(args) ? detail::throw_none_tensor(name_, schema_, i) : void(), ++i), ...);
       }
     }
+    sync_num_threads();
     DispatchKeySet ks{static_cast<uint8_t>(1u << static_cast<int>(DispatchKey::CPU))};
     const ThreadState& st = thread_state();
     if (st.grad_enabled && (detail::needs_grad(args) || ...)) ks = ks.with(DispatchKey::Autograd);

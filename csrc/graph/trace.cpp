@@ -299,6 +299,7 @@ void Program::run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack&
     data.push_back(values[id]->data_ptr());
   }
   for (int64_t id : g.inputs) data.push_back(values[id]->data_ptr());
+  sync_num_threads();  // the generated kernel's OpenMP loop runs no op first (Note [Thread count])
   g.kernel(data.data());
 }
 

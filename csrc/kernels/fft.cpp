@@ -49,14 +49,17 @@ void for_groups(int64_t count, int64_t work_len, int64_t n, Body body) {
   const int64_t nl = lanes_for<T>(work_len, count);
   const int64_t groups = (count + nl - 1) / nl;
   const bool par = groups > 1 && n * count >= kParallelGrain && !omp_in_parallel() && omp_get_max_threads() > 1;
-#pragma omp parallel num_threads(par ? omp_get_max_threads() : 1)
+  const int nt = par ? omp_get_max_threads() : 1;
+  // The four buffers are skewed by a few cache lines each: at power-of-two lengths they would otherwise share
+  // their L1 sets (so would every stream of a pass), evicting each other. All threads' buffers are taken here:
+  // an allocation failing inside the parallel region could not be reported.
+  const int64_t len = work_len * nl + kSkew / static_cast<int64_t>(sizeof(T));
+  std::vector<T> bufs(4 * len * nt);
+#pragma omp parallel num_threads(nt)
   {
-    // The four buffers are skewed by a few cache lines each: at power-of-two lengths they would otherwise share
-    // their L1 sets (so would every stream of a pass), evicting each other.
-    const int64_t len = work_len * nl + kSkew / static_cast<int64_t>(sizeof(T));
-    std::vector<T> buf(4 * len);
-    T* const re[2] = {buf.data(), buf.data() + 2 * len};
-    T* const im[2] = {buf.data() + len, buf.data() + 3 * len};
+    T* const buf = bufs.data() + 4 * len * omp_get_thread_num();
+    T* const re[2] = {buf, buf + 2 * len};
+    T* const im[2] = {buf + len, buf + 3 * len};
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < groups; ++g) body(g * nl, std::min(nl, count - g * nl), nl, re, im);
   }

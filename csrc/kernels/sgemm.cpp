@@ -6,6 +6,7 @@
 #include <xmmintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -151,6 +152,11 @@ float* scratch(int slot, size_t floats) {
   return b.p;
 }
 
+// This thread's packing buffers at the most any sgemm_packed task asks (mc <= MC, kc <= KC, nc <= NC), taken before
+// anything is written: a failed allocation then makes sgemm_packed return false (the caller's fallback runs) and
+// never happens halfway through C or inside a parallel region, where there is no way to report it.
+bool reserve_packing() { return scratch(0, size_t(MC) * KC) && scratch(1, size_t(KC) * NC); }
+
 // dst[p * width + r] = src[r * ld + p] for r < rows, p < kc: the transposing copy both packings
 // need (A row-major, B transposed as in x @ W.T), in 4x4 SSE blocks.
 void pack_transposed(const float* src, int64_t ld, int64_t rows, int64_t kc, int width, float* dst) {
@@ -239,6 +245,7 @@ bool sgemm_rows(int64_t m, int64_t n, int64_t k, Mat<const float> a, const float
   // convolution from 64 channels ran 37.7 ms in one block of 576, 38.2 in three of 192)
   const int64_t blocks = (k + KC_ROWS - 1) / KC_ROWS, kc_max = (k + blocks - 1) / blocks;
   float* apack = scratch(0, static_cast<size_t>((m + MR - 1) / MR * MR * kc_max));
+  if (!apack) return false;  // out of memory: the caller's fallback runs, nothing is written yet
   for (int64_t pc = 0; pc < k; pc += kc_max) {
     const int64_t kc = std::min(kc_max, k - pc);
     for (int64_t ir = 0; ir < m; ir += MR)
@@ -268,8 +275,8 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
   // Depth blocks of equal size: 784 = 4 x 196, not 3 x 256 + 16 (a thin last block costs a full
   // pass over C for little work).
   const int64_t kc_max = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);
+  if (!reserve_packing()) return false;
   float* bpack = scratch(1, static_cast<size_t>(kc_max * ((std::min(NC, n) + NR - 1) / NR * NR)));
-  if (!bpack) return false;
 
   // Every thread walks the same blocks; work inside a block is dealt round-robin by thread id, with
   // barriers around the shared packed B (no OpenMP runtime calls at all when single-threaded).
@@ -309,10 +316,16 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
   // whole single-threaded GEMM on its own stripe of C, splitting the large operand and packing the small one
   // again, with no barriers between the threads.
   const bool column_stripes = 4 * m <= n && n >= 2 * NR * threads, row_stripes = 4 * n <= m && m >= 2 * MR * threads;
-  if (column_stripes || row_stripes) {
+  // every thread takes its packing buffers first; if any cannot, all leave before writing C (a barrier apart)
+  std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(threads)
-    {
-      const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
+  {
+    if (!reserve_packing()) failed = true;
+#pragma omp barrier
+    const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
+    if (failed) {
+      // (all threads leave: nothing was written)
+    } else if (column_stripes || row_stripes) {
       const int64_t extent = column_stripes ? n : m, unit = column_stripes ? NR : MR;
       const int64_t per = ((extent + nth - 1) / nth + unit - 1) / unit * unit;
       const int64_t lo = std::min(extent, tid * per), hi = std::min(extent, lo + per);
@@ -324,12 +337,11 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
           sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs},
                        ep);
       }
+    } else {
+      work(tid, nth);
     }
-    return true;
   }
-#pragma omp parallel num_threads(threads)
-  work(omp_get_thread_num(), omp_get_num_threads());
-  return true;
+  return !failed;
 }
 
 }  // namespace fl::blas

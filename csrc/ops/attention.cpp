@@ -236,11 +236,13 @@ void head_any(const Geo& g, const float* q, const float* k, const float* v, cons
 template <typename T>
 void run_forward(const Geo& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                  int64_t nqb) {
-  const int64_t tasks = g.B * g.Hq * nqb;
-#pragma omp parallel
+  const int64_t tasks = g.B * g.Hq * nqb, per = kBQ * kBK + 2 * kBQ;
+  // the threads' buffers are taken here: an allocation failing inside the region could not be reported
+  const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  std::vector<T> bufs(per * nt);
+#pragma omp parallel num_threads(nt)
   {
-    std::vector<T> buf(kBQ * kBK + 2 * kBQ);
-    T* s = buf.data();
+    T* s = bufs.data() + per * omp_get_thread_num();
 #pragma omp for schedule(dynamic)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t / nqb, i0 = (t % nqb) * kBQ;
@@ -254,11 +256,12 @@ void run_forward(const Geo& g, const Tensor& q, const Tensor& k, const Tensor& v
 template <typename T>
 void run_backward(const Geo& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& lse,
                   const Tensor& go, const Tensor& gq, const Tensor& gk, const Tensor& gv) {
-  const int64_t tasks = g.B * g.Hk;
-#pragma omp parallel
+  const int64_t tasks = g.B * g.Hk, per = 3 * kBQ * kBK + kBQ;
+  const int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+  std::vector<T> bufs(per * nt);  // (as run_forward's)
+#pragma omp parallel num_threads(nt)
   {
-    std::vector<T> buf(3 * kBQ * kBK + kBQ);
-    T* p = buf.data();
+    T* p = bufs.data() + per * omp_get_thread_num();
 #pragma omp for schedule(dynamic)
     for (int64_t t = 0; t < tasks; ++t)
       head_any(g, q->data<T>(), k->data<T>(), v->data<T>(), o->data<T>(), lse->data<T>(), go->data<T>(), gq->data<T>(),

@@ -4,6 +4,8 @@
 // autograd/vision_autograd.cpp, bindings in python/bind_vision.cpp; the Python surface
 // (argument parsing, PyTorch's checks and messages) is flowlike/nn/_functional_vision.py.
 #pragma once
+#include <functional>
+
 #include "../core/dispatch.h"
 
 namespace fl {
@@ -49,6 +51,13 @@ FL_DECLARE_OP(grid_sampler_backward, ::fl::TensorList(const ::fl::Tensor&, const
 // derivatives of <gg_grid, grad_grid> (grid_sampler_backward's grid gradient) for a double backward.
 FL_DECLARE_OP(grid_sampler_double_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
                                                              const ::fl::Tensor&, int64_t, int64_t, bool))
+namespace fl::autograd {
+// (saved {grad_output, input, grid, gg_grid}, grads of grid_sampler_double_backward's three outputs, interp, padding,
+// align) -> grads of its four inputs: the third derivative of grid_sample (vision_autograd.cpp), set from Python.
+using GridSamplerThirdDerivative =
+    std::function<TensorList(const TensorList&, const TensorList&, int64_t, int64_t, bool)>;
+void set_grid_sampler_third_derivative(GridSamplerThirdDerivative f);
+}  // namespace fl::autograd
 // embedding(weight, indices, padding_idx, scale_grad_by_freq): rows of weight; the last two only
 // shape the gradient.
 FL_DECLARE_OP(embedding, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))

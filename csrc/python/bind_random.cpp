@@ -1,4 +1,5 @@
 // Python bindings of the generator and the random ops, and the threading controls.
+
 #include <omp.h>
 
 #include <random>
@@ -73,12 +74,24 @@ void bind(py::module_& m, TensorClass& cls) {
   }, py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = py::none(),
      "Samples indices from the rows of a probability tensor.");
 
-  m.def("get_num_threads", []() { return omp_get_max_threads(); }, "Threads used for intra-op parallelism.");
+  m.def("get_num_threads", []() { return fl::get_num_threads(); }, "Threads used for intra-op parallelism.");
   m.def("set_num_threads", [](int n) {
     FL_CHECK(n > 0, Error, "set_num_threads expects a positive integer");
-    omp_set_num_threads(n);
+    fl::set_num_threads(n);  // every thread of the process, as torch's (Note [Thread count])
     blas::set_num_threads(n);
-  }, py::arg("int"), "Sets the number of threads used for intra-op parallelism.");
+  }, py::arg("int"), "Sets the number of threads used for intra-op parallelism, for every thread of the process.");
+  m.def("_openmp_state", []() {
+    const int icv = omp_get_max_threads();  // as this thread's last op call left it
+    sync_num_threads();
+    int team = 0;
+#pragma omp parallel
+    {
+#pragma omp single
+      team = omp_get_num_threads();
+    }
+    return std::make_pair(icv, team);
+  }, "(this thread's OpenMP thread count before syncing, the team an op's parallel region gets): for the tests of "
+     "Note [Thread count].");
 }
 
 }  // namespace

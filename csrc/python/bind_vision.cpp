@@ -14,6 +14,22 @@ void bind(py::module_& m, TensorClass&) {
   m.def("_grid_sampler", [](const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding, bool align) {
     return ops::grid_sampler(input, grid, interp, padding, align);
   });
+  m.def("_set_grid_sampler_third_derivative", [](py::function fn) {
+    auto* keep = new py::function(std::move(fn));  // never freed: no Python object dies after the interpreter
+    autograd::set_grid_sampler_third_derivative([keep](const TensorList& saved, const TensorList& grads, int64_t interp,
+                                                       int64_t padding, bool align) {
+      py::gil_scoped_acquire gil;
+      auto to_py = [](const TensorList& ts) {
+        py::list l;
+        for (const Tensor& t : ts) l.append(t ? py::cast(t) : py::none());
+        return l;
+      };
+      TensorList out;
+      for (py::handle h : (*keep)(to_py(saved), to_py(grads), interp, padding, align))
+        out.push_back(h.is_none() ? Tensor() : as_tensor(h));
+      return out;
+    });
+  }, "Registers the third derivative of grid_sample (flowlike/nn/_grid_sample.py).");
   m.def("_embedding", [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq) {
     return ops::embedding(weight, indices, padding_idx, scale_grad_by_freq);
   });

@@ -4,6 +4,7 @@ Activations with a derivative of their own run on one C++ op (csrc/ops/activatio
 kind and up to three parameters; relu6, selu and celu are parameterizations of hardtanh and elu;
 glu, prelu and rrelu are composites. softmax/log_softmax are C++ kernels (csrc/ops/softmax.h).
 """
+import math
 import warnings
 
 import flowlike as _fl
@@ -21,10 +22,29 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+# the activations torch also runs on complex tensors (the C++ kernels are real-valued): as composites, with autograd
+_COMPLEX_ACT = {"silu": lambda x: x * _C.sigmoid(x), "softsign": lambda x: x / (x.abs() + 1),
+                "tanhshrink": lambda x: x - _C.tanh(x)}
+
+
 def _act(name, input, a=0.0, b=0.0, c=0.0, inplace=False):
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dtype.is_complex and name in _COMPLEX_ACT:
+        if name == "silu" and input.requires_grad and _fl.is_grad_enabled():  # (torch's silu is a kernel)
+            raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
+        r = _COMPLEX_ACT[name](input)
+        return input.copy_(r) if inplace else r
     return _C._activation(input, _KIND[name], float(a), float(b), float(c), bool(inplace))
+
+
+def _softmax_call(kernel, input, dim, dtype):
+    """kernel (_C._softmax or _C._log_softmax) along dim; an empty input at once (the kernel would visit each row
+    of its other dims: 2**62 of them, say)."""
+    if isinstance(input, _C.Tensor) and input.numel() == 0:
+        input.size(dim)  # (the dim check)
+        return kernel(input.reshape(0), 0, dtype).reshape(input.shape)
+    return kernel(input, dim, dtype)
 
 
 def _get_softmax_dim(name, ndim, stacklevel):
@@ -37,7 +57,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along dim (computed as exp(x - max) for stability)."""
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    return _C._softmax(input, dim, dtype)
+    return _softmax_call(_C._softmax, input, dim, dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
@@ -58,7 +78,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(input)) along dim, computed as x - max - log(sum(exp(x - max)))."""
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _C._log_softmax(input, dim, dtype)
+    return _softmax_call(_C._log_softmax, input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -86,6 +106,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
+        if not all(math.isfinite(v) for v in (min_val, max_val)):
+            raise RuntimeError(f"value cannot be converted to type {_fl.iinfo(input.dtype).dtype}_t without overflow"
+                               if input.dtype != _fl.bool else "value cannot be converted to type bool without overflow")
         result = _fl.clamp(input, min=int(min_val), max=int(max_val))
         return write_inplace(input, result, "hardtanh_") if inplace else result
     return _act("hardtanh", input, min_val, max_val, inplace=inplace)

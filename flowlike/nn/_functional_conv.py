@@ -448,8 +448,18 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.dim() not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
     x = input if input.dim() == 4 else input.unsqueeze(0)
-    out = _C._im2col(x, _tuple(kernel_size, 2, "kernel_size"), _tuple(dilation, 2, "dilation"),
-                     _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
+    args = (("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding), ("stride", stride))
+    for name, v in args:
+        if isinstance(v, (tuple, list)) and len(v) != 2:  # (an int stands for both dims; a sequence must have two)
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    k, d, p, s = (_tuple(v, 2, name) for name, v in args)
+    # the block counts in Python ints: past int64 the kernel's own arithmetic would overflow
+    blocks = [(x.shape[2 + i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 if s[i] > 0 else 0 for i in range(2)]
+    if any(v > (1 << 62) for v in k + d + p + s) or min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size=({k[0]}, {k[1]}), "
+                           f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array of "
+                           f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at least one.")
+    out = _C._im2col(x, k, d, p, s)
     return out if input.dim() == 4 else out.squeeze(0)
 
 

@@ -86,6 +86,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log likelihood of class indices `target` under log-probabilities `input` ((C), (N, C) or
     (N, C, d1, ...)); `weight` rescales classes, targets equal to `ignore_index` do not count."""
     reduction = _reduction(size_average, reduce, reduction)
+    if isinstance(target, _C.Tensor) and (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_c10name(target.dtype)}")
+    if isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and input.dim() >= 2 and target.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")  # (a batch needs a target each)
     return _C._nll_loss(input, target, weight, _get_enum(reduction), ignore_index)
 
 

@@ -9,6 +9,7 @@ import numbers
 
 import flowlike as _fl
 from .. import _C
+from .._tensor import int_list_arg
 
 __all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm", "normalize"]
 
@@ -16,8 +17,8 @@ __all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm"
 def _shape(normalized_shape):
     """normalized_shape (an int or a sequence of ints) as a list of ints."""
     if isinstance(normalized_shape, numbers.Integral):
-        return [int(normalized_shape)]
-    return [int(s) for s in normalized_shape]
+        normalized_shape = [normalized_shape]
+    return int_list_arg(normalized_shape, "layer_norm", "normalized_shape")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -28,8 +29,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the last dims; eps defaults to finfo(input.dtype).eps."""
     if eps is None:
-        eps = _fl.finfo(input.dtype).eps if input.dtype.is_floating_point else _fl.finfo(_fl.float32).eps
-    return _C._layer_norm(input, _shape(normalized_shape), weight, None, float(eps), True)
+        eps = _fl.finfo(input.dtype.to_real() if input.dtype.is_complex else input.dtype).eps \
+            if input.dtype.is_floating_point or input.dtype.is_complex else _fl.finfo(_fl.float32).eps
+    shape = _shape(normalized_shape)
+    if input.dtype.is_complex:  # torch's composite (the kernel is real-valued): the square x * x, not |x|^2
+        r = input * _C.rsqrt((input * input).mean(list(range(-len(shape), 0)), keepdim=True) + eps)
+        return r * weight if weight is not None else r
+    return _C._layer_norm(input, shape, weight, None, float(eps), True)
 
 
 def _channel_shape(input):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _C
 from .. import _dtype as D
+from .._tensor import int_arg
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -26,7 +27,7 @@ def _padding_index(padding_idx, num_weights):
     elif padding_idx < 0:
         assert padding_idx >= -num_weights, "Padding_idx must be within num_embeddings"
         padding_idx = num_weights + padding_idx
-    return builtins.int(padding_idx)
+    return int_arg(padding_idx, "embedding", "padding_idx")
 
 
 def _renorm_(weight, indices, max_norm, norm_type):

@@ -9,7 +9,7 @@ import math
 import warnings
 
 from .. import _C
-from .._tensor import int_arg
+from .._tensor import int_arg, int_list_arg
 from .. import _autocast
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
@@ -35,6 +35,8 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant" and value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     pads = [int_arg(p, "pad", "pad") for p in pad]
+    if isinstance(value, builtins.complex):
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     return _C._pad(input, pads, _PAD_MODES[mode], builtins.float(value) if value is not None else 0.0)
 
 
@@ -67,9 +69,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                  f"spatial dimensions of {list(input.shape[2:])} and output size of {size}. Please "
                                  "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                                  "(o1, o2, ...,oK) format.")
-            output_size = [builtins.int(s) for s in size]
+            output_size = int_list_arg(size, "interpolate", "output_size")
         else:
-            output_size = [builtins.int(size)] * dim
+            output_size = int_list_arg([size], "interpolate", "output_size") * dim
     elif scale_factor is not None:
         output_size = None
         if isinstance(scale_factor, (list, tuple)):
@@ -172,7 +174,7 @@ def channel_shuffle(input, groups):
     """(N, C, *) -> (N, C, *) with the channels, seen as (groups, C / groups), transposed (ShuffleNet)."""
     if input.dim() <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
-    g = builtins.int(groups)
+    g = int_arg(groups, "channel_shuffle", "groups")
     if g <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
     n, c, *rest = input.shape
@@ -223,7 +225,7 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = [builtins.int(s) for s in size]
+    size = int_list_arg(size, "affine_grid_generator", "size")
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {fl.Size(size)}. Got "

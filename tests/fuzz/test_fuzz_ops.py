@@ -45,8 +45,9 @@ KNOWN_EXCEPTION_TYPES.append(
      "torch raises AssertionError here too (Python asserts in torch.nn.functional and torch.sym_max/sym_min)"))
 KNOWN_EXCEPTION_TYPES.append(
     ("OverflowError", r"^cannot convert float infinity to integer$",
-     "torch.sym_int(inf) raises OverflowError too (only accepted for fl.sym_int)"))
-KNOWN_TARGETS = {"OverflowError": re.compile(r"^fl\.sym_int$")}  # types accepted only for these targets
+     "torch.sym_int(inf) and int() of a tensor holding inf raise OverflowError too (only accepted for fl.sym_int "
+     "and Tensor.__int__)"))
+KNOWN_TARGETS = {"OverflowError": re.compile(r"^(fl\.sym_int|Tensor\.__int__)$")}  # types accepted only for these
 KNOWN_SEEN = {}
 
 
