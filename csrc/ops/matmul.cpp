@@ -37,7 +37,8 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
   std::optional<GilRelease> nogil;
   if (static_cast<double>(batch) * m * n * k >= kGilReleaseWork) nogil.emplace();
   const ScalarType dt = out->dtype;
-  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16) {  // accumulate in float32
+  // the 16-bit floats, and the float8 types torch's CPU build multiplies (not e8m0fnu): accumulate in float32
+  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16 || (is_float8(dt) && dt != ScalarType::Float8_e8m0fnu)) {
     Tensor of = to_dtype(out, ScalarType::Float32, /*copy=*/true);
     gemm_into(of, to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32), alpha, beta);
     copy_into(out, of);
