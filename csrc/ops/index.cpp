@@ -284,6 +284,7 @@ Tensor masked_select_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask)
 }
 
 Tensor masked_scatter_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& source) {
+  if (is_float8(self->dtype)) throw_unsupported_dtype("masked_scatter", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
            c10_type_name(mask->dtype));
   FL_CHECK(self->dtype == source->dtype, Error, "masked_scatter: expected self and source to have same dtypes but got",
