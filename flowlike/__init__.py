@@ -40,6 +40,7 @@ from ._matrix import *  # noqa: F401,F403  (diag, tril_indices, block_diag, vand
 from ._index import *  # noqa: F401,F403  (indexing ops)
 from ._reduce import *  # noqa: F401,F403  (reductions, scans, sorting)
 from ._linalg_products import *  # noqa: F401,F403  (matmul and the other products)
+from ._float8 import _scaled_mm
 from .nn._functional_vision import pixel_shuffle, pixel_unshuffle, cdist, cosine_similarity, pairwise_distance, pdist
 from ._linalg import *  # noqa: F401,F403  (torch.* linear algebra; torch.linalg is flowlike.linalg)
 from ._nn import *  # noqa: F401,F403  (softmax, relu, layer_norm, ... in the torch namespace)

@@ -152,8 +152,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             inferred = D.get_default_dtype() if src.dtype.kind == "f" else D.get_default_dtype().to_complex()
         target = dtype or inferred
         t = from_numpy(np.array(src, dtype=D.to_numpy_dtype(target), order="C", copy=True))
-        if target == D.bfloat16:
-            t = t._to_dtype(D.bfloat16, True)
+        if t.dtype != target:  # bfloat16 and the float8 types, which numpy lacks, come from float32
+            t = t._to_dtype(target, True)
     return _finish(t, requires_grad)
 
 
@@ -213,6 +213,12 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _refuse_float8(kernel, dtype):
+    """torch's CPU build has no range kernels for the float8 types: its NotImplementedError."""
+    if dtype in D.FLOAT8_DTYPES:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.c10_name(dtype)}\'')
+
+
 def _oom_as_runtime_error(fn):
     """numpy's MemoryError (a huge arange or linspace) as torch's allocator raises it: a RuntimeError."""
     import functools
@@ -241,6 +247,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
         raise RuntimeError("step must be nonzero")
     if dtype is None and out is not None:
         dtype = out.dtype
+    _refuse_float8("arange_cpu", dtype)
     if dtype is not None and not dtype.is_floating_point and any(
             isinstance(v, (builtins.float, np.floating)) for v in (start, end, step)):
         # an integral result: start, end and step are cast to it first (truncated), as torch's accumulate type
@@ -299,6 +306,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     if dtype is None:  # a complex endpoint gives the default dtype's complex counterpart, as torch's
         cplx = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
         dtype = D.get_default_dtype().to_complex() if cplx else D.get_default_dtype()
+    _refuse_float8("linspace_cpu", dtype)
     vals = _linspace_values(start, end, steps,
                             np.dtype({D.float64: np.float64, D.complex64: np.complex64,
                                       D.complex128: np.complex128}.get(dtype, np.float32)))
@@ -314,6 +322,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
     dtype = _dtype_of(dtype, out)
     check_device(device)
     _check_steps("logspace", steps)
+    _refuse_float8("logspace_cpu", dtype)
     vals = np.power(base, _linspace_values(_number(start), _number(end), steps))
     return _finish(tensor(vals, dtype=dtype or D.get_default_dtype()), requires_grad, out, "logspace")
 

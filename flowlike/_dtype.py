@@ -18,6 +18,12 @@ float32 = _C.float32
 float64 = _C.float64
 complex64 = _C.complex64
 complex128 = _C.complex128
+# The float8 formats (OCP FP8, AMD's "fnuz" variants, the MX scale e8m0): storage types, as in torch's CPU build
+float8_e4m3fn = _C.float8_e4m3fn
+float8_e5m2 = _C.float8_e5m2
+float8_e4m3fnuz = _C.float8_e4m3fnuz
+float8_e5m2fnuz = _C.float8_e5m2fnuz
+float8_e8m0fnu = _C.float8_e8m0fnu
 # PyTorch's aliases
 short = int16
 int = int32
@@ -31,14 +37,14 @@ cdouble = complex128
 
 
 class _UnsupportedDType:
-    """A torch dtype flowlike names but cannot hold yet (complex32, float8, uint16-64): code that only refers to it
+    """A torch dtype flowlike names but cannot hold yet (complex32, uint16-64): code that only refers to it
     (dtype tables in libraries such as safetensors and transformers) and finfo/iinfo work; making a tensor of it
-    raises. `limits` are torch's finfo (bits, eps, max, min, tiny, resolution) or iinfo (bits, min, max) values."""
+    raises. `limits` are torch's iinfo values (bits, min, max)."""
 
     def __init__(self, name, itemsize, kind, limits=None):
         self._name, self.itemsize, self._limits = name, itemsize, limits
-        self.is_floating_point, self.is_complex = kind == "float", kind == "complex"
-        self.is_signed = kind != "uint" and name != "float8_e8m0fnu"
+        self.is_floating_point, self.is_complex = False, kind == "complex"
+        self.is_signed = kind != "uint"
 
     def __repr__(self):
         return f"torch.{self._name}"
@@ -48,18 +54,19 @@ class _UnsupportedDType:
 
 
 complex32 = chalf = _UnsupportedDType("complex32", 4, "complex")
-# The float8 formats (OCP FP8, AMD's "fnuz" variants, MX scale e8m0): storage types quantization code names.
-float8_e4m3fn = _UnsupportedDType("float8_e4m3fn", 1, "float", (8, 0.125, 448.0, -448.0, 2.0 ** -6, 1.0))
-float8_e5m2 = _UnsupportedDType("float8_e5m2", 1, "float", (8, 0.25, 57344.0, -57344.0, 2.0 ** -14, 1.0))
-float8_e4m3fnuz = _UnsupportedDType("float8_e4m3fnuz", 1, "float", (8, 0.125, 240.0, -240.0, 2.0 ** -7, 1.0))
-float8_e5m2fnuz = _UnsupportedDType("float8_e5m2fnuz", 1, "float", (8, 0.125, 57344.0, -57344.0, 2.0 ** -15, 1.0))
-float8_e8m0fnu = _UnsupportedDType("float8_e8m0fnu", 1, "float", (8, 1.0, 2.0 ** 127, 2.0 ** -127, 2.0 ** -127, 1.0))
 uint16 = _UnsupportedDType("uint16", 2, "uint", (16, 0, 2 ** 16 - 1))
 uint32 = _UnsupportedDType("uint32", 4, "uint", (32, 0, 2 ** 32 - 1))
 uint64 = _UnsupportedDType("uint64", 8, "uint", (64, 0, 2 ** 64 - 1))
 
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+# torch's finfo of the float8 formats: bits, eps, max, min, tiny (= smallest_normal), resolution
+_FLOAT8_FINFO = {float8_e4m3fn: (8, 0.125, 448.0, -448.0, 2.0 ** -6, 1.0),
+                 float8_e5m2: (8, 0.25, 57344.0, -57344.0, 2.0 ** -14, 1.0),
+                 float8_e4m3fnuz: (8, 0.125, 240.0, -240.0, 2.0 ** -7, 1.0),
+                 float8_e5m2fnuz: (8, 0.125, 57344.0, -57344.0, 2.0 ** -15, 1.0),
+                 float8_e8m0fnu: (8, 1.0, 2.0 ** 127, 2.0 ** -127, 2.0 ** -127, 1.0)}
 
 _NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool: "bool", uint8: "uint8",
                 int8: "int8", int16: "int16", int32: "int32", int64: "int64", complex64: "complex64",
@@ -68,7 +75,9 @@ _NUMPY_NAMES = {float16: "float16", float32: "float32", float64: "float64", bool
 
 _C10_NAMES = {bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
               float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double", complex64: "ComplexFloat",
-              complex128: "ComplexDouble"}
+              complex128: "ComplexDouble", float8_e4m3fn: "Float8_e4m3fn", float8_e5m2: "Float8_e5m2",
+              float8_e4m3fnuz: "Float8_e4m3fnuz", float8_e5m2fnuz: "Float8_e5m2fnuz",
+              float8_e8m0fnu: "Float8_e8m0fnu"}
 
 
 def c10_name(d):
@@ -77,7 +86,7 @@ def c10_name(d):
 
 
 def to_numpy_dtype(d):
-    """The numpy dtype holding the same values (float32 for bfloat16, which numpy lacks)."""
+    """The numpy dtype holding the same values (float32 for bfloat16 and the float8 types, which numpy lacks)."""
     return np.dtype(_NUMPY_NAMES.get(d, "float32"))
 
 
@@ -113,8 +122,8 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{type}'")
         self.dtype = str(type).split(".")[-1]
-        if isinstance(type, _UnsupportedDType):
-            self.bits, self.eps, self.max, self.min, self.tiny, self.resolution = type._limits
+        if type in _FLOAT8_FINFO:
+            self.bits, self.eps, self.max, self.min, self.tiny, self.resolution = _FLOAT8_FINFO[type]
             self.smallest_normal = self.tiny
             return
         if type == bfloat16:

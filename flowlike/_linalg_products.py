@@ -8,7 +8,7 @@ import builtins
 import string
 
 from . import _C
-from ._dtype import c10_name
+from ._dtype import FLOAT8_DTYPES, c10_name
 from ._out import inplace_method, write_out
 from ._joining import stack
 from ._tensor import Tensor
@@ -58,6 +58,8 @@ def mv(input, vec, *, out=None):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
+    if input.dtype in FLOAT8_DTYPES:  # torch's CPU build multiplies float8 matrices only (mm)
+        raise NotImplementedError(f"\"addmv_impl_cpu\" not implemented for '{c10_name(input.dtype)}'")
     return write_out(out, _C._mm(input, vec.unsqueeze(1)).squeeze(1), "mv", exact_dtype=True)
 
 

@@ -106,8 +106,9 @@ def check_device(d, allow_meta=False):
 # ---- methods written in Python ---------------------------------------------------------------
 
 def _print_values(self):
-    return self.detach()._to_dtype(D.float32, False)._numpy_unchecked() if self.dtype == D.bfloat16 \
-        else self._numpy_unchecked()
+    # numpy has neither bfloat16 nor the float8 types: their float32 widenings are exact
+    return self.detach()._to_dtype(D.float32, False)._numpy_unchecked() \
+        if self.dtype == D.bfloat16 or self.dtype in D.FLOAT8_DTYPES else self._numpy_unchecked()
 
 
 def _repr(self, *, tensor_contents=None):
@@ -195,7 +196,8 @@ _TYPE_NAMES = {D.float32: "torch.FloatTensor", D.float64: "torch.DoubleTensor", 
                D.bfloat16: "torch.BFloat16Tensor", D.uint8: "torch.ByteTensor", D.int8: "torch.CharTensor",
                D.int16: "torch.ShortTensor", D.int32: "torch.IntTensor", D.int64: "torch.LongTensor",
                D.bool: "torch.BoolTensor", D.complex64: "torch.ComplexFloatTensor",
-               D.complex128: "torch.ComplexDoubleTensor"}
+               D.complex128: "torch.ComplexDoubleTensor",
+               **{d: f"torch.{D.c10_name(d)}Tensor" for d in D.FLOAT8_DTYPES}}
 
 
 def _len(self):
@@ -671,7 +673,8 @@ Tensor.storage = _storage
 # The C++ type names in torch's set_ dtype-mismatch message.
 _CPP_TYPE_NAMES = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
                    D.int32: "int", D.int64: "long int", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16",
-                   D.float32: "float", D.float64: "double"}
+                   D.float32: "float", D.float64: "double",
+                   **{d: f"c10::{D.c10_name(d)}" for d in D.FLOAT8_DTYPES}}
 
 
 def _set_(self, source=None, storage_offset=None, size=None, stride=None):

@@ -117,10 +117,12 @@ class _Formatter:
     """Common element width and notation for one (possibly summarized) array.
 
     ``values`` is a numpy array; ``floating`` says whether the tensor dtype is
-    floating point (bool and integer tensors print with ``str()``).
+    floating point (bool and integer tensors print with ``str()``); ``e8m0``
+    says it is float8_e8m0fnu, which torch's tests see their own way: every
+    code is finite (NaN too), and 0 converts to the smallest code, 2**-127.
     """
 
-    def __init__(self, values: np.ndarray, floating: bool):
+    def __init__(self, values: np.ndarray, floating: bool, e8m0: bool = False):
         self.floating_dtype = floating
         self.int_mode = True
         self.sci_mode = False
@@ -132,7 +134,10 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(f"{value}"))
             return
 
-        nonzero_finite = flat[np.isfinite(flat) & (flat != 0)]
+        if e8m0:
+            nonzero_finite = flat[flat != 2.0 ** -127]
+        else:
+            nonzero_finite = flat[np.isfinite(flat) & (flat != 0)]
         if nonzero_finite.size == 0:
             return
 
@@ -270,8 +275,8 @@ def _summarized_data(values: np.ndarray) -> np.ndarray:
     return np.stack([_summarized_data(values[i]) for i in rows])
 
 
-def _tensor_str(values: np.ndarray, floating: bool, indent: int) -> str:
-    """Bracketed contents of an array, like torch's ``_tensor_str``."""
+def _tensor_str(values: np.ndarray, floating: bool, indent: int, e8m0: bool = False) -> str:
+    """Bracketed contents of an array, like torch's ``_tensor_str`` (``e8m0`` as for _Formatter)."""
     if values.size == 0:
         return "[]"
 
@@ -283,7 +288,7 @@ def _tensor_str(values: np.ndarray, floating: bool, indent: int) -> str:
         return _tensor_str_with_formatter(
             values, indent, summarize, real_formatter, imag_formatter
         )
-    formatter = _Formatter(shown, floating)
+    formatter = _Formatter(shown, floating, e8m0)
     return _tensor_str_with_formatter(values, indent, summarize, formatter)
 
 
@@ -357,7 +362,7 @@ def tensor_repr(t, *, tensor_contents: Optional[str] = None, prefix: str = "tens
         if tensor_contents is None:
             values = np.asarray(t._print_values()).reshape(shape)
             tensor_contents = _tensor_str(
-                values, bool(t.dtype.is_floating_point), indent
+                values, bool(t.dtype.is_floating_point), indent, dtype_str == "torch.float8_e8m0fnu"
             )
 
     grad_fn = t.grad_fn

@@ -47,7 +47,10 @@ def _tensor_payload(t):
     if t.dtype == D.bfloat16:
         # numpy has no bfloat16: ship the float32 widening, which converts back exactly.
         return t._to_dtype(D.float32, False).contiguous()._numpy_unchecked().copy(), _BF16
-    return t.contiguous()._numpy_unchecked().copy(), str(t.dtype).split(".")[-1]
+    name = str(t.dtype).split(".")[-1]
+    if t.dtype in D.FLOAT8_DTYPES:  # nor float8: ship the bytes
+        return t.contiguous().view(D.uint8)._numpy_unchecked().copy(), name
+    return t.contiguous()._numpy_unchecked().copy(), name
 
 
 def _rebuild_tensor(array, dtype_name, requires_grad):
@@ -55,6 +58,8 @@ def _rebuild_tensor(array, dtype_name, requires_grad):
     t = from_numpy(np.ascontiguousarray(array))
     if dtype_name == _BF16:
         t = t._to_dtype(D.bfloat16, False)
+    elif dtype_name.startswith("float8_"):
+        t = t.view(getattr(D, dtype_name))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -270,8 +275,10 @@ def _torch_globals():
             "builtins.set": set,
             "builtins.complex": complex,
         }
-        for d in D.ALL_DTYPES + (D.complex32,):
+        for d in D.ALL_DTYPES + D.FLOAT8_DTYPES + (D.complex32,):
             table[repr(d)] = d
+        # (first, so that saving names it so: torch's weights_only loader allows this spelling, not torch.UntypedStorage)
+        table["torch.storage.UntypedStorage"] = _STORAGE_TYPES["UntypedStorage"]
         for t in _STORAGE_TYPES.values():
             table[f"torch.{t.name}"] = t
         for name in ("torch._utils._rebuild_qtensor", "torch._utils._rebuild_sparse_tensor",
@@ -962,15 +969,18 @@ class _Pickler(pickle._Pickler):
     def reducer_override(self, obj):
         from .nn.parameter import Parameter
         if type(obj) is Tensor:
-            if obj.dtype not in _STORAGE_TYPE_OF:
+            float8 = obj.dtype in D.FLOAT8_DTYPES
+            if obj.dtype not in _STORAGE_TYPE_OF and not float8:
                 raise RuntimeError(f"flowlike.save cannot write tensors of dtype {obj.dtype}")
             if obj.is_conj():  # the file holds values: a conjugate view is written resolved
                 obj = obj.resolve_conj()
             args = (self._storage(obj), obj.storage_offset(), tuple(obj.size()), obj.stride(), obj.requires_grad,
                     OrderedDict())
+            rebuild = _rebuild_tensor_v2
+            if float8:  # torch has no typed storage class for them: an untyped storage, and the dtype in v3's call
+                rebuild, args = _rebuild_tensor_v3, args + (obj.dtype,)
             state = obj.__dict__
-            return (_rebuild_from_type_v2, (_rebuild_tensor_v2, Tensor, args, state)) if state else \
-                (_rebuild_tensor_v2, args)
+            return (_rebuild_from_type_v2, (rebuild, Tensor, args, state)) if state else (rebuild, args)
         if type(obj) is Parameter:
             if obj.__dict__:
                 return (_rebuild_parameter_with_state, (obj.detach(), obj.requires_grad, OrderedDict(), obj.__dict__))
@@ -982,7 +992,8 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if type(obj) is not _SavedStorage:
             return None
-        pid = ("storage", _STORAGE_TYPE_OF[obj.dtype], obj.key, "cpu", obj.numel())
+        pid = ("storage", _STORAGE_TYPE_OF.get(obj.dtype, _STORAGE_TYPES["UntypedStorage"]), obj.key, "cpu",
+               obj.numel())
         return pid + (None,) if self._legacy else pid
 
     def save_global(self, obj, name=None):
@@ -1046,7 +1057,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 # ---- .safetensors files: 8-byte header length, JSON header, tensor bytes -----------------------------------
 
 _SAFETENSORS_DTYPES = {"BOOL": D.bool, "U8": D.uint8, "I8": D.int8, "I16": D.int16, "I32": D.int32, "I64": D.int64,
-                       "F16": D.float16, "BF16": D.bfloat16, "F32": D.float32, "F64": D.float64}
+                       "F16": D.float16, "BF16": D.bfloat16, "F32": D.float32, "F64": D.float64,
+                       "F8_E4M3": D.float8_e4m3fn, "F8_E5M2": D.float8_e5m2, "F8_E4M3FNUZ": D.float8_e4m3fnuz,
+                       "F8_E5M2FNUZ": D.float8_e5m2fnuz, "F8_E8M0": D.float8_e8m0fnu}
 _SAFETENSORS_MAX_HEADER = 100_000_000  # the safetensors library's limit
 
 

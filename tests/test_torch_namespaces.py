@@ -33,8 +33,9 @@ def test_float8_limits_follow_from_their_formats():
         info = fl.iinfo(d)
         assert (info.min, info.max, info.bits) == (0, 2 ** (8 * d.itemsize) - 1, 8 * d.itemsize)
         assert not d.is_signed and not d.is_floating_point
-    with pytest.raises(TypeError):
-        fl.zeros(2, dtype=fl.float8_e4m3fn)  # named, not yet storable
+    # storable: a tensor holds the formats' codes (448 is e4m3fn's largest, 0x7e; e5m2 keeps the top of fp16)
+    assert fl.tensor([448.0, -2.0], dtype=fl.float8_e4m3fn).view(fl.uint8).tolist() == [0x7E, 0xC0]
+    assert fl.tensor([57344.0], dtype=fl.float8_e5m2).view(fl.uint8).tolist() == [0x7B]
 
 
 def test_cuda_and_xpu_answer_as_a_build_without_them():

@@ -152,13 +152,14 @@ IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op) {
 namespace {
 thread_local ScalarType g_default_dtype = ScalarType::Float32;
 
-// PyTorch's promoteTypes lookup table, rows and columns in ScalarType order.
+// PyTorch's promoteTypes lookup table, rows and columns in ScalarType order (the float8 types, which promote with
+// themselves only, are left out).
 constexpr ScalarType b1 = ScalarType::Bool, u1 = ScalarType::UInt8, i1 = ScalarType::Int8, i2 = ScalarType::Int16,
                      i4 = ScalarType::Int32, i8 = ScalarType::Int64, f2 = ScalarType::Float16, bf = ScalarType::BFloat16,
                      f4 = ScalarType::Float32, f8 = ScalarType::Float64, c4 = ScalarType::ComplexFloat,
                      c8 = ScalarType::ComplexDouble;
 // (torch promotes float16 with complex64 to complex64, and float64 with complex64 to complex128)
-constexpr ScalarType kPromote[kNumScalarTypes][kNumScalarTypes] = {
+constexpr ScalarType kPromote[static_cast<int>(ScalarType::Float8_e4m3fn)][static_cast<int>(ScalarType::Float8_e4m3fn)] = {
     /*b1*/ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8, c4, c8},
     /*u1*/ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8, c4, c8},
     /*i1*/ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8, c4, c8},
@@ -181,17 +182,28 @@ void set_default_dtype(ScalarType t) {
   g_default_dtype = t;
 }
 
-ScalarType promote_types(ScalarType a, ScalarType b) { return kPromote[static_cast<int>(a)][static_cast<int>(b)]; }
+ScalarType promote_types(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  FL_CHECK(!is_float8(a) && !is_float8(b), Error, "Promotion for Float8 Types is not supported, attempted to promote ",
+           c10_type_name(a), " and ", c10_type_name(b));
+  return kPromote[static_cast<int>(a)][static_cast<int>(b)];
+}
 
 const char* dtype_name(ScalarType t) {
-  static const char* names[] = {"bool",    "uint8",    "int8",    "int16",   "int32",     "int64",
-                                "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+  static const char* names[] = {"bool",          "uint8",       "int8",            "int16",           "int32",
+                                "int64",         "float16",     "bfloat16",        "float32",         "float64",
+                                "complex64",     "complex128",  "float8_e4m3fn",   "float8_e5m2",     "float8_e4m3fnuz",
+                                "float8_e5m2fnuz", "float8_e8m0fnu"};
+  static_assert(sizeof(names) / sizeof(names[0]) == kNumScalarTypes);
   return names[static_cast<int>(t)];
 }
 
 const char* c10_type_name(ScalarType t) {
-  static const char* names[] = {"Bool", "Byte",     "Char",  "Short",  "Int",          "Long",
-                                "Half", "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble"};
+  static const char* names[] = {"Bool",          "Byte",        "Char",            "Short",           "Int",
+                                "Long",          "Half",        "BFloat16",        "Float",           "Double",
+                                "ComplexFloat",  "ComplexDouble", "Float8_e4m3fn", "Float8_e5m2",     "Float8_e4m3fnuz",
+                                "Float8_e5m2fnuz", "Float8_e8m0fnu"};
+  static_assert(sizeof(names) / sizeof(names[0]) == kNumScalarTypes);
   return names[static_cast<int>(t)];
 }
 

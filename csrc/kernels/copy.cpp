@@ -1,4 +1,5 @@
 // The kernels of the copy and fill ops (strided copy with dtype conversion and broadcasting), and item.
+#include <cmath>
 #include <cstring>
 
 #include "copy.h"
@@ -47,9 +48,9 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     return;
   }
   ElementwiseIter it({dst.get(), src.get()}, "copy_");
-  FL_DISPATCH_ALL_AND_COMPLEX(dst->dtype, "copy_", {
+  FL_DISPATCH_STORAGE(dst->dtype, "copy_", {
     using out_t = scalar_t;
-    FL_DISPATCH_ALL_AND_COMPLEX(src->dtype, "copy_", {
+    FL_DISPATCH_STORAGE(src->dtype, "copy_", {
       it.for_each([](char** p, const int64_t* s, int64_t n) {
         if (s[0] == sizeof(out_t) && s[1] == sizeof(scalar_t)) {
           // contiguous runs (the inner dim of a permuted tensor made contiguous): memmove or a
@@ -70,18 +71,42 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
   });
 }
 
-void check_fits(const Scalar& value, ScalarType dtype) {
-  if (!value.is_complex() || value.im == 0 || is_complex(dtype)) return;
+namespace {
+[[noreturn]] void throw_overflow(ScalarType dtype) {
   static const char* names[] = {"bool",      "uint8_t",        "int8_t", "int16_t", "int", "int64_t",
                                 "c10::Half", "c10::BFloat16", "float",  "double"};
-  throw Error(str_cat("value cannot be converted to type ", names[static_cast<int>(dtype)], " without overflow"));
+  const int i = static_cast<int>(dtype);
+  throw Error(str_cat("value cannot be converted to type ", i < 10 ? names[i] : str_cat("c10::", c10_type_name(dtype)),
+                      " without overflow"));
+}
+}  // namespace
+
+void check_fits(const Scalar& value, ScalarType dtype) {
+  if (value.is_complex() && value.im != 0 && !is_complex(dtype)) throw_overflow(dtype);
+}
+
+void check_fill_value(const Scalar& value, ScalarType dtype) {
+  check_fits(value, dtype);
+  if (!is_float8(dtype)) return;
+  // c10's checked_convert: a finite value outside [lowest, max] overflows, and so does an infinity where the
+  // format has none (e5m2 only); NaN passes
+  const double v = value.to_double();
+  const bool has_inf = dtype == ScalarType::Float8_e5m2;
+  double lowest, max;
+  switch (dtype) {
+    case ScalarType::Float8_e4m3fn: max = 448.0; lowest = -max; break;
+    case ScalarType::Float8_e4m3fnuz: max = 240.0; lowest = -max; break;
+    case ScalarType::Float8_e8m0fnu: max = std::ldexp(1.0, 127); lowest = std::ldexp(1.0, -127); break;
+    default: max = 57344.0; lowest = -max; break;  // e5m2, e5m2fnuz
+  }
+  if (std::isinf(v) ? !has_inf : (v < lowest || v > max)) throw_overflow(dtype);
 }
 
 void fill_kernel(const Tensor& t, Scalar value) {
   check_fits(value, t->dtype);
   if (t->numel == 0) return;
   ElementwiseIter it({t.get()}, "fill_");
-  FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "fill_", {
+  FL_DISPATCH_STORAGE(t->dtype, "fill_", {
     const scalar_t v = conj_if(value.to<scalar_t>(), t->conj);  // a conjugate view holds the value's conjugate
     it.for_each([v](char** p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(scalar_t)) {
@@ -97,7 +122,7 @@ void fill_kernel(const Tensor& t, Scalar value) {
 Scalar item(const Tensor& t) {
   FL_CHECK(t->numel == 1, Error, "a Tensor with ", t->numel, " elements cannot be converted to Scalar");
   Scalar r;
-  FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "item", {
+  FL_DISPATCH_STORAGE(t->dtype, "item", {
     r = scalar_of(conj_if(*t->data<scalar_t>(), t->conj));
   });
   return r;

@@ -231,6 +231,8 @@ Tensor index_cpu(DispatchKeySet, const Tensor& self, const TensorList& indices) 
 }
 
 Tensor index_put_cpu(DispatchKeySet, const Tensor& self, const TensorList& indices, const Tensor& values, bool accumulate) {
+  // torch's CPU build has index_put for every float8 type but e8m0fnu
+  if (self->dtype == ScalarType::Float8_e8m0fnu) throw_unsupported_dtype("index_put", self->dtype);
   FL_CHECK(values->dtype == self->dtype, Error, "Index put requires the source and destination dtypes match, got ",
            c10_type_name(self->dtype), " for the destination and ", c10_type_name(values->dtype), " for the source.");
   AdvancedIndex ai(self, indices, "index_put_");
@@ -248,6 +250,7 @@ Tensor index_put_cpu(DispatchKeySet, const Tensor& self, const TensorList& indic
 
 // ---- masks ----------------------------------------------------------------------------------
 Tensor masked_fill_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& value) {
+  if (is_float8(self->dtype)) throw_unsupported_dtype("masked_fill", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_fill_ only supports boolean masks, but got mask with dtype ",
            mask->dtype == ScalarType::UInt8 ? "unsigned char" : dtype_name(mask->dtype));
   if (is_complex(value->dtype) && !is_complex(self->dtype) && value->numel == 1) check_fits(item(value), self->dtype);
@@ -281,6 +284,7 @@ Tensor masked_select_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask)
 }
 
 Tensor masked_scatter_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& source) {
+  if (is_float8(self->dtype)) throw_unsupported_dtype("masked_scatter", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
            c10_type_name(mask->dtype));
   FL_CHECK(self->dtype == source->dtype, Error, "masked_scatter: expected self and source to have same dtypes but got",
@@ -304,6 +308,7 @@ Tensor masked_scatter_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask
 
 // ---- take, nonzero, where -------------------------------------------------------------------
 Tensor take_cpu(DispatchKeySet, const Tensor& self, const Tensor& index) {
+  if (is_float8(self->dtype)) throw_unsupported_dtype("take_cpu", self->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, Error, "take(): Expected a long tensor for index, but got ", c10_type_name(index->dtype));
   Tensor flat = contiguous(self);
   const int64_t numel = self->numel;

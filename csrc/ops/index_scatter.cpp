@@ -53,6 +53,7 @@ Tensor elementwise_offsets(const Tensor& self, int64_t dim, const Tensor& index)
 }
 
 Tensor gather_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index_) {
+  if (is_float8(self_->dtype)) throw_unsupported_dtype("gather_out_cpu", self_->dtype);  // as torch's CPU build
   // as torch, an empty index of any dtype and rank gathers nothing (only dim is checked)
   if (index_->numel == 0) {
     wrap_dim(dim, self_->dim(), "gather");
@@ -82,6 +83,7 @@ ScatterReduce parse_scatter_reduce(const std::string& r) {
 // self[index[i][j]][j] (op)= src[i][j] for dim 0, after every check. `src` is a tensor of self's
 // dtype, or a wrapped number (the `value` overloads) that is converted and broadcast.
 void scatter_impl(const Tensor& self_, int64_t dim, const Tensor& index_, const Tensor& src_, ScatterReduce r, const char* op) {
+  if (is_float8(self_->dtype)) throw_unsupported_dtype(op, self_->dtype);  // as torch's CPU build
   dim = wrap_dim(dim, self_->dim(), op);
   const bool is_value = src_->wrapped_number;
   FL_CHECK(is_value || src_->dtype == self_->dtype, Error, op, "(): Expected self.dtype to be equal to src.dtype");
@@ -235,6 +237,7 @@ Tensor index_add_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Ten
 }
 
 Tensor index_copy_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& source) {
+  if (is_float8(self_->dtype)) throw_unsupported_dtype("index_copy_cpu", self_->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, Error, "index_copy_(): Expected a long tensor for index, but got ", c10_type_name(index->dtype));
   FL_CHECK(self_->dtype == source->dtype, Error, "index_copy_(): self and source expected to have the same dtype, but got (self) ",
            c10_type_name(self_->dtype), " and (source) ", c10_type_name(source->dtype));
@@ -252,6 +255,7 @@ Tensor index_copy_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Te
 }
 
 Tensor index_fill_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& value) {
+  if (is_float8(self_->dtype)) throw_unsupported_dtype("index_fill_cpu", self_->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, IndexError, "index_fill_(): Expected dtype int64 for index.");
   FL_CHECK(index->dim() <= 1, IndexError, "Index has to be a vector/scalar");
   FL_CHECK(value->dim() == 0, Error, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ", value->dim(),

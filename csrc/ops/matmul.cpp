@@ -37,7 +37,8 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
   std::optional<GilRelease> nogil;
   if (static_cast<double>(batch) * m * n * k >= kGilReleaseWork) nogil.emplace();
   const ScalarType dt = out->dtype;
-  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16) {  // accumulate in float32
+  // the 16-bit floats, and the float8 types torch's CPU build multiplies (not e8m0fnu): accumulate in float32
+  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16 || (is_float8(dt) && dt != ScalarType::Float8_e8m0fnu)) {
     Tensor of = to_dtype(out, ScalarType::Float32, /*copy=*/true);
     gemm_into(of, to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32), alpha, beta);
     copy_into(out, of);
@@ -124,6 +125,7 @@ Tensor mm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
 }
 Tensor bmm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
   check_bmm("bmm", a, b);
+  if (is_float8(a->dtype)) throw_unsupported_dtype("bmm", a->dtype);  // torch's CPU build: float8 mm/addmm only
   Tensor out = empty({a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype);
   gemm_into(out, a, b, Scalar(int64_t(1)), Scalar(int64_t(0)));
   return out;
@@ -152,6 +154,7 @@ Tensor addmm_activation_cpu(DispatchKeySet, const Tensor& self, const Tensor& a,
 }
 Tensor baddbmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_bmm("baddbmm", a, b);
+  if (is_float8(a->dtype)) throw_unsupported_dtype("baddbmm", a->dtype);
   Tensor out = addend("baddbmm", self, {a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype, beta);
   gemm_into(out, a, b, alpha, beta);
   return out;
@@ -164,6 +167,8 @@ namespace ops {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const int64_t da = a->dim(), db = b->dim();
   FL_CHECK(da > 0 && db > 0, Error, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db, "D");
+  // torch reaches dot or mv for a vector on the right, and its CPU build has neither for the float8 types
+  if (is_float8(a->dtype) && db == 1) throw_unsupported_dtype(da == 1 ? "dot" : "addmv_impl_cpu", a->dtype);
   if (da == 1 && db == 1) {
     FL_CHECK(a->sizes[0] == b->sizes[0], Error, "inconsistent tensor size, expected tensor [", a->sizes[0],
              "] and src [", b->sizes[0], "] to have the same number of elements, but got ", a->sizes[0], " and ",

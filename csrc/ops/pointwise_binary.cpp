@@ -76,9 +76,31 @@ bool any_of(const Tensor& t, Pred pred) {
   return found;
 }
 
+Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out);
+
+// torch's CPU build has three binary kernels for the float8 types: eq, ne and mul (not with a one-element second
+// operand: "mul_cpu_reduced_float"). They compute in float, so here the operands widen to float32 and a product
+// rounds back once, which is c10's rounding of the float result.
+Tensor binary_float8(BinaryOp op, const Tensor& a, const Tensor& b, ScalarType ct, const Tensor& out) {
+  const bool mul = op == BinaryOp::mul;
+  FL_CHECK(op == BinaryOp::eq || op == BinaryOp::ne || (mul && b->numel != 1), NotImplementedError, "\"",
+           mul ? "mul_cpu_reduced_float" : kBinaryInfo[static_cast<int>(op)].name, "\" not implemented for '",
+           c10_type_name(ct), "'");
+  const auto widen = [ct](const Tensor& t) { return to_dtype(t->dtype == ct ? t : to_dtype(t, ct), ScalarType::Float32); };
+  if (!mul) return binary_cpu(op, widen(a), widen(b), Scalar(int64_t(1)), out);
+  Tensor r = to_dtype(binary_cpu(op, widen(a), widen(b), Scalar(int64_t(1)), Tensor()), ct);
+  if (!out) return r;
+  check_can_cast(ct, out->dtype, "mul");
+  resize_out(out, r->sizes, "mul");
+  copy_into(out, r);
+  out->bump_version();
+  return out;
+}
+
 Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
   const BinaryInfo& info = kBinaryInfo[static_cast<int>(op)];
   ScalarType ct = result_type(a, b);
+  if (is_float8(ct)) return binary_float8(op, a, b, ct, out);
   ScalarType out_dtype = ct;
   switch (info.rule) {
     case Rule::FLOAT: if (!is_floating(ct) && !is_complex(ct)) ct = out_dtype = default_dtype(); break;
@@ -145,7 +167,7 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha, c
 bool can_cast(ScalarType from, ScalarType to) {
   // PyTorch's canCast: no complex -> non-complex, no float -> integral, no non-bool -> bool
   if (is_complex(from) && !is_complex(to)) return false;
-  if (is_floating(from) && !is_floating(to) && !is_complex(to)) return false;
+  if (is_floating_point(from) && !is_floating_point(to) && !is_complex(to)) return false;
   if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
   return true;
 }

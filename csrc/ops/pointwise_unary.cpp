@@ -40,7 +40,49 @@ void run_unary(UnaryOp op, const ElementwiseIter& it) {
   }
 }
 
+Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out);
+
+// The unary kernels torch's CPU build has for the float8 types: isnan; abs, except for e8m0fnu (unsigned);
+// isinf on e5m2 (the one format with infinities); isfinite on e5m2, and on e8m0fnu, where torch answers true for
+// every code, NaN included. The tests run on the exact float32 widening; abs is torch's x < 0 ? -x : x, so it
+// clears the sign bit of negative values only (-0 and the NaN codes stay as they are).
+Tensor unary_float8(UnaryOp op, const Tensor& a, const Tensor& out) {
+  const ScalarType t = a->dtype;
+  const char* name = kUnaryInfo[static_cast<int>(op)].name;
+  const bool ok = op == UnaryOp::isnan || (op == UnaryOp::abs && t != ScalarType::Float8_e8m0fnu) ||
+                  (op == UnaryOp::isinf && t == ScalarType::Float8_e5m2) ||
+                  (op == UnaryOp::isfinite && (t == ScalarType::Float8_e5m2 || t == ScalarType::Float8_e8m0fnu));
+  FL_CHECK(ok, NotImplementedError, "\"", name, op == UnaryOp::isinf || op == UnaryOp::isfinite ? "" : "_cpu",
+           "\" not implemented for '", c10_type_name(t), "'");
+  Tensor r;
+  if (op == UnaryOp::abs) {
+    r = empty_like(a, t);
+    ElementwiseIter it({r.get(), a.get()}, name);
+    switch (t) {
+      FL_DISPATCH_FLOAT8_CASES(it.for_each([](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const uint8_t c = *reinterpret_cast<const uint8_t*>(p[1] + i * s[1]);
+          *reinterpret_cast<uint8_t*>(p[0] + i * s[0]) = static_cast<float>(scalar_t::from_bits(c)) < 0 ? c & 0x7f : c;
+        }
+      }))
+      default: throw_unsupported_dtype(name, t);
+    }
+  } else if (op == UnaryOp::isfinite && t == ScalarType::Float8_e8m0fnu) {
+    r = empty_like(a, ScalarType::Bool);
+    fill(r, Scalar(true));
+  } else {
+    return unary_cpu(op, to_dtype(a, ScalarType::Float32), out);
+  }
+  if (!out) return r;
+  check_can_cast(r->dtype, out->dtype, name);
+  resize_out(out, r->sizes, name);
+  copy_into(out, r);
+  out->bump_version();
+  return out;
+}
+
 Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
+  if (is_float8(a->dtype)) return unary_float8(op, a, out);
   const UnaryInfo& info = kUnaryInfo[static_cast<int>(op)];
   ScalarType ct = a->dtype, out_dtype = a->dtype;
   switch (info.rule) {

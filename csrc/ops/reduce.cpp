@@ -187,6 +187,7 @@ void reduce_dtypes(ReduceKind k, ScalarType in, ScalarType req, ScalarType* out,
       return;
     case ReduceKind::mean: case ReduceKind::nanmean:
       *out = given ? req : in;
+      if (is_float8(*out)) throw_unsupported_dtype("sum_cpu", *out);  // torch's CPU build sums no float8 type
       FL_CHECK(is_floating(*out) || is_complex(*out), Error, kind_name(k), "(): could not infer output dtype. ",
                given ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ",
                c10_type_name(*out));
@@ -412,6 +413,9 @@ Tensor reduce_complex(ReduceKind k, const Tensor& self, const IntList& dims, boo
 Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
   if (is_complex(self->dtype) || (dtype != ScalarType::NumTypes && is_complex(dtype)))
     return reduce_complex(k, self, dims, keepdim, dtype);
+  // torch's CPU build has all and any for the float8 types: they test the values' truth, as bool() does
+  if (is_float8(self->dtype) && (k == ReduceKind::all || k == ReduceKind::any))
+    return reduce_cpu(k, to_dtype(self, ScalarType::Bool), dims, keepdim, dtype);
   const char* name = kind_name(k);
   ScalarType out_t, compute_t;
   reduce_dtypes(k, self->dtype, dtype, &out_t, &compute_t);

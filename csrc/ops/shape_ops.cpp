@@ -73,6 +73,7 @@ std::vector<bool> dim_mask(const IntList& dims, int64_t nd, const char* op) {
 }
 
 Tensor flip_cpu(const Tensor& t, const IntList& dims) {
+  if (is_float8(t->dtype)) throw_unsupported_dtype("flip_cpu", t->dtype);  // as torch's CPU build
   std::vector<bool> mask = dim_mask(dims, t->dim(), "flip");
   Tensor src = t;
   for (int64_t d = 0; d < t->dim(); ++d)
@@ -142,6 +143,7 @@ Tensor repeat_cpu(const Tensor& t, const IntList& repeats) {
 
 // tril (lower=true) or triu: copies the input, then zeroes the other triangle row by row.
 Tensor tri_cpu(const Tensor& t, int64_t k, bool lower) {
+  if (is_float8(t->dtype)) throw_unsupported_dtype(lower ? "tril" : "triu", t->dtype);  // as torch's CPU build
   const char* op = lower ? "tril" : "triu";
   FL_CHECK(t->dim() >= 2, Error, op, ": input tensor must have at least 2 dimensions");
   Tensor out = empty(t->sizes, t->dtype);

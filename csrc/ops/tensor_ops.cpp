@@ -221,6 +221,7 @@ FL_REGISTER_KERNEL(_fill, CPU, [](DispatchKeySet, const Tensor& t, Scalar v) { f
 FL_REGISTER_FALLTHROUGH(_fill, Autograd)
 FL_DEFINE_OP(fill_, "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", Tensor(const Tensor&, Scalar))
 FL_REGISTER_KERNEL(fill_, CPU, [](DispatchKeySet, const Tensor& self, Scalar v) {
+  fl::check_fill_value(v, self->dtype);
   fl::fill_kernel(self, v);
   self->bump_version();
   return self;

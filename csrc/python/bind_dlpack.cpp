@@ -18,7 +18,10 @@ struct DLPackVersion { uint32_t major; uint32_t minor; };
 struct DLManagedTensorVersioned {
   DLPackVersion version; void* manager_ctx; void (*deleter)(DLManagedTensorVersioned*); uint64_t flags; DLTensor dl_tensor;
 };
-enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6, kDLFloat8_e4m3fn = 10 };
+// DLPack 1.1's float8 codes, from kDLFloat8_e4m3fn (10) on.
+constexpr ScalarType kDLFloat8Types[] = {ScalarType::Float8_e4m3fn, ScalarType::Float8_e4m3fnuz, ScalarType::Float8_e5m2,
+                                         ScalarType::Float8_e5m2fnuz, ScalarType::Float8_e8m0fnu};
 constexpr int32_t kDLCPU = 1;
 
 struct Exported {
@@ -34,7 +37,10 @@ DLDataType dl_dtype(ScalarType t) {
     case ScalarType::Bool: return {kDLBool, 8, 1};
     case ScalarType::UInt8: return {kDLUInt, 8, 1};
     case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
-    default: return {static_cast<uint8_t>(is_floating(t) ? kDLFloat : kDLInt), bits, 1};
+    default:
+      for (uint8_t i = 0; i < 5; ++i)
+        if (kDLFloat8Types[i] == t) return {static_cast<uint8_t>(kDLFloat8_e4m3fn + i), 8, 1};
+      return {static_cast<uint8_t>(is_floating(t) ? kDLFloat : kDLInt), bits, 1};
   }
 }
 
@@ -51,6 +57,7 @@ ScalarType from_dl_dtype(DLDataType d) {
       break;
     case kDLBfloat: if (d.bits == 16) return ScalarType::BFloat16; break;
   }
+  if (d.code >= kDLFloat8_e4m3fn && d.code < kDLFloat8_e4m3fn + 5 && d.bits == 8) return kDLFloat8Types[d.code - kDLFloat8_e4m3fn];
   throw fl::TypeError(str_cat("from_dlpack: unsupported DLPack dtype code ", int(d.code), " with ", int(d.bits), " bits"));
 }
 

@@ -203,7 +203,8 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
     ops::index_put_(p.view, p.indices, v, false);
     return;
   }
-  if (is_number) ops::fill_(p.view, s);
+  // (a float8 number is copied as the scalar tensor, as torch does: fill_ would check its range)
+  if (is_number && !is_float8(self->dtype)) ops::fill_(p.view, s);
   else ops::copy_(p.view, v->storage == self->storage ? clone(v) : v);
 }
 

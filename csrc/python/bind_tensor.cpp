@@ -85,7 +85,7 @@ py::array to_numpy(const Tensor& t) {
 py::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
   if (dim == t->dim()) {
     Scalar s;
-    FL_DISPATCH_ALL_AND_COMPLEX(t->dtype, "tolist", {
+    FL_DISPATCH_STORAGE(t->dtype, "tolist", {
       s = scalar_of(conj_if(*reinterpret_cast<const scalar_t*>(p), t->conj));
     });
     return scalar_to_python(s);

@@ -103,7 +103,7 @@ IntList int_list(py::handle h, const char* op, const char* argname) {
   IntList out;
   if (is_tensor(h)) {
     const Tensor& t = as_tensor(h);
-    FL_CHECK(t->dim() <= 1 && !is_floating(t->dtype), TypeError, op, "(): argument '", argname, "' must be a sequence of ints");
+    FL_CHECK(t->dim() <= 1 && !is_floating_point(t->dtype), TypeError, op, "(): argument '", argname, "' must be a sequence of ints");
     Tensor c = to_dtype(contiguous(t), ScalarType::Int64);
     out.assign(c->data<int64_t>(), c->data<int64_t>() + c->numel);
     return out;
@@ -118,7 +118,7 @@ IntList int_list(py::handle h, const char* op, const char* argname) {
     Scalar s;
     if (is_tensor(item)) {
       const Tensor& t = as_tensor(item);
-      FL_CHECK(t->numel == 1 && !is_floating(t->dtype), TypeError, op, "(): argument '", argname, "' must be tuple of ints, but found element of type Tensor");
+      FL_CHECK(t->numel == 1 && !is_floating_point(t->dtype), TypeError, op, "(): argument '", argname, "' must be tuple of ints, but found element of type Tensor");
       out.push_back(fl::item(t).to_int());
       continue;
     }
@@ -170,7 +170,7 @@ PYBIND11_MODULE(_C, m) {
   });
 
   py::class_<DType>(m, "dtype", "A tensor element type, e.g. flowlike.float32.")
-      .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating(d.type); })
+      .def_property_readonly("is_floating_point", [](const DType& d) { return is_floating_point(d.type); })
       .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
       .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
       .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })

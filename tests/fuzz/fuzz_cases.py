@@ -15,7 +15,9 @@ ALLOWED = ("RuntimeError", "IndexError", "TypeError", "ValueError", "NotImplemen
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 COMPLEX_DTYPES = ("complex64", "complex128")
-DTYPES = FLOAT_DTYPES + ("int64", "int32", "int16", "int8", "uint8", "bool") + COMPLEX_DTYPES
+# storage types: most ops refuse them (NotImplementedError), which is what the fuzzer checks they do cleanly
+FLOAT8_DTYPES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+DTYPES = FLOAT_DTYPES + ("int64", "int32", "int16", "int8", "uint8", "bool") + COMPLEX_DTYPES + FLOAT8_DTYPES
 
 
 def _values(shape_numel, dtype, seed, special):
@@ -27,7 +29,7 @@ def _values(shape_numel, dtype, seed, special):
         return rng.random(n) > 0.5
     if dtype in COMPLEX_DTYPES:  # real and imaginary parts drawn as floats
         return _values(n, "float64", seed, special) + 1j * _values(n, "float64", seed + 1, special)
-    if dtype in FLOAT_DTYPES:
+    if dtype in FLOAT_DTYPES or dtype in FLOAT8_DTYPES:
         v = rng.standard_normal(n) * 2
         if special and n:
             pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 1e-40, 65504.0, 3.0e38])
@@ -102,7 +104,7 @@ def _leaf(fl, shape, dtype, seed, special, grad, built):
     vals = _values(numel(shape), dtype, seed, special)
     if dtype == "bool":
         t = fl.from_numpy(np.ascontiguousarray(vals).reshape(shape))
-    elif dtype in FLOAT_DTYPES:
+    elif dtype in FLOAT_DTYPES or dtype in FLOAT8_DTYPES:
         t = fl.from_numpy(vals.astype(np.float64).reshape(shape)).to(getattr(fl, dtype))
     elif dtype in COMPLEX_DTYPES:
         t = fl.from_numpy(vals.astype(np.complex128).reshape(shape)).to(getattr(fl, dtype))
