@@ -320,14 +320,17 @@ inline To convert(From v) {
 
 // Runs `__VA_ARGS__` with `scalar_t` bound to the C++ type of `TYPE`.
 #define FL_DTYPE_CASE(st, ct, ...) case ::fl::ScalarType::st: { using scalar_t = ct; __VA_ARGS__; break; }
-#define FL_DISPATCH_ALL(TYPE, NAME, ...)                                                   \
-  switch (TYPE) {                                                                          \
+// The real types kernels compute in (bool, integers, floating point).
+#define FL_DISPATCH_ALL_CASES(...)                                                         \
     FL_DTYPE_CASE(Bool, bool, __VA_ARGS__) FL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)      \
     FL_DTYPE_CASE(Int8, int8_t, __VA_ARGS__) FL_DTYPE_CASE(Int16, int16_t, __VA_ARGS__)    \
     FL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__) FL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)  \
     FL_DTYPE_CASE(Float16, ::fl::Half, __VA_ARGS__)                                        \
     FL_DTYPE_CASE(BFloat16, ::fl::BFloat16, __VA_ARGS__)                                   \
-    FL_DTYPE_CASE(Float32, float, __VA_ARGS__) FL_DTYPE_CASE(Float64, double, __VA_ARGS__) \
+    FL_DTYPE_CASE(Float32, float, __VA_ARGS__) FL_DTYPE_CASE(Float64, double, __VA_ARGS__)
+#define FL_DISPATCH_ALL(TYPE, NAME, ...)                                                   \
+  switch (TYPE) {                                                                          \
+    FL_DISPATCH_ALL_CASES(__VA_ARGS__)                                                     \
     default: ::fl::throw_unsupported_dtype(NAME, TYPE);                                    \
   }
 // The float8 dtypes, for the few kernels torch's CPU build has for them (copies, fill, indexing, comparison).
@@ -349,24 +352,14 @@ inline To convert(From v) {
   }
 #define FL_DISPATCH_ALL_AND_COMPLEX(TYPE, NAME, ...)                                       \
   switch (TYPE) {                                                                          \
-    FL_DTYPE_CASE(Bool, bool, __VA_ARGS__) FL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)      \
-    FL_DTYPE_CASE(Int8, int8_t, __VA_ARGS__) FL_DTYPE_CASE(Int16, int16_t, __VA_ARGS__)    \
-    FL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__) FL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)  \
-    FL_DTYPE_CASE(Float16, ::fl::Half, __VA_ARGS__)                                        \
-    FL_DTYPE_CASE(BFloat16, ::fl::BFloat16, __VA_ARGS__)                                   \
-    FL_DTYPE_CASE(Float32, float, __VA_ARGS__) FL_DTYPE_CASE(Float64, double, __VA_ARGS__) \
+    FL_DISPATCH_ALL_CASES(__VA_ARGS__)                                                     \
     FL_DISPATCH_COMPLEX_CASES(__VA_ARGS__)                                                 \
     default: ::fl::throw_unsupported_dtype(NAME, TYPE);                                    \
   }
 // Every storage type: the kernels that move and convert values (copy_, fill_, item, tolist).
 #define FL_DISPATCH_STORAGE(TYPE, NAME, ...)                                                 \
   switch (TYPE) {                                                                          \
-    FL_DTYPE_CASE(Bool, bool, __VA_ARGS__) FL_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)      \
-    FL_DTYPE_CASE(Int8, int8_t, __VA_ARGS__) FL_DTYPE_CASE(Int16, int16_t, __VA_ARGS__)    \
-    FL_DTYPE_CASE(Int32, int32_t, __VA_ARGS__) FL_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)  \
-    FL_DTYPE_CASE(Float16, ::fl::Half, __VA_ARGS__)                                        \
-    FL_DTYPE_CASE(BFloat16, ::fl::BFloat16, __VA_ARGS__)                                   \
-    FL_DTYPE_CASE(Float32, float, __VA_ARGS__) FL_DTYPE_CASE(Float64, double, __VA_ARGS__) \
+    FL_DISPATCH_ALL_CASES(__VA_ARGS__)                                                     \
     FL_DISPATCH_COMPLEX_CASES(__VA_ARGS__)                                                 \
     FL_DISPATCH_FLOAT8_CASES(__VA_ARGS__)                                                  \
     default: ::fl::throw_unsupported_dtype(NAME, TYPE);                                    \
