@@ -349,6 +349,13 @@ OPS = {
     "cumsum": lambda lib, d: _x(lib, d).cumsum(0),
     "unique": lambda lib, d: _x(lib, d).unique(),
     "tril": lambda lib, d: _x(lib, d)[:4].reshape(2, 2).tril(),
+    # padding moves values: torch has the constant (range-checked value) and circular forms
+    "pad_constant": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 2), value=2.0),
+    "pad_constant_zero": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 1)),
+    "pad_constant_overflow": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 1), value=1e6),
+    "pad_circular": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 1), mode="circular"),
+    "pad_reflect": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 1), mode="reflect"),
+    "pad_replicate": lambda lib, d: lib.nn.functional.pad(_x(lib, d).reshape(1, 2, 3), (1, 1), mode="replicate"),
     # promotion and metadata
     "result_type_float32": lambda lib, d: lib.result_type(_x(lib, d), _x(lib, d).float()),
     "result_type_number": lambda lib, d: lib.result_type(_x(lib, d), 1.0),

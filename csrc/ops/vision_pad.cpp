@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "../core/dispatch.h"
+#include "../kernels/copy.h"
 #include "../kernels/loops.h"
 #include "vision.h"
 
@@ -167,7 +168,9 @@ void pad_backward_impl(const Tensor& gin, const Tensor& g, const PadPlan& p) {
 
 Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t mode, double value) {
   PadPlan p(self->sizes, pad, static_cast<PadMode>(mode));
-  if (self->dtype == ScalarType::Bool && (mode == int64_t(PadMode::Reflect) || mode == int64_t(PadMode::Replicate))) {
+  // torch has no reflection/replication kernels for bool and the float8 storage types
+  if ((self->dtype == ScalarType::Bool || is_float8(self->dtype)) &&
+      (mode == int64_t(PadMode::Reflect) || mode == int64_t(PadMode::Replicate))) {
     const std::string kernel = str_cat(mode == int64_t(PadMode::Reflect) ? "reflection" : "replication", "_pad",
                                        pad.size() / 2, "d");
     throw_unsupported_dtype(kernel.c_str(), self->dtype);
@@ -176,6 +179,14 @@ Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t m
   if (out->numel == 0) return out;
   if (p.maps.empty()) { copy_into(out, self); return out; }
   Tensor x = contiguous(self);
+  if (is_float8(self->dtype)) {  // the constant (and circular) forms move values only, as torch's
+    if (static_cast<PadMode>(mode) == PadMode::Constant) check_fill_value(Scalar(value), self->dtype);
+    switch (self->dtype) {
+      FL_DISPATCH_FLOAT8_CASES(pad_forward_impl<scalar_t>(out, x, p, value))
+      default: break;
+    }
+    return out;
+  }
   FL_DISPATCH_ALL_AND_COMPLEX(self->dtype, "pad", pad_forward_impl<scalar_t>(out, x, p, value));
   return out;
 }
