@@ -449,9 +449,8 @@ def tensorinv(A, ind=2):
 
 def tensorsolve(A, B, dims=None):
     """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
-    if dims is not None:
-        dims = [d % A.dim() for d in dims]
-        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    if dims is not None:  # (movedim checks the dims: range and repeats, with torch's errors)
+        A = A.movedim(list(dims), list(range(A.dim() - len(dims), A.dim())))
     x_shape = tuple(A.shape[B.dim():])
     return solve(A.reshape(B.numel(), -1), B.reshape(-1)).reshape(x_shape)
 

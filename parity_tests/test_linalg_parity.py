@@ -324,11 +324,19 @@ def test_cond_tensorinv_matrix_exp(dtype):
     b = rng.standard_normal((4, 6))
     fb, tb = pair(b, dtype)
     same(fl.linalg.tensorsolve(ft, fb), torch.linalg.tensorsolve(tt, tb), tol * 10)
+    # dims of A moved to the end first
+    same(fl.linalg.tensorsolve(ft.permute(3, 0, 1, 2), fb, dims=[0]),
+         torch.linalg.tensorsolve(tt.permute(3, 0, 1, 2), tb, dims=[0]), tol * 10)
 
 
 # ---- errors ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", [
+    # tensorsolve's dims: out of range, near 2^63, repeated
+    lambda m: m.linalg.tensorsolve(m.ones(2, 3, 6), m.ones(2, 3), dims=[5]),
+    lambda m: m.linalg.tensorsolve(m.ones(2, 3, 6), m.ones(2, 3), dims=[-2**63]),
+    lambda m: m.linalg.tensorsolve(m.ones(2, 3, 6), m.ones(2, 3), dims=[2**63 - 1]),
+    lambda m: m.linalg.tensorsolve(m.ones(2, 3, 6), m.ones(2, 3), dims=[0, 0]),
     lambda m: m.linalg.inv(m.zeros(2, 3)),
     lambda m: m.linalg.inv(m.tensor([[1.0, 2.0], [2.0, 4.0]])),
     lambda m: m.linalg.inv(m.stack([m.eye(2), m.tensor([[1.0, 2.0], [2.0, 4.0]])])),
