@@ -24,15 +24,11 @@ After fusion, `reuse_buffers` lets a pointwise call write its result into an ope
 argument), where the shapes, dtypes and layouts match and no other live value shares that memory; the memory plan
 (Note [Memory plan] in csrc/graph/memory_plan.h) then places the remaining intermediates in one arena.
 """
-import logging
 import math
 import os
 
 from .. import _C
-from ..codegen.fusion import _contiguous, _schema
-
-log = logging.getLogger("flowlike.graph")
-
+from ..codegen.fusion import ProgramView, _contiguous, _schema
 
 class _Config:
     """enabled: run the passes (FLOWLIKE_GRAPH_PASSES=0 turns them off); plan_memory: place a run's intermediates in
@@ -58,42 +54,34 @@ _ORDER_KEEPING_VIEWS = _SHAPE_VIEWS | {"unsqueeze", "squeeze"}  # row-major elem
 _COPIES = {"clone", "_to_copy", "contiguous"}
 
 
-class _Analysis:
-    """Producers, readers, roots and writes of the program as it is now."""
+class _Analysis(ProgramView):
+    """The fusion pass's view of the program (producers, readers, geometry) with the alias roots and the roots each
+    call writes."""
 
     def __init__(self, program, wanted):
-        calls, self.input_ids, constants, self.num_values, _ = program.export(for_saving=False)
-        self.calls = calls
-        self.meta = program.value_meta  # (sizes, strides, dtype, wrapped) per value id
-        self.constants = {vid: t for vid, t in constants}
+        super().__init__(program)
         self.wanted = set(wanted)
-        self.schemas = [_schema(name) for name, *_ in calls]
-        inputs = set(self.input_ids)
-        self.roots = {vid: frozenset({"in"}) for vid in inputs}
+        self.schemas = [_schema(name) for name, *_ in self.calls]
+        self.roots = {vid: frozenset({"in"}) for vid in self.input_ids}
         self.roots.update({vid: frozenset({vid}) for vid in self.constants})
-        self.producer, self.readers = {}, {}
-        self.writes = []   # per call: the roots it writes
+        self.written = []  # per call: the roots it writes
         self.random = []   # per call: draws random numbers
-        for ci, (name, args, arg_ids, result_ids) in enumerate(calls):
+        for ci, (name, args, arg_ids, result_ids) in enumerate(self.calls):
             schema = self.schemas[ci]["args"]
             written, aliased = set(), set()
             for a, ids in zip(schema, arg_ids):
                 for vid in ids:
-                    if vid < 0:
-                        continue
-                    self.readers.setdefault(vid, []).append(ci)
-                    if a["writes"]:
+                    if vid >= 0 and a["writes"]:
                         written |= self.root(vid)
-                    elif a["alias"]:
+                    elif vid >= 0 and a["alias"]:
                         aliased |= self.root(vid)
-            self.writes.append(frozenset(written))
+            self.written.append(frozenset(written))
             self.random.append(any("Generator" in a["type"] for a in schema))
             for ids in result_ids:
                 for vid in ids:
                     if vid not in self.roots:
                         self.roots[vid] = frozenset(aliased) if aliased else frozenset({vid})
-                    self.producer.setdefault(vid, ci)
-        self.written_roots = set().union(*self.writes) if self.writes else set()
+        self.written_roots = set().union(*self.written) if self.written else set()
         # per root: the last call reading a value that holds it; math.inf when a wanted value holds it
         self.root_last_read = {}
         for vid, readers in self.readers.items():
@@ -108,7 +96,7 @@ class _Analysis:
 
     def pure(self, ci):
         """Reads its arguments and makes its results, nothing else: no write, no random draw, some result."""
-        return not self.writes[ci] and not self.random[ci] and any(self.calls[ci][3])
+        return not self.written[ci] and not self.random[ci] and any(self.calls[ci][3])
 
     def results(self, ci):
         return [vid for ids in self.calls[ci][3] for vid in ids]
@@ -123,7 +111,7 @@ class _Analysis:
     def written_between(self, roots, first, last):
         """Whether a call after `first` and up to `last` writes any of the roots."""
         last = len(self.calls) - 1 if last == math.inf else last
-        return any(self.writes[c] & roots for c in range(first + 1, int(last) + 1))
+        return any(self.written[c] & roots for c in range(first + 1, int(last) + 1))
 
     def scalar(self, vid):
         """The number a one-element constant holds, else None."""
@@ -141,10 +129,10 @@ def _fresh_replacement_safe(a, y, x, ci):
     return not a.written_between(a.root(x), ci, a.root_last_read.get(y, ci))
 
 
-def _identities(a):
+def _identities(a, program):
     """Calls that return their own argument (conj of a real tensor, contiguous of a contiguous one)."""
     return [ci for ci in range(len(a.calls))
-            if a.pure(ci) and set(a.results(ci)) <= set(a.tensor_args(ci))], {}
+            if a.pure(ci) and set(a.results(ci)) <= set(a.tensor_args(ci))], {}, ()
 
 
 def _fold(a, program):
@@ -159,31 +147,31 @@ def _fold(a, program):
         for ci in range(len(a.calls)):
             tensors, results = a.tensor_args(ci), a.results(ci)
             reads = frozenset().union(*(a.root(v) for v in tensors)) if tensors else frozenset()
-            if (ci not in banned and not a.random[ci] and (results or a.writes[ci])
+            if (ci not in banned and not a.random[ci] and (results or a.written[ci])
                     and all(v in known for v in tensors) and not any(v in a.wanted for v in results)
                     and not any(touched.get(r) == "written" for r in reads)
-                    and not any(touched.get(r) for r in a.writes[ci])
+                    and not any(touched.get(r) for r in a.written[ci])
                     and sum(math.prod(a.meta[v][0]) * a.meta[v][2].itemsize for v in results) <= _FOLD_MAX_BYTES):
                 folded.append(ci)
                 known.update(results)
                 continue
             for r in reads:
                 touched.setdefault(r, "read")
-            for r in a.writes[ci]:
+            for r in a.written[ci]:
                 touched[r] = "written"
         chosen = set(folded)
-        unfolded_writes = set().union(*(a.writes[c] for c in range(len(a.calls)) if c not in chosen))
+        unfolded_writes = set().union(*(a.written[c] for c in range(len(a.calls)) if c not in chosen))
         written_later = {ci for ci in folded
-                         if any(a.root(v) & unfolded_writes for v in a.results(ci)) or a.writes[ci] & unfolded_writes}
+                         if any(a.root(v) & unfolded_writes for v in a.results(ci)) or a.written[ci] & unfolded_writes}
         if not written_later:
             break
         banned |= written_later
     for ci in folded:
         program.fold(ci, shared=True)
-    return folded, {}
+    return folded, {}, ()
 
 
-def _simplify(a):
+def _simplify(a, program):
     """Substitutions y -> x for calls computing nothing (x * 1, same-dtype casts, views back to x's geometry)."""
     subst = {}
     rewrites = []  # (call, argument, value): a shape view reading its chain's source directly
@@ -222,7 +210,7 @@ def _simplify(a):
     return [], subst, rewrites
 
 
-def _cse(a):
+def _cse(a, program):
     seen = {}
     subst = {}
     for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
@@ -245,7 +233,7 @@ def _cse(a):
             if any({v} & a.written_roots for v in results + earlier) or a.written_between(inputs, first, ci):
                 continue
         subst.update({y: x for y, x in zip(results, earlier)})
-    return [], subst
+    return [], subst, ()
 
 
 def _zero_buffers(a):
@@ -259,7 +247,7 @@ def _zero_buffers(a):
             found[b] = {"made": ci, "fill": None, "views": {}, "copies": [], "reads": [], "numel": math.prod(
                 a.meta[b][0])}
     for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
-        for r in set(a.writes[ci]) | {r for v in a.tensor_args(ci) for r in a.root(v)}:
+        for r in set(a.written[ci]) | {r for v in a.tensor_args(ci) for r in a.root(v)}:
             d = found.get(r)
             if d is None or ci == d["made"]:
                 continue
@@ -269,7 +257,7 @@ def _zero_buffers(a):
                 d["views"][result_ids[0][0]] = (ci, args[1], args[2], args[3] or 0)
             elif name == "_copy_into" and arg_ids[0][0] in d["views"] and not ({r} & a.root(arg_ids[1][0])):
                 d["copies"].append(ci)
-            elif r not in a.writes[ci]:
+            elif r not in a.written[ci]:
                 d["reads"].append(ci)  # (reading the buffer, or a view of it)
             else:
                 found[r] = None  # touched some other way: left alone
@@ -284,7 +272,7 @@ def _elements(sizes, strides, offset):
     return index.ravel()
 
 
-def _merge_zero_buffers(a):
+def _merge_zero_buffers(a, program):
     """`add` of two full views of zero buffers whose written parts are disjoint (a gradient split into slices):
     the second buffer's slices are written into the first instead, and the sum is the first buffer. A zero fill
     that the copies then overwrite everywhere is dropped. Exact, except that a -0.0 copied into a slice stays -0.0
@@ -330,25 +318,25 @@ def _merge_zero_buffers(a):
     return remove, subst, rewrites
 
 
-def _dead(a):
+def _dead(a, program):
     """Calls whose results nothing reads, hands back or writes through (walked backwards)."""
     live_values = set(a.wanted)
     live_roots = {"in"} | {r for vid in a.wanted for r in a.root(vid)}
     dead = []
     for ci in range(len(a.calls) - 1, -1, -1):
         results = a.results(ci)
-        needed = (a.random[ci] or not (results or a.writes[ci]) or any(v in live_values for v in results)
-                  or bool(a.writes[ci] & live_roots))
+        needed = (a.random[ci] or not (results or a.written[ci]) or any(v in live_values for v in results)
+                  or bool(a.written[ci] & live_roots))
         if not needed:
             dead.append(ci)
             continue
         for vid in a.tensor_args(ci):
             live_values.add(vid)
             live_roots |= a.root(vid)
-    return dead, {}
+    return dead, {}, ()
 
 
-def _apply(program, a, remove, subst, rewrites=()):
+def _apply(program, a, remove, subst, rewrites):
     for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
         for ai, ids in enumerate(arg_ids):
             is_list = a.schemas[ci]["args"][ai]["type"].endswith("[]")
@@ -388,7 +376,7 @@ def reuse_buffers(program, wanted, groups=()):
     reused = 0
     for ci, (name, args, arg_ids, result_ids) in enumerate(a.calls):
         out_arg = pointwise.get(name)
-        if out_arg is None or ci in grouped or arg_ids[out_arg] or a.writes[ci] or len(a.results(ci)) != 1:
+        if out_arg is None or ci in grouped or arg_ids[out_arg] or a.written[ci] or len(a.results(ci)) != 1:
             continue
         y = a.results(ci)[0]
         tensors = a.tensor_args(ci)
@@ -413,19 +401,13 @@ def optimize(program, wanted, max_rounds=8):
     counts = {"identities": 0, "folded": 0, "simplified": 0, "merged": 0, "cse": 0, "dead": 0}
     if not config.enabled:
         return counts
-    before = len(program)
     for _ in range(max_rounds):
         changed = False
-        for name, run in (("identities", _identities), ("folded", None), ("simplified", _simplify),
+        # each pass: (analysis, program) -> (calls to remove, substitutions y -> x, (call, argument, value) rewrites)
+        for name, run in (("identities", _identities), ("folded", _fold), ("simplified", _simplify),
                           ("merged", _merge_zero_buffers), ("cse", _cse), ("dead", _dead)):
             a = _Analysis(program, wanted)
-            rewrites = ()
-            if name == "folded":
-                remove, subst = _fold(a, program)
-            elif name in ("simplified", "merged"):
-                remove, subst, rewrites = run(a)
-            else:
-                remove, subst = run(a)
+            remove, subst, rewrites = run(a, program)
             if not (remove or subst or rewrites):
                 continue
             _apply(program, a, remove, subst, rewrites)
@@ -433,7 +415,5 @@ def optimize(program, wanted, max_rounds=8):
             changed = True
         if not changed:
             break
-    log.debug("IR passes: %d calls -> %d (%s)", before, len(program),
-              ", ".join(f"{k} {v}" for k, v in counts.items()))
     return counts
 

@@ -146,14 +146,19 @@ def test_random_draws_are_never_merged_or_dropped():
     assert not fl.equal(graph[1][0], graph[1][1])
 
 
-def test_training_step_loses_bookkeeping_and_matches_eager():
+def gpt_steps(n):
+    """The GPT-mini of test_graph trained n steps eagerly; returns the losses, the graph step and its batches."""
     from test_graph import TrainStep, batches, build_pair, eager_step
     (eager, graphed), data = build_pair("gpt_dropout_adamw")
-    step = TrainStep(*graphed)
-    steps = batches(data, n=6)
+    steps = batches(data, n=n)
     fl.manual_seed(3)
     want = [eager_step(*eager, x, y).item() for x, y in steps]
     fl.manual_seed(3)
+    return want, TrainStep(*graphed), steps
+
+
+def test_training_step_loses_bookkeeping_and_matches_eager():
+    want, step, steps = gpt_steps(6)
     got = [step(x, y).item() for x, y in steps]
     assert got == want
     program = list(step._plans.values())[-1].program
@@ -162,13 +167,7 @@ def test_training_step_loses_bookkeeping_and_matches_eager():
 
 
 def test_planned_runs_reuse_an_arena_and_reserve_no_new_memory():
-    from test_graph import TrainStep, batches, build_pair, eager_step
-    (eager, graphed), data = build_pair("gpt_dropout_adamw")
-    step = TrainStep(*graphed)
-    steps = batches(data, n=10)
-    fl.manual_seed(3)
-    want = [eager_step(*eager, x, y).item() for x, y in steps]
-    fl.manual_seed(3)
+    want, step, steps = gpt_steps(10)
     got = [step(x, y).item() for x, y in steps[:4]]  # two captures, the recorded run, the first planned run
     reserved, allocated = fl.memory.memory_reserved(), fl.memory.memory_allocated()
     got += [step(x, y).item() for x, y in steps[4:]]
