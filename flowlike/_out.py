@@ -82,3 +82,8 @@ def inplace_method(fn, name):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of {fn.__name__}."
     return method
+
+
+# The in-place forms that op declarations ask for (`python: [inplace]` in csrc/ops/*.yaml).
+for _name in _C._inplace_faces:
+    setattr(_C.Tensor, _name + "_", inplace_method(getattr(_C.Tensor, _name), _name + "_"))

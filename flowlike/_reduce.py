@@ -66,14 +66,14 @@ def _reducer(name, doc, has_dtype=True):
 
     if has_dtype:
         def fn(input, dim=None, keepdim=False, *, dtype=None):
-            return prim(input, _dims(dim), keepdim, dtype)
+            return prim(input, _dims(dim), keepdim, dtype=dtype)
     else:  # amax, amin: with out=, whose dtype must be input's (torch)
         def fn(input, dim=None, keepdim=False, *, out=None):
             if out is not None and out.dtype != input.dtype:
                 raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                                    f"{D.c10_name(input.dtype)} for input's dtype and "
                                    f"{D.c10_name(out.dtype)} for out's dtype.")
-            return write_out(out, prim(input, _dims(dim), keepdim, None), name)
+            return write_out(out, prim(input, _dims(dim), keepdim), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -90,7 +90,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over one `dim` (all dims when None); integers and bool multiply to int64 unless dtype= is given."""
     if dim is not None and (not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool)):
         raise TypeError(f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
-    return _C._prod(input, _dims(dim), keepdim, dtype)
+    return _C._prod(input, _dims(dim), keepdim, dtype=dtype)
 
 
 amax = _reducer("amax", "Maximum over `dim` (a NaN propagates); no indices.", has_dtype=False)
@@ -104,7 +104,7 @@ def _logical_reducer(name, doc):
         if isinstance(dim, (tuple, list)) and not dim:  # torch reduces nothing here (unlike sum)
             r = _C.ne(input, 0)
             return r._to_dtype(D.uint8, False) if input.dtype == D.uint8 else r
-        return prim(input, _dims(dim), keepdim, None)
+        return prim(input, _dims(dim), keepdim)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -122,7 +122,7 @@ def logsumexp(input, dim=None, keepdim=False):
             return input.exp().sum(dims, keepdim=keepdim).log()
         r = _complex_shifted(input, dims, lambda e: e.sum(dims, keepdim=True))
         return r if keepdim or not dims else r.squeeze(dims)
-    return _C._logsumexp(input, _dims(dim), keepdim, None)
+    return _C._logsumexp(input, _dims(dim), keepdim)
 
 
 def _complex_shifted(input, dims, accumulate):
@@ -136,7 +136,7 @@ def _complex_shifted(input, dims, accumulate):
 
 def count_nonzero(input, dim=None):
     """The number of nonzero elements over `dim` (int64)."""
-    return _C._count_nonzero(input, _dims(dim), False, None)
+    return _C._count_nonzero(input, _dims(dim), False)
 
 
 def _max_min(name, prim_dim, full, pair):
@@ -157,8 +157,8 @@ def _max_min(name, prim_dim, full, pair):
     return fn
 
 
-max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False, None), _C.maximum)
-min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False, None), _C.minimum)
+max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False), _C.maximum)
+min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False), _C.minimum)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -175,7 +175,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
                 raise RuntimeError(f"Expected out tensor to have dtype {D.c10_name(input.dtype).lower()}, but got "
                                    f"{D.c10_name(o.dtype).lower()} instead")
     dims = _dims(dim)
-    result = (_C._amin(input, dims, keepdim, None), _C._amax(input, dims, keepdim, None))
+    result = (_C._amin(input, dims, keepdim), _C._amax(input, dims, keepdim))
     return return_types.aminmax(*write_out(out, result, "aminmax", inputs=(input,)))
 
 
@@ -246,12 +246,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along `dim`; integers and bool accumulate in int64 unless dtype= is given."""
-    return _C._cumsum(input, dim, dtype)
+    return _C._cumsum(input, dim, dtype=dtype)
 
 
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along `dim`; integers and bool accumulate in int64 unless dtype= is given."""
-    return _C._cumprod(input, dim, dtype)
+    return _C._cumprod(input, dim, dtype=dtype)
 
 
 def logcumsumexp(input, dim):

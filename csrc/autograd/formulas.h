@@ -103,6 +103,30 @@ inline Tensor sgn_grad(const Tensor& g, const Tensor& x, const Tensor& r) {
 inline Tensor acosh_grad(const Tensor& g, const Tensor& x) {
   return is_complex(x->dtype) ? g * rsqrt(x + 1.0) * rsqrt(x - 1.0) : g * rsqrt(x * x - 1.0);
 }
+inline IntList negated(const IntList& v) {
+  IntList out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = -v[i];
+  return out;
+}
+
+// Backward formulas that op declarations (csrc/ops/*.yaml) name, defined in their family's autograd file.
+Tensor trace_backward(const Tensor& g, const IntList& in_sizes);   // views_autograd.cpp
+Tensor repeat_backward(const Tensor& g, const IntList& in_sizes, const IntList& repeats);
+// reduce_autograd.cpp
+Tensor sum_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
+Tensor mean_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
+Tensor nansum_backward(const Tensor& g, const Tensor& x, const IntList& dims, bool keepdim);
+Tensor nanmean_backward(const Tensor& g, const Tensor& x, const IntList& dims, bool keepdim);
+Tensor extreme_backward(const Tensor& g, const Tensor& x, const Tensor& r, const IntList& dims, bool keepdim);
+Tensor logsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, const IntList& dims, bool keepdim);
+Tensor prod_backward(const Tensor& g, const Tensor& x, const Tensor& r, const IntList& dims, bool keepdim);
+Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p, const IntList& dims, bool keepdim);
+Tensor selected_backward(const Tensor& g, const IntList& in_sizes, int64_t dim, bool keepdim, const Tensor& indices);
+Tensor evenly_distribute_backward(const Tensor& g, const Tensor& x, const Tensor& r);
+Tensor reverse_cumsum(const Tensor& t, int64_t dim);
+Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
+Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
+
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
 }

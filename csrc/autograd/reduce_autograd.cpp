@@ -1,5 +1,7 @@
-// Autograd kernels of the reductions and scans (ops/reduce.h). The gradient of a reduction is
-// broadcast back over the reduced dims (expand_reduced), then weighted per op.
+// Backward formulas of the reductions and scans (declared with their ops in csrc/ops/reduce.yaml), and the two
+// autograd kernels written by hand: quantile (weights computed at the forward) and var_mean (one node, two
+// outputs). The gradient of a reduction is broadcast back over the reduced dims (expand_reduced), then
+// weighted per op.
 #include <cmath>
 #include <limits>
 
@@ -10,10 +12,8 @@
 #include "autograd.h"
 #include "formulas.h"
 
-namespace fl::autograd {
+namespace fl::formulas {
 namespace {
-
-using namespace fl::formulas;
 
 // The reduced result's gradient reshaped with the reduced dims kept as 1, then expanded to `in`.
 Tensor expand_reduced(const Tensor& g, const IntList& in, const IntList& dims, bool keepdim) {
@@ -33,70 +33,77 @@ int64_t reduced_count(const IntList& in, const IntList& dims) {
   return n;
 }
 
-using ReduceOp = Op<Tensor(const Tensor&, const IntList&, bool, ScalarType)>;
-
-// Registers the autograd kernel of a reduction whose gradient is grad_fn(g', x, r', count), where g'
-// and r' are the gradient and result broadcast back to x's shape.
-template <typename F>
-Tensor reduce_autograd(const ReduceOp& op, const char* name, bool save_x, DispatchKeySet ks, const Tensor& x,
-                       const IntList& dims, bool keepdim, ScalarType dtype, F grad_fn) {
-  Tensor r = redispatch_no_grad(op, ks, x, dims, keepdim, dtype);
-  if (!is_differentiable(r->dtype)) return r;
-  // x and the result are SavedVariables: under create_graph the formula sees both with their history
-  return record_saved(name, r, {gradient_edge(x)}, save_x ? TensorList{x} : TensorList{}, save_x,
-                      [in = x->sizes, dims, keepdim, dt = x->dtype, save_x, grad_fn](const Tensor& g, const TensorList& s) {
-                        Tensor ge = expand_reduced(g, in, dims, keepdim);
-                        Tensor xs = save_x ? s[0] : nullptr, re = save_x ? expand_reduced(s[1], in, dims, keepdim) : nullptr;
-                        Tensor gx = grad_fn(ge, xs, re, reduced_count(in, dims));
-                        return TensorList{cast_grad(gx, dt)};
-                      });
+double lowest_finite(ScalarType dt) {
+  switch (dt) {
+    case ScalarType::Float64: return std::numeric_limits<double>::lowest();
+    case ScalarType::Float16: return -65504.0;
+    case ScalarType::BFloat16: return -3.3895313892515355e38;
+    default: return std::numeric_limits<float>::lowest();
+  }
 }
 
 }  // namespace
 
-FL_REGISTER_KERNEL(sum, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  return reduce_autograd(ops::sum, "SumBackward1", false, ks, x, d, k, dt,
-                         [](const Tensor& g, const Tensor&, const Tensor&, int64_t) {
-                           // recording (create_graph): the expanded view itself, which is differentiable
-                           return thread_state().grad_enabled ? g : contiguous(g);
-                         });
-})
-FL_REGISTER_KERNEL(mean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  return reduce_autograd(ops::mean, "MeanBackward1", false, ks, x, d, k, dt,
-                         [](const Tensor& g, const Tensor&, const Tensor&, int64_t n) { return g * (1.0 / double(n)); });
-})
-FL_REGISTER_KERNEL(nansum, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  return reduce_autograd(ops::nansum, "NansumBackward0", true, ks, x, d, k, dt,
-                         [](const Tensor& g, const Tensor& x, const Tensor&, int64_t) { return where(isnan(x), num(0.0), g); });
-})
+Tensor sum_backward(const Tensor& g, const IntList& in, const IntList& dims, bool keepdim, ScalarType dt) {
+  Tensor ge = expand_reduced(g, in, dims, keepdim);
+  // recording (create_graph): the expanded view itself, which is differentiable
+  return autograd::cast_grad(thread_state().grad_enabled ? ge : contiguous(ge), dt);
+}
+
+Tensor mean_backward(const Tensor& g, const IntList& in, const IntList& dims, bool keepdim, ScalarType dt) {
+  return autograd::cast_grad(expand_reduced(g, in, dims, keepdim) * (1.0 / double(reduced_count(in, dims))), dt);
+}
+
+Tensor nansum_backward(const Tensor& g, const Tensor& x, const IntList& dims, bool keepdim) {
+  return autograd::cast_grad(where(isnan(x), num(0.0), expand_reduced(g, x->sizes, dims, keepdim)), x->dtype);
+}
+
+Tensor nanmean_backward(const Tensor& g, const Tensor& x, const IntList& dims, bool keepdim) {
+  Tensor valid = to_dtype(un(UnaryOp::logical_not, isnan(x)), g->dtype);
+  Tensor count = expand_reduced(ops::sum(valid, dims, true, ScalarType::NumTypes), x->sizes, dims, true);
+  return autograd::cast_grad(where(isnan(x), num(0.0), expand_reduced(g, x->sizes, dims, keepdim) / count), x->dtype);
+}
+
 // amax/amin: the gradient is shared evenly by the elements equal to the extreme (as PyTorch).
-#define FL_AMAX_AUTOGRAD(opname, Name)                                                                           \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) { \
-    return reduce_autograd(ops::opname, Name, true, ks, x, d, k, dt,                                             \
-                           [d](const Tensor& g, const Tensor& x, const Tensor& r, int64_t) {                    \
-                             Tensor hit = to_dtype(bin(BinaryOp::eq, x, r), g->dtype);                          \
-                             Tensor ties = expand_reduced(ops::sum(hit, d, true, ScalarType::NumTypes), x->sizes, d, true); \
-                             return g * hit / ties;                                                             \
-                           });                                                                                  \
-  })
-FL_AMAX_AUTOGRAD(amax, "AmaxBackward0")
-FL_AMAX_AUTOGRAD(amin, "AminBackward0")
-FL_REGISTER_KERNEL(logsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  return reduce_autograd(ops::logsumexp, "LogsumexpBackward0", true, ks, x, d, k, dt,
-                         [](const Tensor& g, const Tensor& x, const Tensor& r, int64_t) { return g * exp(x - r); });
-})
-FL_REGISTER_KERNEL(prod, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  // product / x where x != 0; a zero's gradient is the product of the others (computed directly)
-  return reduce_autograd(ops::prod, "ProdBackward1", true, ks, x, d, k, dt,
-                         [d](const Tensor& g, const Tensor& x0, const Tensor& r0, int64_t) {
-                           const Tensor x = conj_of(x0), r = conj_of(r0);
-                           Tensor zero = bin(BinaryOp::eq, x, num(0.0));
-                           Tensor others = ops::prod(where(zero, num(1.0), x), d, true, ScalarType::NumTypes);
-                           Tensor zeros_in_row = expand_reduced(ops::sum(to_dtype(zero, x->dtype), d, true, ScalarType::NumTypes), x->sizes, d, true);
-                           Tensor at_zero = where(bin(BinaryOp::eq, zeros_in_row, num(1.0)), expand_reduced(others, x->sizes, d, true), num(0.0));
-                           return g * where(zero, at_zero, r / where(zero, num(1.0), x));
-                         });
-})
+Tensor extreme_backward(const Tensor& g, const Tensor& x, const Tensor& r, const IntList& dims, bool keepdim) {
+  Tensor ge = expand_reduced(g, x->sizes, dims, keepdim), re = expand_reduced(r, x->sizes, dims, keepdim);
+  Tensor hit = to_dtype(bin(BinaryOp::eq, x, re), ge->dtype);
+  Tensor ties = expand_reduced(ops::sum(hit, dims, true, ScalarType::NumTypes), x->sizes, dims, true);
+  return autograd::cast_grad(ge * hit / ties, x->dtype);
+}
+
+Tensor logsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, const IntList& dims, bool keepdim) {
+  Tensor ge = expand_reduced(g, x->sizes, dims, keepdim), re = expand_reduced(r, x->sizes, dims, keepdim);
+  return autograd::cast_grad(ge * exp(x - re), x->dtype);
+}
+
+// product / x where x != 0; a zero's gradient is the product of the others (computed directly)
+Tensor prod_backward(const Tensor& g, const Tensor& x0, const Tensor& r0, const IntList& d, bool keepdim) {
+  Tensor ge = expand_reduced(g, x0->sizes, d, keepdim);
+  const Tensor x = conj_of(x0), r = conj_of(expand_reduced(r0, x0->sizes, d, keepdim));
+  Tensor zero = bin(BinaryOp::eq, x, num(0.0));
+  Tensor others = ops::prod(where(zero, num(1.0), x), d, true, ScalarType::NumTypes);
+  Tensor zeros_in_row = expand_reduced(ops::sum(to_dtype(zero, x->dtype), d, true, ScalarType::NumTypes), x->sizes, d, true);
+  Tensor at_zero = where(bin(BinaryOp::eq, zeros_in_row, num(1.0)), expand_reduced(others, x->sizes, d, true), num(0.0));
+  return autograd::cast_grad(ge * where(zero, at_zero, r / where(zero, num(1.0), x)), x0->dtype);
+}
+
+Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p, const IntList& d, bool k) {
+  Tensor ge = expand_reduced(g, x->sizes, d, k), re = expand_reduced(r, x->sizes, d, k);
+  Tensor gx;
+  if (p == 0) {
+    gx = zeros_like(x);
+  } else if (std::isinf(p)) {
+    Tensor hit = to_dtype(bin(BinaryOp::eq, un(UnaryOp::abs, x), re), x->dtype);
+    Tensor ties = expand_reduced(ops::sum(hit, d, true, ScalarType::NumTypes), x->sizes, d, true);
+    gx = ge * sgn(x) * hit / ties;  // (sgn: x / |x| for complex x)
+  } else {
+    // d|x|_p / dx = x |x|^(p-2) / |x|_p^(p-1), 0 where the norm is 0
+    Tensor scale = p == 2 ? x / re : x * bin(BinaryOp::pow, un(UnaryOp::abs, x), num(p - 2)) / bin(BinaryOp::pow, re, num(p - 1));
+    gx = ge * where(bin(BinaryOp::eq, re, num(0.0)), num(0.0), scale);
+  }
+  return autograd::cast_grad(gx, x->dtype);
+}
 
 // (values, indices) ops along a dim: the gradient goes back to the selected indices.
 Tensor selected_backward(const Tensor& g, const IntList& in, int64_t dim, bool keepdim, const Tensor& idx) {
@@ -109,124 +116,56 @@ Tensor selected_backward(const Tensor& g, const IntList& in, int64_t dim, bool k
   return ops::scatter_add_(z, d, ik, gk);
 }
 
-template <typename OpT, typename... Args>
-TensorPair record_selected(const OpT& op, const char* name, DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim,
-                           Args... args) {
-  TensorPair r = redispatch_no_grad(op, ks, x, args...);
-  if (!is_differentiable(std::get<0>(r)->dtype)) return r;
-  record_lambda(name, std::get<0>(r), {gradient_edge(x)}, [in = x->sizes, dim, keepdim, idx = std::get<1>(r)](const Tensor& g) {
-    return TensorList{selected_backward(g, in, dim, keepdim, idx)};
-  });
-  return r;
-}
-
-FL_REGISTER_KERNEL(max_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
-  return record_selected(ops::max_dim, "MaxBackward0", ks, x, dim, keepdim, dim, keepdim);
-})
-FL_REGISTER_KERNEL(min_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
-  return record_selected(ops::min_dim, "MinBackward0", ks, x, dim, keepdim, dim, keepdim);
-})
-FL_REGISTER_KERNEL(sort, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool desc, bool stable) {
-  return record_selected(ops::sort, "SortBackward0", ks, x, dim, true, dim, desc, stable);
-})
-FL_REGISTER_KERNEL(topk, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
-  return record_selected(ops::topk, "TopkBackward0", ks, x, dim, true, k, dim, largest, sorted);
-})
-FL_REGISTER_KERNEL(kthvalue, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
-  return record_selected(ops::kthvalue, "KthvalueBackward0", ks, x, dim, keepdim, k, dim, keepdim);
-})
-FL_REGISTER_KERNEL(median_dim, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim, bool ignore_nan) {
-  return record_selected(ops::median_dim, "MedianBackward1", ks, x, dim, keepdim, dim, keepdim, ignore_nan);
-})
 // median/nanmedian over all elements: the gradient is shared evenly by the elements equal to the
 // result (NaN ones when it is NaN), as PyTorch's evenly_distribute_backward.
-FL_REGISTER_KERNEL(median_all, Autograd, [](DispatchKeySet ks, const Tensor& x, bool ignore_nan) {
-  Tensor r = redispatch_no_grad(ops::median_all, ks, x, ignore_nan);
-  return record_saved(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", r, {gradient_edge(x)}, {x}, true,
-                      [](const Tensor& g, const TensorList& s) {
-                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
-                        Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
-                        Tensor m = to_dtype(hit, g->dtype);
-                        return TensorList{m * (g / ops::sum(m, {}, false, ScalarType::NumTypes))};
-                      });
-})
-FL_REGISTER_KERNEL(mode, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, bool keepdim) {
-  return record_selected(ops::mode, "ModeBackward0", ks, x, dim, keepdim, dim, keepdim);
-})
-
-FL_REGISTER_KERNEL(cumsum, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
-  Tensor r = redispatch_no_grad(ops::cumsum, ks, x, dim, dt);
-  if (!is_differentiable(r->dtype)) return r;
-  return record_lambda("CumsumBackward0", r, {gradient_edge(x)}, [dim, xdt = x->dtype](const Tensor& g) {
-    IntList d{dim};
-    Tensor gx = ops::flip(ops::cumsum(ops::flip(g, d), dim, ScalarType::NumTypes), d);
-    return TensorList{cast_grad(gx, xdt)};
-  });
-})
-
-FL_REGISTER_KERNEL(cummax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
-  return record_selected(ops::cummax, "CummaxBackward0", ks, x, dim, true, dim);
-})
-FL_REGISTER_KERNEL(cummin, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
-  return record_selected(ops::cummin, "CumminBackward0", ks, x, dim, true, dim);
-})
-
-namespace {
-double lowest_finite(ScalarType dt) {
-  switch (dt) {
-    case ScalarType::Float64: return std::numeric_limits<double>::lowest();
-    case ScalarType::Float16: return -65504.0;
-    case ScalarType::BFloat16: return -3.3895313892515355e38;
-    default: return std::numeric_limits<float>::lowest();
-  }
+Tensor evenly_distribute_backward(const Tensor& g, const Tensor& x, const Tensor& r) {
+  const Tensor xv = conj_of(x), rv = conj_of(r);
+  Tensor hit = where(isnan(rv), isnan(xv), bin(BinaryOp::eq, xv, rv));
+  Tensor m = to_dtype(hit, g->dtype);
+  return m * (g / ops::sum(m, {}, false, ScalarType::NumTypes));
 }
+
 // sum over j >= i along dim (a cumsum from the end)
 Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
   IntList d{dim};
   return ops::flip(ops::cumsum(ops::flip(t, d), dim, ScalarType::NumTypes), d);
 }
-}  // namespace
 
 // cumprod: grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, exact with zeros: before a row's first
 // zero it is reverse_cumsum(g * r) / x_i; at the first zero, the same sum with that zero replaced by
 // 1; after it, 0 (every product holds the zero).
-FL_REGISTER_KERNEL(cumprod, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
-  Tensor r = redispatch_no_grad(ops::cumprod, ks, x, dim, dt);
-  if (!is_differentiable(r->dtype)) return r;
-  return record_saved("CumprodBackward0", r, {gradient_edge(x)}, {x}, true,
-                      [dim, xdt = x->dtype](const Tensor& g, const TensorList& s) {
-                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
-                        Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
-                        Tensor zeros_so_far = ops::cumsum(zero, dim, ScalarType::Int64);
-                        Tensor before = bin(BinaryOp::eq, zeros_so_far, num(0.0));
-                        Tensor first_zero = bin(BinaryOp::logical_and, zero, bin(BinaryOp::eq, zeros_so_far, num(1.0)));
-                        Tensor safe_x = where(zero, num(1.0), xv);
-                        Tensor gx = where(before, reverse_cumsum(g * rv, dim) / safe_x, num(0.0));
-                        Tensor r1 = ops::cumprod(where(first_zero, num(1.0), xv), dim, ScalarType::NumTypes);
-                        gx = where(first_zero, reverse_cumsum(g * where(before, num(0.0), r1), dim), gx);
-                        return TensorList{cast_grad(gx, xdt)};
-                      });
-})
+Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim) {
+  const Tensor xv = conj_of(x), rv = conj_of(r);
+  Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
+  Tensor zeros_so_far = ops::cumsum(zero, dim, ScalarType::Int64);
+  Tensor before = bin(BinaryOp::eq, zeros_so_far, num(0.0));
+  Tensor first_zero = bin(BinaryOp::logical_and, zero, bin(BinaryOp::eq, zeros_so_far, num(1.0)));
+  Tensor safe_x = where(zero, num(1.0), xv);
+  Tensor gx = where(before, reverse_cumsum(g * rv, dim) / safe_x, num(0.0));
+  Tensor r1 = ops::cumprod(where(first_zero, num(1.0), xv), dim, ScalarType::NumTypes);
+  return where(first_zero, reverse_cumsum(g * where(before, num(0.0), r1), dim), gx);
+}
 
 // logcumsumexp: grad_i = sum_{j>=i} g_j exp(x_i - r_j), in log space with the positive and negative
 // parts of g apart so nothing overflows (PyTorch's formulation). The absent part is the dtype's lowest
 // finite value, not -inf: the formula stays finite, so it is differentiable again.
-FL_REGISTER_KERNEL(logcumsumexp, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim) {
-  Tensor r = redispatch_no_grad(ops::logcumsumexp, ks, x, dim);
-  return record_saved("LogcumsumexpBackward0", r, {gradient_edge(x)}, {x}, true,
-                      [dim](const Tensor& g, const TensorList& s) {
-                        const Tensor xv = conj_of(s[0]), rv = conj_of(s[1]);
-                        if (g->dim() == 0 || g->numel == 0) return TensorList{g};
-                        IntList d{dim};
-                        Tensor lowest = scalar_tensor(Scalar(lowest_finite(g->dtype)), g->dtype);
-                        Tensor log_abs = log(un(UnaryOp::abs, g));
-                        auto part = [&](BinaryOp side) {
-                          Tensor lg = where(bin(side, g, num(0.0)), log_abs, lowest) - rv;
-                          return exp(ops::flip(ops::logcumsumexp(ops::flip(lg, d), dim), d) + xv);
-                        };
-                        return TensorList{part(BinaryOp::gt) - part(BinaryOp::lt)};
-                      });
-})
+Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim) {
+  const Tensor xv = conj_of(x), rv = conj_of(r);
+  if (g->dim() == 0 || g->numel == 0) return g;
+  IntList d{dim};
+  Tensor lowest = scalar_tensor(Scalar(lowest_finite(g->dtype)), g->dtype);
+  Tensor log_abs = log(un(UnaryOp::abs, g));
+  auto part = [&](BinaryOp side) {
+    Tensor lg = where(bin(side, g, num(0.0)), log_abs, lowest) - rv;
+    return exp(ops::flip(ops::logcumsumexp(ops::flip(lg, d), dim), d) + xv);
+  };
+  return part(BinaryOp::gt) - part(BinaryOp::lt);
+}
+
+}  // namespace fl::formulas
+
+namespace fl::autograd {
+using namespace fl::formulas;
 
 // quantile/nanquantile: each result interpolates two order statistics of its row (PyTorch's composite:
 // sort, gather, lerp), so the gradient goes to those two elements with weights 1 - w and w; with
@@ -295,36 +234,6 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
                         return TensorList{gx, cast_grad(gq, qdt)};
                       });
 }))
-
-FL_REGISTER_KERNEL(nanmean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, bool k, ScalarType dt) {
-  return reduce_autograd(ops::nanmean, "NanmeanBackward0", true, ks, x, d, k, dt,
-                         [d](const Tensor& g, const Tensor& x, const Tensor&, int64_t) {
-                           Tensor valid = to_dtype(un(UnaryOp::logical_not, isnan(x)), g->dtype);
-                           Tensor count = expand_reduced(ops::sum(valid, d, true, ScalarType::NumTypes), x->sizes, d, true);
-                           return where(isnan(x), num(0.0), g / count);
-                         });
-})
-
-FL_REGISTER_KERNEL(norm, Autograd, [](DispatchKeySet ks, const Tensor& x, double p, const IntList& d, bool k, ScalarType dt) {
-  Tensor r = redispatch_no_grad(ops::norm, ks, x, p, d, k, dt);
-  return record_saved("NormBackward1", r, {gradient_edge(x)}, {x}, true, [p, d, k](const Tensor& g, const TensorList& s) {
-    const Tensor& x = s[0];
-    Tensor ge = expand_reduced(g, x->sizes, d, k), re = expand_reduced(s[1], x->sizes, d, k);
-    Tensor gx;
-    if (p == 0) {
-      gx = zeros_like(x);
-    } else if (std::isinf(p)) {
-      Tensor hit = to_dtype(bin(BinaryOp::eq, un(UnaryOp::abs, x), re), x->dtype);
-      Tensor ties = expand_reduced(ops::sum(hit, d, true, ScalarType::NumTypes), x->sizes, d, true);
-      gx = ge * sgn(x) * hit / ties;  // (sgn: x / |x| for complex x)
-    } else {
-      // d|x|_p / dx = x |x|^(p-2) / |x|_p^(p-1), 0 where the norm is 0
-      Tensor scale = p == 2 ? x / re : x * bin(BinaryOp::pow, un(UnaryOp::abs, x), num(p - 2)) / bin(BinaryOp::pow, re, num(p - 1));
-      gx = ge * where(bin(BinaryOp::eq, re, num(0.0)), num(0.0), scale);
-    }
-    return TensorList{cast_grad(gx, x->dtype)};
-  });
-})
 
 // var_mean has two outputs; each gradient that arrives contributes.
 struct VarMeanBackward : Node {

@@ -141,48 +141,33 @@ FL_REGISTER_KERNEL(expand, Autograd, [](DispatchKeySet ks, const Tensor& a, cons
   return record_lambda("ExpandBackward0", r, {gradient_edge(a)},
                        [in = a->sizes](const Tensor& g) { return TensorList{sum_to(g, in)}; });
 })
-FL_REGISTER_KERNEL(flip, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& dims) {
-  Tensor r = redispatch_no_grad(ops::flip, ks, a, dims);
-  return record_lambda("FlipBackward0", r, {gradient_edge(a)}, [dims](const Tensor& g) { return TensorList{ops::flip(g, dims)}; });
-})
-FL_REGISTER_KERNEL(roll, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& shifts, const IntList& dims) {
-  Tensor r = redispatch_no_grad(ops::roll, ks, a, shifts, dims);
-  IntList back(shifts.size());
-  for (size_t i = 0; i < shifts.size(); ++i) back[i] = -shifts[i];
-  return record_lambda("RollBackward0", r, {gradient_edge(a)},
-                       [back, dims](const Tensor& g) { return TensorList{ops::roll(g, back, dims)}; });
-})
-FL_REGISTER_KERNEL(tril, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t k) {
-  Tensor r = redispatch_no_grad(ops::tril, ks, a, k);
-  return record_lambda("TrilBackward0", r, {gradient_edge(a)}, [k](const Tensor& g) { return TensorList{ops::tril(g, k)}; });
-})
-FL_REGISTER_KERNEL(triu, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t k) {
-  Tensor r = redispatch_no_grad(ops::triu, ks, a, k);
-  return record_lambda("TriuBackward0", r, {gradient_edge(a)}, [k](const Tensor& g) { return TensorList{ops::triu(g, k)}; });
-})
-FL_REGISTER_KERNEL(trace, Autograd, [](DispatchKeySet ks, const Tensor& a) {
-  Tensor r = redispatch_no_grad(ops::trace, ks, a);
-  return record_lambda("TraceBackward0", r, {gradient_edge(a)}, [in = a->sizes](const Tensor& g) {
-    Tensor eye = empty(in, g->dtype);
-    fill(eye, Scalar(int64_t(0)));
-    fill(ops::as_strided(eye, {std::min(in[0], in[1])}, {in[1] + 1}, 0), Scalar(int64_t(1)));
-    return TensorList{binary_op(BinaryOp::mul, eye, g, Scalar(int64_t(1)), nullptr)};  // differentiable in g
-  });
-})
-FL_REGISTER_KERNEL(repeat, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& reps) {
-  Tensor r = redispatch_no_grad(ops::repeat, ks, a, reps);
-  return record_lambda("RepeatBackward0", r, {gradient_edge(a)}, [in = a->sizes, reps](const Tensor& g) {
-    // view the gradient as (r0, s0, r1, s1, ...) and sum over the repeats (differentiable again)
-    size_t lead = reps.size() - in.size();
-    IntList shape, repeat_dims;
-    for (size_t i = 0; i < reps.size(); ++i) {
-      repeat_dims.push_back(static_cast<int64_t>(shape.size()));
-      shape.push_back(reps[i]);
-      shape.push_back(i < lead ? 1 : in[i - lead]);
-    }
-    return TensorList{ops::reshape(ops::sum(ops::reshape(g, shape), repeat_dims, false, ScalarType::NumTypes), in)};
-  });
-})
+}  // namespace fl::autograd
+
+namespace fl::formulas {
+
+Tensor trace_backward(const Tensor& g, const IntList& in) {
+  Tensor eye = empty(in, g->dtype);
+  fill(eye, Scalar(int64_t(0)));
+  fill(ops::as_strided(eye, {std::min(in[0], in[1])}, {in[1] + 1}, 0), Scalar(int64_t(1)));
+  return binary_op(BinaryOp::mul, eye, g, Scalar(int64_t(1)), nullptr);  // differentiable in g
+}
+
+Tensor repeat_backward(const Tensor& g, const IntList& in, const IntList& reps) {
+  // view the gradient as (r0, s0, r1, s1, ...) and sum over the repeats (differentiable again)
+  size_t lead = reps.size() - in.size();
+  IntList shape, repeat_dims;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    repeat_dims.push_back(static_cast<int64_t>(shape.size()));
+    shape.push_back(reps[i]);
+    shape.push_back(i < lead ? 1 : in[i - lead]);
+  }
+  return ops::reshape(ops::sum(ops::reshape(g, shape), repeat_dims, false, ScalarType::NumTypes), in);
+}
+
+}  // namespace fl::formulas
+
+namespace fl::autograd {
+
 FL_REGISTER_KERNEL(cat, Autograd, [](DispatchKeySet ks, const std::vector<Tensor>& ts, int64_t dim) {
   Tensor r = redispatch_no_grad(ops::cat, ks, ts, dim);
   std::vector<Edge> edges;

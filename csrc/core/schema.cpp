@@ -123,6 +123,11 @@ bool compatible(const SchemaArg& a, const std::string& tag) {
 
 Schema parse_schema(const std::string& text) { return Parser(text).schema(); }
 
+std::vector<OpFace>& op_faces() {
+  static std::vector<OpFace>* faces = new std::vector<OpFace>();
+  return *faces;
+}
+
 const Schema& op_schema(const OpInfo& op) {
   static std::mutex mu;
   static std::map<const void*, Schema>* parsed = new std::map<const void*, Schema>();

@@ -32,6 +32,21 @@ struct Schema {
   std::vector<SchemaArg> args, returns;
 };
 
+// The Python faces of an op, from its declaration (csrc/ops/gen_ops.py's `python:`, `names:` and `doc:`):
+// `faces` lists function, method, private, out, inplace; python/bind_ops.cpp binds them at import.
+struct OpFace {
+  const char* op;
+  const char* faces;
+  const char* names;  // other Python names of the same faces, comma-separated
+  const char* doc;
+};
+std::vector<OpFace>& op_faces();
+struct OpFaceListed {
+  OpFaceListed(const char* op, const char* faces, const char* names, const char* doc) {
+    op_faces().push_back({op, faces, names, doc});
+  }
+};
+
 // Throws Error naming the schema and the position of a syntax error.
 Schema parse_schema(const std::string& text);
 // The parsed schema of a registered op (parsed once).

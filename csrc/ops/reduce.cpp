@@ -374,8 +374,6 @@ IntList reduced_sizes(const IntList& sizes, const std::vector<bool>& mask, bool 
   return out;
 }
 
-Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype);
-
 // sum and mean of complex values: the real and imaginary parts reduce as the (..., 2) real view's columns.
 Tensor reduce_complex(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
   const char* name = kind_name(k);
@@ -409,6 +407,8 @@ Tensor reduce_complex(ReduceKind k, const Tensor& self, const IntList& dims, boo
   Tensor r = d.empty() ? ops::clone(pairs) : reduce_cpu(k, pairs, d, keepdim, ScalarType::NumTypes);
   return ops::view_as_complex(ops::contiguous(r));
 }
+
+}  // namespace
 
 Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype) {
   if (is_complex(self->dtype) || (dtype != ScalarType::NumTypes && is_complex(dtype)))
@@ -467,20 +467,4 @@ Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool ke
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-#define FL_X(name)                                                                                              \
-  FL_DEFINE_OP(name, #name "(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
-               ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, bool, ::fl::ScalarType))                   \
-  FL_REGISTER_KERNEL(name, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& t, const ::fl::IntList& dims, bool keepdim, \
-                                   ::fl::ScalarType dtype) {                                                     \
-    return ::fl::reduce_cpu(::fl::ReduceKind::name, t, dims, keepdim, dtype);                                     \
-  })
-FL_REDUCE_OPS(FL_X)
-#undef FL_X
-
-// Not differentiable (Note [Dispatch order]): boolean and count results: no gradient.
-FL_REGISTER_FALLTHROUGH(all, Autograd)
-FL_REGISTER_FALLTHROUGH(any, Autograd)
-FL_REGISTER_FALLTHROUGH(count_nonzero, Autograd)

@@ -115,6 +115,15 @@ opmath_t<T> extreme(const T* x, int64_t n, bool is_max) {
   }
 }
 
+// Kernels that serve several declarations (reduce.yaml).
+Tensor reduce_cpu(ReduceKind k, const Tensor& self, const IntList& dims, bool keepdim, ScalarType dtype);
+TensorPair max_min_dim(const Tensor& self, int64_t dim, bool keepdim, bool is_max);
+Tensor arg_max_min(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max);
+Tensor cum_arith(const Tensor& self, int64_t dim, ScalarType dtype, bool is_sum);  // cumsum or cumprod
+TensorPair cum_extreme(const Tensor& self, int64_t dim, bool is_max);            // cummax or cummin
+// The element of rank k of each row along dim (median: k = -1, the middle one; ignore_nan: among non-NaN).
+TensorPair select_rank(const Tensor& self, int64_t dim, bool keepdim, const char* op, bool ignore_nan, int64_t k);
+
 // NaN-aware ordering used by sort/topk/kthvalue/median: NaN sorts as the largest value.
 template <typename T>
 inline bool nan_last_less(T a, T b) {
@@ -124,46 +133,5 @@ inline bool nan_last_less(T a, T b) {
 
 }  // namespace fl
 
-#define FL_X(name)                                                                                              \
-  FL_DECLARE_OP(name, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, bool, ::fl::ScalarType))
-FL_REDUCE_OPS(FL_X)
-#undef FL_X
-// (self, dim, keepdim) -> (values, indices); argmax/argmin take an optional dim.
-FL_DECLARE_OP(max_dim, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool))
-FL_DECLARE_OP(min_dim, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool))
-FL_DECLARE_OP(argmax, ::fl::Tensor(const ::fl::Tensor&, std::optional<int64_t>, bool))
-FL_DECLARE_OP(argmin, ::fl::Tensor(const ::fl::Tensor&, std::optional<int64_t>, bool))
-// (self, dims, correction, keepdim) -> (var, mean)
-FL_DECLARE_OP(var_mean, ::fl::TensorPair(const ::fl::Tensor&, const ::fl::IntList&, double, bool))
-// (self, p, dims, keepdim, dtype)
-FL_DECLARE_OP(norm, ::fl::Tensor(const ::fl::Tensor&, double, const ::fl::IntList&, bool, ::fl::ScalarType))
-// Scans: (self, dim, dtype) and (self, dim) -> (values, indices).
-FL_DECLARE_OP(cumsum, ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-FL_DECLARE_OP(cumprod, ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-FL_DECLARE_OP(logcumsumexp, ::fl::Tensor(const ::fl::Tensor&, int64_t))
-FL_DECLARE_OP(cummax, ::fl::TensorPair(const ::fl::Tensor&, int64_t))
-FL_DECLARE_OP(cummin, ::fl::TensorPair(const ::fl::Tensor&, int64_t))
-// Sorting family.
-FL_DECLARE_OP(sort, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool, bool))             // dim, descending, stable
-FL_DECLARE_OP(topk, ::fl::TensorPair(const ::fl::Tensor&, int64_t, int64_t, bool, bool))    // k, dim, largest, sorted
-FL_DECLARE_OP(kthvalue, ::fl::TensorPair(const ::fl::Tensor&, int64_t, int64_t, bool))      // k, dim, keepdim
-FL_DECLARE_OP(median_dim, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool, bool))       // dim, keepdim, ignore_nan
-FL_DECLARE_OP(median_all, ::fl::Tensor(const ::fl::Tensor&, bool))                          // ignore_nan
-FL_DECLARE_OP(mode, ::fl::TensorPair(const ::fl::Tensor&, int64_t, bool))                   // dim, keepdim
-// (self, q (1-D float64), dim, keepdim, interpolation, ignore_nan); result has q's dim first.
-FL_DECLARE_OP(quantile, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, std::optional<int64_t>, bool,
-                                     const std::string&, bool))
-// quantile's backward weights, over rows (rows, n) of the input, q (1-D), ignore_nan, interpolation -> (idx (rows,
-// 2 nq): the positions in each row of the two elements each result reads, w (rows, nq) float64: the weight of the
-// second (1 - w for the first), dq (rows, nq) float64: d rank / d q, 0 where the rank is fixed or rounded).
-FL_DECLARE_OP(quantile_weights, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&,
-                                                                                     const ::fl::Tensor&, bool,
-                                                                                     const std::string&))
-// (self, consecutive) -> (values, inverse (self's shape), counts), values sorted unless consecutive.
-FL_DECLARE_OP(unique_flat, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, bool))
-// (self, dim, consecutive) -> the same over whole slices along dim (inverse and counts are 1-D).
-FL_DECLARE_OP(unique_dim, std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, int64_t, bool))
-FL_DECLARE_OP(bincount, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))  // weights may be null
-FL_DECLARE_OP(histc, ::fl::Tensor(const ::fl::Tensor&, int64_t, double, double))
-// (sorted_sequence, values, out_int32, right, sorter (may be null))
-FL_DECLARE_OP(searchsorted, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, bool, bool, const ::fl::Tensor&))
+// The ops declared in reduce.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/reduce.h"

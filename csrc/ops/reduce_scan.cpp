@@ -7,7 +7,6 @@
 #include "reduce.h"
 
 namespace fl {
-namespace {
 
 // One step of cumsum (is_sum) or cumprod; integers wrap like torch.
 template <typename A>
@@ -95,18 +94,4 @@ TensorPair cum_extreme(const Tensor& self, int64_t dim, bool is_max) {
   return {from_rows(r, rv), from_rows(ri, rv)};
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-using fl::TensorPair;
-FL_DEFINE_OP(cumsum, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", Tensor(const Tensor&, int64_t, fl::ScalarType))
-FL_REGISTER_KERNEL(cumsum, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, fl::ScalarType dt) { return fl::cum_arith(t, d, dt, true); })
-FL_DEFINE_OP(cumprod, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", Tensor(const Tensor&, int64_t, fl::ScalarType))
-FL_REGISTER_KERNEL(cumprod, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, fl::ScalarType dt) { return fl::cum_arith(t, d, dt, false); })
-FL_DEFINE_OP(logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor", Tensor(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(logcumsumexp, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d) { return fl::logcumsumexp_cpu(t, d); })
-FL_DEFINE_OP(cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", TensorPair(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(cummax, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d) { return fl::cum_extreme(t, d, true); })
-FL_DEFINE_OP(cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", TensorPair(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(cummin, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d) { return fl::cum_extreme(t, d, false); })

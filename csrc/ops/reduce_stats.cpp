@@ -10,7 +10,6 @@
 #include "reduce.h"
 
 namespace fl {
-namespace {
 
 void check_nonempty_dim(const Tensor& t, int64_t d, const char* op) {
   FL_CHECK(t->dim() == 0 || t->sizes[d] != 0, IndexError, op, "(): Expected reduction dim ", d, " to have non-zero size.");
@@ -165,30 +164,4 @@ Tensor norm_cpu(const Tensor& self, double p, const IntList& dims, bool keepdim,
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-using fl::TensorPair;
-FL_DEFINE_OP(max_dim, "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, bool))
-FL_REGISTER_KERNEL(max_dim, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool k) { return fl::max_min_dim(t, d, k, true); })
-FL_DEFINE_OP(min_dim, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, bool))
-FL_REGISTER_KERNEL(min_dim, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool k) { return fl::max_min_dim(t, d, k, false); })
-FL_DEFINE_OP(argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-             Tensor(const Tensor&, std::optional<int64_t>, bool))
-FL_REGISTER_KERNEL(argmax, CPU, [](fl::DispatchKeySet, const Tensor& t, std::optional<int64_t> d, bool k) { return fl::arg_max_min(t, d, k, true); })
-FL_DEFINE_OP(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-             Tensor(const Tensor&, std::optional<int64_t>, bool))
-FL_REGISTER_KERNEL(argmin, CPU, [](fl::DispatchKeySet, const Tensor& t, std::optional<int64_t> d, bool k) { return fl::arg_max_min(t, d, k, false); })
-FL_DEFINE_OP(var_mean, "var_mean(Tensor self, int[1]? dim=None, float correction=1, bool keepdim=False) -> (Tensor, Tensor)",
-             TensorPair(const Tensor&, const fl::IntList&, double, bool))
-FL_REGISTER_KERNEL(var_mean, CPU, [](fl::DispatchKeySet, const Tensor& t, const fl::IntList& d, double c, bool k) { return fl::var_mean_cpu(t, d, c, k); })
-FL_DEFINE_OP(norm, "norm(Tensor self, float ord=2, int[1]? dim=None, bool keepdim=False, ScalarType dtype) -> Tensor",
-             Tensor(const Tensor&, double, const fl::IntList&, bool, fl::ScalarType))
-FL_REGISTER_KERNEL(norm, CPU, [](fl::DispatchKeySet, const Tensor& t, double p, const fl::IntList& d, bool k, fl::ScalarType dt) { return fl::norm_cpu(t, p, d, k, dt); })
-
-// Not differentiable (Note [Dispatch order]): indices: no gradient.
-FL_REGISTER_FALLTHROUGH(argmax, Autograd)
-FL_REGISTER_FALLTHROUGH(argmin, Autograd)

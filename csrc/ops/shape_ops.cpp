@@ -25,6 +25,8 @@ Tensor narrowed(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   return make_view(t, std::move(sizes), t->strides, t->offset + start * t->strides[dim]);
 }
 
+}  // namespace
+
 Tensor cat_cpu(const std::vector<Tensor>& ts, int64_t dim) {
   FL_CHECK(!ts.empty(), ValueError, "torch.cat(): expected a non-empty list of Tensors");
   // Legacy rule: 1-D empty tensors are skipped whatever the other shapes are.
@@ -188,22 +190,9 @@ Tensor trace_cpu(const Tensor& t) {
   return out;
 }
 
-}  // namespace
 }  // namespace fl
 
 using fl::IntList;
 using fl::Tensor;
 FL_DEFINE_OP(cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", Tensor(const std::vector<Tensor>&, int64_t))
 FL_REGISTER_KERNEL(cat, CPU, [](fl::DispatchKeySet, const std::vector<Tensor>& ts, int64_t d) { return fl::cat_cpu(ts, d); })
-FL_DEFINE_OP(flip, "flip(Tensor self, int[] dims) -> Tensor", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(flip, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& d) { return fl::flip_cpu(t, d); })
-FL_DEFINE_OP(roll, "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", Tensor(const Tensor&, const IntList&, const IntList&))
-FL_REGISTER_KERNEL(roll, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s, const IntList& d) { return fl::roll_cpu(t, s, d); })
-FL_DEFINE_OP(repeat, "repeat(Tensor self, SymInt[] repeats) -> Tensor", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(repeat, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& r) { return fl::repeat_cpu(t, r); })
-FL_DEFINE_OP(tril, "tril(Tensor self, int diagonal=0) -> Tensor", Tensor(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(tril, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t k) { return fl::tri_cpu(t, k, true); })
-FL_DEFINE_OP(triu, "triu(Tensor self, int diagonal=0) -> Tensor", Tensor(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(triu, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t k) { return fl::tri_cpu(t, k, false); })
-FL_DEFINE_OP(trace, "trace(Tensor self) -> Tensor", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(trace, CPU, [](fl::DispatchKeySet, const Tensor& t) { return fl::trace_cpu(t); })

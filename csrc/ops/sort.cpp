@@ -10,7 +10,6 @@
 #include "reduce.h"
 
 namespace fl {
-namespace {
 
 // The elements of row o as (value, index) pairs.
 template <typename T>
@@ -233,8 +232,6 @@ Tensor quantile_cpu(const Tensor& self, const Tensor& q, std::optional<int64_t> 
   return reshaped(out, shape);
 }
 
-}  // namespace
-
 // The rank rules are PyTorch's: a row with NaN picks its last (NaN) element for quantile, and nanquantile ranks
 // among the non-NaN values (the first element when there is none).
 std::tuple<Tensor, Tensor, Tensor> quantile_weights_cpu(const Tensor& x, const Tensor& q, bool ignore_nan,
@@ -275,34 +272,3 @@ std::tuple<Tensor, Tensor, Tensor> quantile_weights_cpu(const Tensor& x, const T
 }
 
 }  // namespace fl
-
-using fl::Tensor;
-using fl::TensorPair;
-FL_DEFINE_OP(sort, "sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, bool, bool))
-FL_REGISTER_KERNEL(sort, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool desc, bool st) { return fl::sort_cpu(t, d, desc, st); })
-FL_DEFINE_OP(topk, "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, int64_t, bool, bool))
-FL_REGISTER_KERNEL(topk, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t k, int64_t d, bool l, bool s) { return fl::topk_cpu(t, k, d, l, s); })
-FL_DEFINE_OP(kthvalue, "kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, int64_t, bool))
-FL_REGISTER_KERNEL(kthvalue, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t k, int64_t d, bool kd) { return fl::kthvalue_cpu(t, k, d, kd); })
-FL_DEFINE_OP(median_dim, "median_dim(Tensor self, int dim, bool keepdim=False, bool ignore_nan=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, bool, bool))
-FL_REGISTER_KERNEL(median_dim, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool kd, bool nan) {
-  return fl::select_rank(t, d, kd, nan ? "nanmedian" : "median", nan, -1);
-})
-FL_DEFINE_OP(median_all, "median_all(Tensor self, bool ignore_nan=False) -> Tensor", Tensor(const Tensor&, bool))
-FL_REGISTER_KERNEL(median_all, CPU, [](fl::DispatchKeySet, const Tensor& t, bool nan) { return fl::median_all_cpu(t, nan); })
-FL_DEFINE_OP(mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-             TensorPair(const Tensor&, int64_t, bool))
-FL_REGISTER_KERNEL(mode, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool kd) { return fl::mode_cpu(t, d, kd); })
-FL_DEFINE_OP(quantile, "quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, str interpolation='linear', bool ignore_nan=False) -> Tensor",
-             Tensor(const Tensor&, const Tensor&, std::optional<int64_t>, bool, const std::string&, bool))
-FL_REGISTER_KERNEL(quantile, CPU, [](fl::DispatchKeySet, const Tensor& t, const Tensor& q, std::optional<int64_t> d, bool kd,
-                                     const std::string& interp, bool nan) { return fl::quantile_cpu(t, q, d, kd, interp, nan); })
-FL_DEFINE_OP(quantile_weights, "quantile_weights(Tensor rows, Tensor q, bool ignore_nan, str interpolation) -> (Tensor idx, Tensor w, Tensor dq)",
-             std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, bool, const std::string&))
-FL_REGISTER_KERNEL(quantile_weights, CPU, [](fl::DispatchKeySet, const Tensor& x, const Tensor& q, bool nan,
-                                             const std::string& interp) { return fl::quantile_weights_cpu(x, q, nan, interp); })
-FL_REGISTER_FALLTHROUGH(quantile_weights, Autograd)

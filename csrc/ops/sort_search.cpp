@@ -8,7 +8,6 @@
 #include "reduce.h"
 
 namespace fl {
-namespace {
 
 std::tuple<Tensor, Tensor, Tensor> unique_cpu(const Tensor& self, bool consecutive) {
   const int64_t n = self->numel;
@@ -194,29 +193,4 @@ Tensor searchsorted_cpu(const Tensor& seq, const Tensor& values, bool out_int32,
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-FL_DEFINE_OP(unique_flat, "unique_flat(Tensor self, bool consecutive=False) -> (Tensor values, Tensor inverse, Tensor counts)",
-             std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool))
-FL_REGISTER_KERNEL(unique_flat, CPU, [](fl::DispatchKeySet, const Tensor& t, bool c) { return fl::unique_cpu(t, c); })
-FL_DEFINE_OP(unique_dim, "unique_dim(Tensor self, int dim, bool consecutive=False) -> (Tensor values, Tensor inverse, Tensor counts)",
-             std::tuple<Tensor, Tensor, Tensor>(const Tensor&, int64_t, bool))
-FL_REGISTER_KERNEL(unique_dim, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, bool c) { return fl::unique_dim_cpu(t, d, c); })
-FL_DEFINE_OP(bincount, "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", Tensor(const Tensor&, const Tensor&, int64_t))
-FL_REGISTER_KERNEL(bincount, CPU, [](fl::DispatchKeySet, const Tensor& t, const Tensor& w, int64_t m) { return fl::bincount_cpu(t, w, m); })
-FL_DEFINE_OP(histc, "histc(Tensor self, int bins=100, float min=0, float max=0) -> Tensor", Tensor(const Tensor&, int64_t, double, double))
-FL_REGISTER_KERNEL(histc, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t b, double lo, double hi) { return fl::histc_cpu(t, b, lo, hi); })
-FL_DEFINE_OP(searchsorted, "searchsorted(Tensor sorted_sequence, Tensor self, bool out_int32=False, bool right=False, Tensor? sorter=None) -> Tensor",
-             Tensor(const Tensor&, const Tensor&, bool, bool, const Tensor&))
-FL_REGISTER_KERNEL(searchsorted, CPU, [](fl::DispatchKeySet, const Tensor& s, const Tensor& v, bool i32, bool r, const Tensor& so) {
-  return fl::searchsorted_cpu(s, v, i32, r, so);
-})
-
-// Not differentiable (Note [Dispatch order]): values, counts and positions taken as data: no gradient.
-FL_REGISTER_FALLTHROUGH(unique_flat, Autograd)
-FL_REGISTER_FALLTHROUGH(unique_dim, Autograd)
-FL_REGISTER_FALLTHROUGH(bincount, Autograd)
-FL_REGISTER_FALLTHROUGH(histc, Autograd)
-FL_REGISTER_FALLTHROUGH(searchsorted, Autograd)

@@ -18,7 +18,12 @@ namespace fl {
 bool compute_view_strides(const IntList& old_sizes, const IntList& old_strides, const IntList& sizes, IntList* strides);
 // Resolves one -1 in `shape` against `numel` (PyTorch's infer_size); RuntimeError when impossible.
 IntList infer_size(const IntList& shape, int64_t numel);
+// tril (lower) or triu: the kernel of both declarations.
+Tensor tri_cpu(const Tensor& t, int64_t k, bool lower);
 }  // namespace fl
+
+// The ops declared in views.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/views.h"
 
 // -- views --
 FL_DECLARE_OP(view, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
@@ -39,9 +44,3 @@ FL_DECLARE_OP(as_strided, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&
 FL_DECLARE_OP(unfold, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, int64_t))
 // -- new memory --
 FL_DECLARE_OP(cat, ::fl::Tensor(const std::vector<::fl::Tensor>&, int64_t))
-FL_DECLARE_OP(flip, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DECLARE_OP(roll, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&))
-FL_DECLARE_OP(repeat, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DECLARE_OP(tril, ::fl::Tensor(const ::fl::Tensor&, int64_t))
-FL_DECLARE_OP(triu, ::fl::Tensor(const ::fl::Tensor&, int64_t))
-FL_DECLARE_OP(trace, ::fl::Tensor(const ::fl::Tensor&))

@@ -2,6 +2,8 @@
 // `flowlike._C._ops.<name>(*args, **kwargs)` binds the arguments by the schema's names, order,
 // keyword-only marker and defaults, converts them to the boxed form by the C++ signature's types,
 // and calls the op through the dispatcher. No per-op binding code.
+#include <algorithm>
+#include <memory>
 #include <unordered_map>
 
 #include "../core/schema.h"
@@ -44,6 +46,7 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   if (tag == "int?" && none) return IValue();
   if (tag == "ScalarType") return none ? ScalarType::NumTypes : dtype_from_object(h);
   if (tag == "Generator?") return none ? static_cast<Generator*>(nullptr) : py::cast<Generator*>(h);
+  if (tag == "int[]" && none && a.optional) return IntList{};  // `int[]? dim=None`: every dim
   if (none) bad_arg(op, a, h);
   if (tag == "int[]") return int_list(h, op.name, a.name.c_str());
   if (tag == "float[]") return py::cast<std::vector<double>>(h);
@@ -84,38 +87,189 @@ py::object to_python(const IValue& v) {
   return py::none();
 }
 
-py::object call_op(const std::string& name, py::args args, py::kwargs kwargs) {
-  const OpInfo& op = find_op(name);
+// Note [Op faces]
+// The Python face of a declared op is produced from its schema, as PyTorch's python_arg_parser does: arguments
+// bind by position or by the schema's names (a function's `self` is called `input`), keyword-only ones after
+// `*` only by name, missing ones take the schema's default; a method binds `self` to the tensor; when the
+// only positional argument left is an int list, the ints may come spread out (x.view(2, 3)); `out=` writes
+// the result with flowlike._out.write_out, the one out= convention. Each face keeps its defaults converted
+// once, so a call only converts what the caller passed.
+struct FaceArg {
+  std::string key;  // the Python keyword
+  const SchemaArg* schema;
+  std::string tag;  // the C++ type (ivalue.h's TypeTag)
+  std::optional<IValue> default_value;
+};
+
+struct Face {
+  const OpInfo* op;
+  std::string name;  // as the caller sees it, for errors
+  std::vector<FaceArg> args;
+  bool method = false, out = false, varargs_ints = false;
+};
+
+Face make_face(const OpInfo& op, const std::string& name, bool method, bool out) {
   const Schema& schema = op_schema(op);
   const std::string mismatch = schema_mismatch(op);
-  FL_CHECK(mismatch.empty(), Error, name, ": schema and C++ signature disagree: ", mismatch);
-  FL_CHECK(args.size() <= schema.args.size(), TypeError, name, "() takes ", schema.args.size(), " arguments but ",
-           args.size(), " were given");
-  Stack stack;
-  size_t used_kwargs = 0;
+  FL_CHECK(mismatch.empty(), Error, op.name, ": schema and C++ signature disagree: ", mismatch);
+  Face f{&op, name, {}, method, out, false};
   for (size_t i = 0; i < schema.args.size(); ++i) {
     const SchemaArg& a = schema.args[i];
-    py::object value;
-    if (i < args.size()) {
-      FL_CHECK(!a.kwarg_only, TypeError, name, "() got too many positional arguments (", a.name, " is keyword-only)");
-      value = py::reinterpret_borrow<py::object>(args[i]);
-    } else if (kwargs.contains(a.name.c_str())) {
-      value = kwargs[a.name.c_str()];
+    FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, op.arg_types[i], std::nullopt};
+    if (a.default_value) fa.default_value = to_ivalue(op, a, fa.tag, default_value(*a.default_value));
+    f.args.push_back(std::move(fa));
+  }
+  FL_CHECK(!method || (!f.args.empty() && f.args[0].tag == "Tensor"), Error, op.name, ": a method face needs a Tensor first");
+  size_t positional = 0;
+  for (size_t i = method ? 1 : 0; i < f.args.size(); ++i) positional += !f.args[i].schema->kwarg_only;
+  f.varargs_ints = positional == 1 && f.args[method ? 1 : 0].tag == "int[]";
+  return f;
+}
+
+py::object call_face(const Face& f, py::handle self, py::args args, py::kwargs kwargs) {
+  const OpInfo& op = *f.op;
+  const size_t first = f.method ? 1 : 0;
+  py::tuple pos = args;
+  if (f.varargs_ints && args.size() > 1) pos = py::make_tuple(args);  // x.view(2, 3) as x.view((2, 3))
+  Stack stack(f.args.size());
+  if (f.method) stack[0] = to_ivalue(op, *f.args[0].schema, f.args[0].tag, self);
+  size_t next = 0, used_kwargs = 0;
+  for (size_t i = first; i < f.args.size(); ++i) {
+    const FaceArg& a = f.args[i];
+    py::handle value;
+    if (next < pos.size() && !a.schema->kwarg_only) {
+      value = pos[next++];
+      FL_CHECK(!kwargs || !kwargs.contains(a.key.c_str()), TypeError, f.name, "() got multiple values for argument '", a.key, "'");
+    } else if (kwargs && kwargs.contains(a.key.c_str())) {
+      value = kwargs[a.key.c_str()];
       ++used_kwargs;
     } else {
-      FL_CHECK(a.default_value, TypeError, name, "() missing required argument '", a.name, "'");
-      value = default_value(*a.default_value);
+      FL_CHECK(a.default_value, TypeError, f.name, "() missing required argument '", a.key, "' (position ", i + 1 - first, ")");
+      stack[i] = *a.default_value;
+      continue;
     }
-    stack.push_back(to_ivalue(op, a, op.arg_types[i], value));
+    if (a.tag == "int[]") {
+      // as torch's parser: None takes a list's default; a bare int is a list only for a sized type (`int[1]`)
+      // or as the spread-out ints of a varargs face
+      if (value.is_none() && a.default_value && !a.schema->optional) {
+        stack[i] = *a.default_value;
+        continue;
+      }
+      const bool sized = a.schema->type.size() > 2 && a.schema->type[a.schema->type.size() - 2] != '[';
+      if (PyLong_Check(value.ptr()) && !sized && !f.varargs_ints)
+        throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", i + 1 - first, ") must be tuple of ints, not int"));
+    }
+    stack[i] = to_ivalue(op, *a.schema, a.tag, value);
   }
-  FL_CHECK(used_kwargs == kwargs.size(), TypeError, name, "() got an unexpected keyword argument");
-  Stack out;
-  op.boxed(op.op, stack, out);
-  if (out.empty()) return py::none();
-  if (out.size() == 1) return to_python(out[0]);
-  py::tuple t(out.size());
-  for (size_t i = 0; i < out.size(); ++i) t[i] = to_python(out[i]);
-  return t;
+  FL_CHECK(next == pos.size(), TypeError, f.name, "() takes ", next, " positional arguments but ", pos.size(), " were given");
+  py::object out_arg = py::none();
+  if (f.out && kwargs && kwargs.contains("out")) {
+    out_arg = kwargs["out"];
+    ++used_kwargs;
+  }
+  if (kwargs && used_kwargs != kwargs.size()) {
+    for (auto item : kwargs) {
+      const std::string key = py::str(item.first);
+      bool known = f.out && key == "out";
+      for (const FaceArg& a : f.args) known = known || a.key == key;
+      FL_CHECK(known, TypeError, f.name, "() got an unexpected keyword argument '", key, "'");
+    }
+  }
+  Stack results;
+  op.boxed(op.op, stack, results);
+  py::object result;
+  if (results.size() == 1) {
+    result = to_python(results[0]);
+  } else if (!results.empty()) {
+    py::tuple t(results.size());
+    for (size_t i = 0; i < results.size(); ++i) t[i] = to_python(results[i]);
+    result = t;
+  } else {
+    result = py::none();
+  }
+  if (out_arg.is_none()) return result;
+  py::list inputs;
+  for (const IValue& v : stack) for_each_tensor(v, [&](const Tensor& t) { inputs.append(py::cast(t)); });
+  static py::object* write_out = new py::object(py::module_::import("flowlike._out").attr("write_out"));
+  return (*write_out)(out_arg, result, f.name, py::arg("inputs") = py::tuple(inputs));
+}
+
+// `_C._call_op(name, *args, **kwargs)`: any declared op by name, bound as its function face.
+py::object call_op(const std::string& name, py::args args, py::kwargs kwargs) {
+  static std::unordered_map<std::string, Face>* faces = new std::unordered_map<std::string, Face>();
+  auto it = faces->find(name);
+  if (it == faces->end()) it = faces->emplace(name, make_face(find_op(name), name, false, false)).first;
+  return call_face(it->second, py::none(), args, kwargs);
+}
+
+std::vector<std::string> split_names(const char* text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = text; *c; ++c) {
+    if (*c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += *c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// `name(input, dims=[], *, out=None)\n--\n\n` + the declaration's doc: Python reads the first part as the
+// function's __text_signature__, so inspect.signature and help() show the schema's arguments.
+std::string face_doc(const Face& f, const std::string& attr, const char* doc) {
+  std::string sig = attr + "(";
+  bool kw = false;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    const FaceArg& a = f.args[i];
+    if (i) sig += ", ";
+    if (f.method && i == 0) { sig += "$self"; continue; }
+    if (a.schema->kwarg_only && !kw) { sig += "*, "; kw = true; }
+    sig += a.key;
+    if (a.schema->default_value) {
+      const std::string& d = *a.schema->default_value;
+      sig += "=" + (d.front() == '\'' || d.front() == '"' || d == "None" || d == "True" || d == "False" || d.front() == '['
+                        ? d : std::string(py::repr(default_value(d))));
+    }
+  }
+  if (f.out) sig += kw ? ", out=None" : ", *, out=None";
+  return sig + ")\n--\n\n" + doc;
+}
+
+// Binds every declared face (Note [Op faces]); a name bound twice is an error at import.
+void bind_faces(py::module_& m, TensorClass& cls) {
+  py::list inplace;
+  for (const OpFace& decl : op_faces()) {
+    const OpInfo& op = find_op(decl.op);
+    std::vector<std::string> faces = split_names(decl.faces), names = split_names(decl.names);
+    names.insert(names.begin(), decl.op);
+    auto has = [&](const char* k) { return std::find(faces.begin(), faces.end(), k) != faces.end(); };
+    for (const std::string& name : names) {
+      auto define = [&](py::handle scope, const std::string& attr, bool method) {
+        FL_CHECK(!py::hasattr(scope, attr.c_str()) || (method && !cls.attr("__dict__").contains(attr.c_str())), Error,
+                 "the Python face '", attr, "' of op ", decl.op, " is bound twice");
+        auto face = std::make_shared<Face>(make_face(op, name, method, has("out") && !method));
+        // (doc strings outlive the module: pybind keeps the pointer)
+        const char* doc = (new std::string(face_doc(*face, attr, decl.doc)))->c_str();
+        py::options plain;
+        plain.disable_function_signatures();  // the signature is the doc's first line
+        py::cpp_function fn =
+            method ? py::cpp_function([face](py::handle self, py::args a, py::kwargs k) { return call_face(*face, self, a, k); },
+                                      py::name(attr.c_str()), py::is_method(scope), py::doc(doc))
+                   : py::cpp_function([face](py::args a, py::kwargs k) { return call_face(*face, py::none(), a, k); },
+                                      py::name(attr.c_str()), py::doc(doc));
+        scope.attr(attr.c_str()) = fn;
+      };
+      if (has("function")) define(m, name, false);
+      if (has("private")) define(m, "_" + name, false);
+      if (has("method")) define(cls, name, true);
+      if (has("inplace")) inplace.append(name);
+    }
+  }
+  // the in-place forms are written once in Python (flowlike._out.inplace_method) over the methods above
+  m.attr("_inplace_faces") = inplace;
 }
 
 void bind(py::module_& m, TensorClass&) {
@@ -152,3 +306,4 @@ void bind(py::module_& m, TensorClass&) {
 }  // namespace fl::python
 
 FL_PY_BINDINGS(55, fl::python::bind)
+FL_PY_BINDINGS(15, fl::python::bind_faces)

@@ -136,29 +136,6 @@ void bind(py::module_& m, TensorClass& cls) {
     }, py::arg("tensors"), py::arg("dim") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
           "Concatenates tensors along an existing dim.");
   }
-  m.def("flip", [](const Tensor& t, py::handle dims) { return ops::flip(t, int_list(dims, "flip", "dims")); }, py::arg("input"),
-        py::arg("dims"), "A copy of input with the order of elements reversed along dims.");
-  cls.def("flip", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::flip(self, shape_arg(a, kw, "flip", "dims")); });
-  auto roll = [](const Tensor& t, py::handle shifts, py::handle dims) {
-    return ops::roll(t, int_list(shifts, "roll", "shifts"), dims.is_none() ? IntList{} : int_list(dims, "roll", "dims"));
-  };
-  m.def("roll", roll, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none(),
-        "A copy of input with elements shifted circularly along dims (over the flattened tensor without dims).");
-  cls.def("roll", roll, py::arg("shifts"), py::arg("dims") = py::none());
-  cls.def("repeat", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::repeat(self, shape_arg(a, kw, "repeat", "repeats")); });
-  for (int lower = 0; lower < 2; ++lower) {
-    const char* name = lower ? "tril" : "triu";
-    auto fn = [lower](const Tensor& t, int64_t k) { return lower ? ops::tril(t, k) : ops::triu(t, k); };
-    m.def(name, [fn, name](const Tensor& t, int64_t k, const Tensor& out) { return write_out(fn(t, k), out, name); },
-          py::arg("input"), py::arg("diagonal") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
-          lower ? "The lower triangle of the last two dims (the rest zeroed)." : "The upper triangle of the last two dims (the rest zeroed).");
-    cls.def(name, fn, py::arg("diagonal") = 0);
-    // the triangle written back with copy_: differentiable, and refused on a leaf that requires grad, as torch's
-    cls.def((std::string(name) + "_").c_str(), [fn](const Tensor& t, int64_t k) { return ops::copy_(t, fn(t, k)); },
-            py::arg("diagonal") = 0);
-  }
-  m.def("trace", [](const Tensor& t) { return ops::trace(t); }, py::arg("input"), "The sum of the main diagonal of a matrix.");
-  cls.def("trace", [](const Tensor& t) { return ops::trace(t); });
 }
 
 }  // namespace
