@@ -11,6 +11,10 @@ from ._out import inplace_method, write_out
 _PUBLIC_POINTWISE = [name for name in _C._pointwise_ops if not name.startswith("special_")]
 globals().update({name: getattr(_C, name) for name in _PUBLIC_POINTWISE})
 __all__ = list(_PUBLIC_POINTWISE)
+# Every op declared with a function face (`python: [function]` in csrc/ops/*.yaml); a Python module imported
+# after this one may replace a name with a composite that parses more argument forms.
+globals().update({name: getattr(_C, name) for name in _C._function_faces})
+__all__ += list(_C._function_faces)
 for _name in _C._pointwise_ops:
     if _name.startswith("special_"):
         delattr(_C.Tensor, _name)

@@ -240,7 +240,7 @@ std::string face_doc(const Face& f, const std::string& attr, const char* doc) {
 
 // Binds every declared face (Note [Op faces]); a name bound twice is an error at import.
 void bind_faces(py::module_& m, TensorClass& cls) {
-  py::list inplace;
+  py::list inplace, functions;
   for (const OpFace& decl : op_faces()) {
     const OpInfo& op = find_op(decl.op);
     std::vector<std::string> faces = split_names(decl.faces), names = split_names(decl.names);
@@ -262,7 +262,10 @@ void bind_faces(py::module_& m, TensorClass& cls) {
                                       py::name(attr.c_str()), py::doc(doc));
         scope.attr(attr.c_str()) = fn;
       };
-      if (has("function")) define(m, name, false);
+      if (has("function")) {
+        define(m, name, false);
+        functions.append(name);
+      }
       if (has("private")) define(m, "_" + name, false);
       if (has("method")) define(cls, name, true);
       if (has("inplace")) inplace.append(name);
@@ -270,6 +273,7 @@ void bind_faces(py::module_& m, TensorClass& cls) {
   }
   // the in-place forms are written once in Python (flowlike._out.inplace_method) over the methods above
   m.attr("_inplace_faces") = inplace;
+  m.attr("_function_faces") = functions;  // flowlike.<name> (flowlike/_ops.py)
 }
 
 void bind(py::module_& m, TensorClass&) {
