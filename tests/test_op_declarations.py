@@ -1,0 +1,137 @@
+"""The op declarations (csrc/ops/*.yaml) and what the build makes of them: ops registered with their schemas,
+Python faces bound by the schema, autograd kernels from the derivative formulas (csrc/ops/gen_ops.py)."""
+import importlib.util
+import inspect
+import pathlib
+import warnings
+
+import pytest
+import yaml
+
+import flowlike as fl
+from flowlike import _C
+
+OPS_DIR = pathlib.Path(__file__).resolve().parent.parent / "csrc" / "ops"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_ops", OPS_DIR / "gen_ops.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _entries():
+    for path in sorted(OPS_DIR.glob("*.yaml")):
+        for entry in yaml.safe_load(path.read_text())["ops"]:
+            yield path.stem, entry
+
+
+def test_every_declaration_is_a_registered_op_with_its_schema_and_faces():
+    gen = _generator()
+    registry = {name: schema for name, schema, _ in _C._op_registry()}
+    entries = list(_entries())
+    assert len(entries) > 40
+    for family, e in entries:
+        schema = gen.Schema(e["func"])
+        name = e.get("name", schema.name + ("_" + schema.overload if schema.overload else ""))
+        assert registry[name] == e["func"], (family, name)
+        faces = gen._listed(e.get("python"))
+        if "function" in faces:
+            assert getattr(fl, name) is getattr(_C, name)
+        if "private" in faces:
+            assert callable(getattr(_C, name if name.startswith("_") else "_" + name))
+        if "method" in faces:
+            assert callable(getattr(fl.Tensor, name))
+        if "inplace" in faces:
+            assert callable(getattr(fl.Tensor, name + "_"))
+    assert not _C._schema_problems()
+
+
+def test_faces_bind_arguments_as_torch_does():
+    x = fl.arange(12.0).reshape(3, 4)
+    assert fl.roll(x, 1).tolist() == fl.roll(input=x, shifts=1).tolist()
+    assert fl.roll(x, 1, None).tolist() == fl.roll(x, 1).tolist()  # None takes a list's default
+    assert x.flip(0, 1).tolist() == fl.flip(x, (0, 1)).tolist()  # spread-out ints of a lone int list
+    assert x.repeat(2, 1).shape == (6, 4)
+    with pytest.raises(TypeError, match=r"flip\(\): argument 'dims' \(position 2\) must be tuple of ints, not int"):
+        fl.flip(x, 0)
+    with pytest.raises(TypeError, match=r"roll\(\) missing required argument 'shifts'"):
+        fl.roll(x)
+    with pytest.raises(TypeError, match=r"roll\(\) got an unexpected keyword argument 'dim'"):
+        fl.roll(x, 1, dim=0)
+    with pytest.raises(TypeError, match=r"tril\(\) takes 2 positional arguments but 3 were given"):
+        fl.tril(x, 0, 1)
+    with pytest.raises(TypeError, match=r"got multiple values for argument 'input'"):
+        fl.trace(x, input=x)
+    with pytest.raises(TypeError, match="must be Tensor, not NoneType"):
+        fl.trace(None)
+    assert str(inspect.signature(fl.tril)) == "(input, diagonal=0, *, out=None)"
+    assert str(inspect.signature(fl.roll)) == "(input, shifts, dims=[])"
+    assert "lower triangle" in fl.tril.__doc__
+
+
+def test_out_and_inplace_faces_follow_the_one_convention():
+    x = fl.arange(9.0).reshape(3, 3)
+    out = fl.empty(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = fl.tril(x, out=out)
+    assert r is out and out.tolist() == fl.tril(x).tolist()
+    assert any("was resized" in str(w.message) for w in caught)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        fl.tril(x, out=fl.empty(3, 3, dtype=fl.int64))
+    y = x.clone()
+    assert y.triu_(1) is y and y.tolist() == fl.triu(x, 1).tolist()
+    leaf = fl.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.tril_()
+    z = leaf * 2
+    z.tril_()
+    z.sum().backward()
+    assert leaf.grad.tolist() == [[2.0, 0.0], [2.0, 2.0]]
+
+
+def test_generated_autograd_saves_only_what_formulas_read():
+    x = fl.randn(3, 4, requires_grad=True)
+    # repeat's formula reads only self->sizes: nothing is saved, so writing x in place later is allowed
+    r = x.repeat(2, 1)
+    with fl.no_grad():
+        x.add_(1)
+    r.sum().backward()
+    assert x.grad.tolist() == [[2.0] * 4] * 3
+    # sort's formula reads the indices it returns; median over all reads self and result (saved, version-checked)
+    y = fl.randn(5, requires_grad=True)
+    assert y.median().grad_fn.name() == "MedianBackward0"
+    values, _ = y.sort()
+    (values * fl.arange(5.0)).sum().backward()
+    assert sorted(y.grad.tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    w = fl.randn(4, requires_grad=True)
+    s = w * 1
+    med = s.median()
+    with fl.no_grad():
+        s.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        med.backward()
+
+
+def test_generator_refuses_bad_entries():
+    gen = _generator()
+
+    def generate(entry):
+        return gen.generate("t", {"ops": [entry]})
+
+    with pytest.raises(ValueError, match="not a Tensor argument"):
+        generate({"func": "f(Tensor self, int k) -> Tensor", "cpu": "f_cpu", "derivatives": {"k": "grad"}})
+    with pytest.raises(ValueError, match="unknown python faces"):
+        generate({"func": "f(Tensor self) -> Tensor", "cpu": "f_cpu", "derivatives": "none", "python": ["fn"]})
+    with pytest.raises(ValueError, match="say `derivatives:`"):
+        generate({"func": "f(Tensor self) -> Tensor", "cpu": "f_cpu"})
+    with pytest.raises(ValueError, match="no C\\+\\+ type"):
+        generate({"func": "f(Tensor self, Dimname d) -> Tensor", "cpu": "f_cpu", "derivatives": "none"})
+    header, source = generate({"func": "f(Tensor self, Tensor other, int k=1) -> Tensor", "cpu": "f_cpu",
+                               "derivatives": {"self": "grad * other", "other": "g(grad, self->sizes)"}})
+    assert "FL_DECLARE_OP(f, Tensor(const Tensor&, const Tensor&, int64_t))" in header
+    assert "Tensor f_cpu(const Tensor&, const Tensor&, int64_t);" in header
+    # other is read whole (saved); self only for its sizes (kept by value)
+    assert "{other}, false" in source and "self_sizes = self->sizes" in source
