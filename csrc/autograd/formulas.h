@@ -112,6 +112,11 @@ inline IntList negated(const IntList& v) {
 // Backward formulas that op declarations (csrc/ops/*.yaml) name, defined in their family's autograd file.
 Tensor trace_backward(const Tensor& g, const IntList& in_sizes);   // views_autograd.cpp
 Tensor repeat_backward(const Tensor& g, const IntList& in_sizes, const IntList& repeats);
+// fft_autograd.cpp
+Tensor fft_r2c_backward(const Tensor& g, const IntList& dim, int64_t normalization, const IntList& in_sizes);
+Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalization);
+// nn_autograd.cpp
+Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
 // reduce_autograd.cpp
 Tensor sum_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
 Tensor mean_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);

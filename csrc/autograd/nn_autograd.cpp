@@ -23,28 +23,26 @@
 #include "autograd.h"
 #include "formulas.h"
 
+namespace fl::formulas {
+
+// softmax/log_softmax (softmax.yaml): the fused backward kernel, or under create_graph the same written with
+// differentiable ops.
+Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype) {
+  Tensor gi;
+  if (thread_state().grad_enabled && (g->requires_grad || y->requires_grad)) {
+    const IntList dims{dim};
+    const ScalarType none = ScalarType::NumTypes;
+    gi = log ? g - exp(y) * ops::sum(g, dims, true, none) : y * (g - ops::sum(g * y, dims, true, none));
+  } else {
+    gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
+  }
+  return autograd::cast_grad(gi, input_dtype);
+}
+
+}  // namespace fl::formulas
+
 namespace fl::autograd {
 namespace {
-
-template <typename OpT>
-Tensor softmax_autograd(const OpT& op, const char* name, bool log, DispatchKeySet ks,
-                        const Tensor& x, int64_t dim, ScalarType dt) {
-  Tensor r = redispatch_no_grad(op, ks, x, dim, dt);
-  const ScalarType in_dt = x->dtype;
-  return record_saved(name, r, {gradient_edge(x)}, {}, true, [dim, in_dt, log](const Tensor& g, const TensorList& s) {
-    const Tensor& y = s[0];
-    Tensor gi;
-    if (thread_state().grad_enabled && (g->requires_grad || y->requires_grad)) {
-      using namespace formulas;
-      const IntList dims{dim};
-      const ScalarType none = ScalarType::NumTypes;
-      gi = log ? g - exp(y) * ops::sum(g, dims, true, none) : y * (g - ops::sum(g * y, dims, true, none));
-    } else {
-      gi = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
-    }
-    return TensorList{cast_grad(gi, in_dt)};
-  });
-}
 
 // layer_norm / rms_norm gradients written with dispatcher ops (statistics recomputed from x), used
 // under create_graph so that they are differentiable again.
@@ -136,12 +134,6 @@ TensorList attention_grads_composite(const Tensor& g, const Tensor& q, const Ten
 
 }  // namespace
 
-FL_REGISTER_KERNEL(softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
-  return softmax_autograd(ops::softmax, "SoftmaxBackward0", false, ks, x, dim, dt);
-})
-FL_REGISTER_KERNEL(log_softmax, Autograd, [](DispatchKeySet ks, const Tensor& x, int64_t dim, ScalarType dt) {
-  return softmax_autograd(ops::log_softmax, "LogSoftmaxBackward0", true, ks, x, dim, dt);
-})
 
 FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const IntList& shape,
                                                    const Tensor& w, const Tensor& b, double eps, bool rms) {

@@ -13,34 +13,32 @@ Tensor resolve_conj(const Tensor& t) { return ops::resolve_conj(t); }
 void copy_back_conj(const Tensor& dst, const Tensor& resolved) { ops::copy_(dst, resolved); }
 }  // namespace detail
 
-namespace {
-
 // An alias of t with the conjugate bit set to `conj`: the same memory read the other way.
-Tensor with_conj_bit(const Tensor& t, bool conj) {
+static Tensor with_conj_bit(const Tensor& t, bool conj) {
   Tensor v = make_view(t, t->sizes, t->strides, t->offset);
   v->conj = conj;
   return v;
 }
 
-Tensor conj_cpu(DispatchKeySet, const Tensor& t) {
+Tensor conj_cpu(const Tensor& t) {
   return is_complex(t->dtype) ? with_conj_bit(t, !t->conj) : t;
 }
 
-Tensor resolve_conj_cpu(DispatchKeySet, const Tensor& t) {
+Tensor resolve_conj_cpu(const Tensor& t) {
   if (!t->conj) return t;
   Tensor out = empty_like(t, t->dtype);
   copy_kernel(out, t);  // conjugates: out has no bit
   return out;
 }
 
-Tensor conj_physical_cpu(DispatchKeySet, const Tensor& t) {
+Tensor conj_physical_cpu(const Tensor& t) {
   Tensor out = empty_like(t, t->dtype);
   copy_kernel(out, is_complex(t->dtype) ? with_conj_bit(t, !t->conj) : t);
   return out;
 }
 
 // The (..., 2) real view of complex memory (the conjugate bit is the caller's business).
-Tensor real_pairs(const Tensor& t) {
+static Tensor real_pairs(const Tensor& t) {
   IntList sizes = t->sizes, strides = t->strides;
   for (int64_t& s : strides) s *= 2;
   sizes.push_back(2);
@@ -52,14 +50,14 @@ Tensor real_pairs(const Tensor& t) {
   return v;
 }
 
-Tensor view_as_real_cpu(DispatchKeySet, const Tensor& t) {
+Tensor view_as_real_cpu(const Tensor& t) {
   FL_CHECK(!t->conj, Error, "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
            "tensor so you can view it as real, use self.resolve_conj()");
   FL_CHECK(is_complex(t->dtype), Error, "view_as_real is only supported for complex tensors");
   return real_pairs(t);
 }
 
-Tensor view_as_complex_cpu(DispatchKeySet, const Tensor& t) {
+Tensor view_as_complex_cpu(const Tensor& t) {
   FL_CHECK(t->dtype == ScalarType::Float32 || t->dtype == ScalarType::Float64 || t->dtype == ScalarType::Float16, Error,
            "view_as_complex is only supported for floating point tensors, but got a tensor of scalar type: ",
            c10_type_name(t->dtype));
@@ -81,15 +79,15 @@ Tensor view_as_complex_cpu(DispatchKeySet, const Tensor& t) {
 }
 
 // One component of complex memory as a strided real view.
-Tensor component(const Tensor& t, int64_t which) {
+static Tensor component(const Tensor& t, int64_t which) {
   Tensor pairs = real_pairs(t);
   IntList sizes(pairs->sizes.begin(), pairs->sizes.end() - 1), strides(pairs->strides.begin(), pairs->strides.end() - 1);
   return make_view(pairs, std::move(sizes), std::move(strides), pairs->offset + which);
 }
 
-Tensor real_cpu(DispatchKeySet, const Tensor& t) { return is_complex(t->dtype) ? component(t, 0) : t; }
+Tensor real_cpu(const Tensor& t) { return is_complex(t->dtype) ? component(t, 0) : t; }
 
-Tensor imag_cpu(DispatchKeySet, const Tensor& t) {
+Tensor imag_cpu(const Tensor& t) {
   FL_CHECK(is_complex(t->dtype), Error, "imag is not implemented for tensors with non-complex dtypes.");
   Tensor im = component(t, 1);
   // torch gives a view with its negative bit here; flowlike has no such bit, so the conjugate's imaginary part
@@ -97,7 +95,7 @@ Tensor imag_cpu(DispatchKeySet, const Tensor& t) {
   return t->conj ? ops::neg(im, nullptr) : im;
 }
 
-Tensor complex_cpu(DispatchKeySet, const Tensor& re, const Tensor& im) {
+Tensor complex_cpu(const Tensor& re, const Tensor& im) {
   auto floating = [](ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; };
   FL_CHECK(floating(re->dtype) && floating(im->dtype), Error,
            "Expected both inputs to be Half, Float or Double tensors but got ", c10_type_name(re->dtype), " and ",
@@ -112,31 +110,4 @@ Tensor complex_cpu(DispatchKeySet, const Tensor& re, const Tensor& im) {
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-using ::fl::DispatchKeySet;
-using ::fl::Tensor;
-
-FL_DEFINE_OP(conj, "conj(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(conj, CPU, fl::conj_cpu)
-FL_REGISTER_FALLTHROUGH(conj, Conjugate)
-FL_DEFINE_OP(resolve_conj, "resolve_conj(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(resolve_conj, CPU, fl::resolve_conj_cpu)
-FL_REGISTER_FALLTHROUGH(resolve_conj, Conjugate)
-FL_DEFINE_OP(conj_physical, "conj_physical(Tensor self) -> Tensor", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(conj_physical, CPU, fl::conj_physical_cpu)
-FL_REGISTER_FALLTHROUGH(conj_physical, Conjugate)
-FL_DEFINE_OP(view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(view_as_real, CPU, fl::view_as_real_cpu)
-FL_REGISTER_FALLTHROUGH(view_as_real, Conjugate)  // to raise torch's error on a conjugate input
-FL_DEFINE_OP(view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(view_as_complex, CPU, fl::view_as_complex_cpu)
-FL_DEFINE_OP(real, "real(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(real, CPU, fl::real_cpu)
-FL_REGISTER_FALLTHROUGH(real, Conjugate)
-FL_DEFINE_OP(imag, "imag(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(imag, CPU, fl::imag_cpu)
-FL_REGISTER_FALLTHROUGH(imag, Conjugate)
-FL_DEFINE_OP(complex, "complex(Tensor real, Tensor imag) -> Tensor", Tensor(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(complex, CPU, fl::complex_cpu)

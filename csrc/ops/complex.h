@@ -4,16 +4,5 @@
 #pragma once
 #include "../core/dispatch.h"
 
-// conj: a view with the conjugate bit flipped (self itself for a real tensor); resolve_conj: a tensor without
-// the bit (self when it has none); conj_physical: the conjugate values in new memory.
-FL_DECLARE_OP(conj, ::fl::Tensor(const ::fl::Tensor&))
-FL_DECLARE_OP(resolve_conj, ::fl::Tensor(const ::fl::Tensor&))
-FL_DECLARE_OP(conj_physical, ::fl::Tensor(const ::fl::Tensor&))
-// view_as_real: (..., 2) real view of a complex tensor; view_as_complex: the inverse.
-FL_DECLARE_OP(view_as_real, ::fl::Tensor(const ::fl::Tensor&))
-FL_DECLARE_OP(view_as_complex, ::fl::Tensor(const ::fl::Tensor&))
-// real: a view of the real parts (self for a real tensor); imag: of the imaginary parts.
-FL_DECLARE_OP(real, ::fl::Tensor(const ::fl::Tensor&))
-FL_DECLARE_OP(imag, ::fl::Tensor(const ::fl::Tensor&))
-// complex(real, imag) -> real + i imag, broadcasting.
-FL_DECLARE_OP(complex, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
+// The ops declared in complex.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/complex.h"

@@ -76,7 +76,9 @@ void check_complex(const char* op, const Tensor& self) {
     throw Error(str_cat(op, " expects a complex input tensor, but got ", c10_type_name(self->dtype)));
 }
 
-Tensor fft_c2c_cpu(DispatchKeySet, const Tensor& self, const IntList& dim, int64_t normalization, bool forward) {
+}  // namespace
+
+Tensor fft_c2c_cpu(const Tensor& self, const IntList& dim, int64_t normalization, bool forward) {
   check_complex("_fft_c2c", self);
   const IntList dims = fft_dims("_fft_c2c", self, dim);
   double signal = 1;
@@ -104,7 +106,7 @@ void r2c_impl(const Tensor& self, const Tensor& out, const IntList& dims, bool o
   for (size_t i = dims.size() - 1; i-- > 0;) c2c_pass<T>(out, out, dims[i], false, T(1));
 }
 
-Tensor fft_r2c_cpu(DispatchKeySet, const Tensor& self, const IntList& dim, int64_t normalization, bool onesided) {
+Tensor fft_r2c_cpu(const Tensor& self, const IntList& dim, int64_t normalization, bool onesided) {
   if (self->dtype != ScalarType::Float32 && self->dtype != ScalarType::Float64)
     throw Error(str_cat("_fft_r2c expects a float32 or float64 input tensor, but got ", c10_type_name(self->dtype)));
   const IntList dims = fft_dims("_fft_r2c", self, dim);
@@ -138,7 +140,7 @@ void c2r_impl(const Tensor& self, const Tensor& out, const IntList& dims, T scal
               scale);
 }
 
-Tensor fft_c2r_cpu(DispatchKeySet, const Tensor& self, const IntList& dim, int64_t normalization,
+Tensor fft_c2r_cpu(const Tensor& self, const IntList& dim, int64_t normalization,
                    int64_t last_dim_size) {
   check_complex("_fft_c2r", self);
   const IntList dims = fft_dims("_fft_c2r", self, dim);
@@ -158,15 +160,4 @@ Tensor fft_c2r_cpu(DispatchKeySet, const Tensor& self, const IntList& dim, int64
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(_fft_c2c, "_fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool))
-FL_DEFINE_OP(_fft_r2c, "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool))
-FL_DEFINE_OP(_fft_c2r, "_fft_c2r(Tensor self, int[] dim, int normalization, int last_dim_size) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, int64_t))
-FL_REGISTER_KERNEL(_fft_c2c, CPU, fl::fft_c2c_cpu)
-FL_REGISTER_KERNEL(_fft_r2c, CPU, fl::fft_r2c_cpu)
-FL_REGISTER_KERNEL(_fft_c2r, CPU, fl::fft_c2r_cpu)

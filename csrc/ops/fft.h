@@ -6,9 +6,5 @@
 #pragma once
 #include "../core/dispatch.h"
 
-// Complex to complex: forward uses exp(-2 pi i jk / n), inverse exp(+2 pi i jk / n).
-FL_DECLARE_OP(_fft_c2c, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool))
-// Real to complex (forward): the last dim in `dim` keeps n / 2 + 1 frequencies when onesided.
-FL_DECLARE_OP(_fft_r2c, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool))
-// Complex to real (inverse): the last dim in `dim` is a Hermitian half; the output has last_dim_size there.
-FL_DECLARE_OP(_fft_c2r, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, int64_t))
+// The ops declared in fft.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/fft.h"

@@ -20,7 +20,9 @@ An entry (see the README's "Adding an op"):
         self: ops::roll(grad, negated(shifts), dims)   # `result` and named results; or
       # derivatives: none             # the op has no gradient (Autograd falls through)
       # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
+      # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
+      fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
 
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
 one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value.
@@ -181,6 +183,11 @@ class Derivative:
                  f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});"]
         first = "std::get<0>(out_)" if multi else "out_"
         lines.append(f"  if (!is_differentiable({first}->dtype)) return out_;")
+        if not multi and not any(a.writes for a in s.args):
+            # an op that hands back one of its inputs (conj of a real tensor) is the identity: nothing to record
+            same = " || ".join(f"out_ == {a.name}" for a in s.args if a.is_tensor)
+            if same:
+                lines.append(f"  if ({same}) return out_;")
         lines += prologue
         edges = ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
         outs = []
@@ -242,14 +249,16 @@ def generate(family, doc):
             defs.append(f"FL_REGISTER_KERNEL({name}, CPU, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
                         f"{{ return {call}; }}))")
         d = e.get("derivatives")
-        if e.get("autograd") == "manual":
-            pass
-        elif d == "none" or d is None:
-            if d is None and any(a.base == "Tensor" for a in schema.args) and e.get("autograd") != "none":
-                raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd: manual`")
+        if e.get("autograd") in ("manual", "none"):
+            pass  # manual: written in csrc/autograd/; none: a call that needs one is an error naming the op
+        elif d == "none" or (d is None and not any(a.base == "Tensor" for a in schema.args)):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, Autograd)")
+        elif d is None:
+            raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd: manual`")
         else:
             defs.append(Derivative(name, schema, d, e.get("node")).code())
+        for key in _listed(e.get("fallthrough")):
+            defs.append(f"FL_REGISTER_FALLTHROUGH({name}, {key})")
         faces = _listed(e.get("python"))
         bad = set(faces) - _FACES
         if bad:

@@ -129,6 +129,8 @@ void check_float(const char* op, ScalarType t) {
   FL_CHECK(is_floating(t), NotImplementedError, "\"", op, "\" not implemented for '", c10_type_name(t), "'");
 }
 
+}  // namespace
+
 Tensor softmax_forward(const Tensor& self, int64_t dim, ScalarType dtype, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   Tensor x = dtype == ScalarType::NumTypes || dtype == self->dtype ? self : to_dtype(self, dtype);
@@ -163,27 +165,4 @@ Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t d
   return like_input(from_rows(out, rv), output);
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(softmax, "softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-FL_DEFINE_OP(log_softmax, "log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-FL_DEFINE_OP(softmax_backward, "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))
-FL_DEFINE_OP(log_softmax_backward, "log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))
-
-FL_REGISTER_KERNEL(softmax, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& x, int64_t dim, ::fl::ScalarType dt) {
-  return ::fl::softmax_forward(x, dim, dt, false);
-})
-FL_REGISTER_KERNEL(log_softmax, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& x, int64_t dim, ::fl::ScalarType dt) {
-  return ::fl::softmax_forward(x, dim, dt, true);
-})
-FL_REGISTER_KERNEL(softmax_backward, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& g, const ::fl::Tensor& y, int64_t dim) {
-  return ::fl::softmax_backward_impl(g, y, dim, false);
-})
-FL_REGISTER_KERNEL(log_softmax_backward, CPU, [](::fl::DispatchKeySet, const ::fl::Tensor& g, const ::fl::Tensor& y, int64_t dim) {
-  return ::fl::softmax_backward_impl(g, y, dim, true);
-})

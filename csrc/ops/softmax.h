@@ -134,9 +134,11 @@ inline void sfence() { _mm_sfence(); }
 
 }  // namespace fl::nnvec
 
-// softmax(self, dim, dtype): dtype is ScalarType::NumTypes when not given (else self is cast first).
-FL_DECLARE_OP(softmax, ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-FL_DECLARE_OP(log_softmax, ::fl::Tensor(const ::fl::Tensor&, int64_t, ::fl::ScalarType))
-// (grad_output, output, dim) -> grad_input, in output's dtype.
-FL_DECLARE_OP(softmax_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))
-FL_DECLARE_OP(log_softmax_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t))
+namespace fl {
+// The kernels of softmax.yaml's ops (log: the log_softmax form).
+Tensor softmax_forward(const Tensor& self, int64_t dim, ScalarType dtype, bool log);
+Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t dim, bool log);
+}  // namespace fl
+
+// The ops declared in softmax.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/softmax.h"

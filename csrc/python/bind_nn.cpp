@@ -1,23 +1,17 @@
-// Bindings of the nn primitives (softmax family, native_layer_norm, native_batch_norm, the activation list, fused
+// Bindings of the nn primitives (native_layer_norm, native_batch_norm, the activation list, fused
 // attention) as `_C._<name>`; flowlike/nn/_functional_*.py gives them PyTorch's signatures.
 #include <cmath>
 
 #include "../ops/activation.h"
 #include "../ops/attention.h"
 #include "../ops/nn_norm.h"
-#include "../ops/softmax.h"
 #include "python_util.h"
 
 namespace fl::python {
 namespace {
 
-ScalarType optional_dtype(py::handle h) { return h.is_none() ? ScalarType::NumTypes : dtype_from_object(h); }
 
 void bind(py::module_& m, TensorClass&) {
-  m.def("_softmax", [](const Tensor& x, int64_t dim, py::handle dtype) { return ops::softmax(x, dim, optional_dtype(dtype)); });
-  m.def("_log_softmax", [](const Tensor& x, int64_t dim, py::handle dtype) {
-    return ops::log_softmax(x, dim, optional_dtype(dtype));
-  });
   m.def("_layer_norm", [](const Tensor& x, const IntList& shape, const Tensor& w, const Tensor& b, double eps, bool rms) {
     return std::get<0>(ops::native_layer_norm(x, shape, w, b, eps, rms));
   }, py::arg("input"), py::arg("normalized_shape"), py::arg("weight").none(true), py::arg("bias").none(true),

@@ -266,7 +266,7 @@ void bind_faces(py::module_& m, TensorClass& cls) {
         define(m, name, false);
         functions.append(name);
       }
-      if (has("private")) define(m, "_" + name, false);
+      if (has("private")) define(m, name[0] == '_' ? name : "_" + name, false);  // (_fft_c2c stays _fft_c2c)
       if (has("method")) define(cls, name, true);
       if (has("inplace")) inplace.append(name);
     }
