@@ -110,7 +110,9 @@ inline IntList negated(const IntList& v) {
 }
 
 // Backward formulas that op declarations (csrc/ops/*.yaml) name, defined in their family's autograd file.
-Tensor trace_backward(const Tensor& g, const IntList& in_sizes);   // views_autograd.cpp
+// views_autograd.cpp
+IntList inverse_permutation(const IntList& dims);
+Tensor trace_backward(const Tensor& g, const IntList& in_sizes);
 Tensor repeat_backward(const Tensor& g, const IntList& in_sizes, const IntList& repeats);
 // fft_autograd.cpp
 Tensor fft_r2c_backward(const Tensor& g, const IntList& dim, int64_t normalization, const IntList& in_sizes);

@@ -86,64 +86,15 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
   return contiguous(ops::as_strided(split_shared(buf), in_sizes, in_strides, in_offset - start));
 }
 
-namespace {
+}  // namespace fl::autograd
 
-// Registers an autograd kernel for a view op whose backward is the generic strided one.
-#define FL_STRIDED_VIEW_AUTOGRAD(opname, Name)                                                            \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& a, auto... args) {                   \
-    Tensor r = redispatch_no_grad(ops::opname, ks, a, args...);                                                 \
-    return record_lambda(Name, r, {gradient_edge(a)},                                                           \
-                         [is = a->sizes, ist = a->strides, io = a->offset, os = r->sizes, ost = r->strides,     \
-                          oo = r->offset](const Tensor& g) {                                                    \
-                           return TensorList{strided_view_backward(g, is, ist, io, os, ost, oo)};               \
-                         });                                                                                    \
-  })
+namespace fl::formulas {
 
 IntList inverse_permutation(const IntList& dims) {
   IntList inv(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inv[wrap_dim(dims[i], static_cast<int64_t>(dims.size()))] = static_cast<int64_t>(i);
   return inv;
 }
-
-}  // namespace
-
-FL_STRIDED_VIEW_AUTOGRAD(slice, "SliceBackward0")
-FL_STRIDED_VIEW_AUTOGRAD(narrow, "NarrowBackward0")
-FL_STRIDED_VIEW_AUTOGRAD(select, "SelectBackward0")
-FL_STRIDED_VIEW_AUTOGRAD(diagonal, "DiagonalBackward0")
-FL_STRIDED_VIEW_AUTOGRAD(as_strided, "AsStridedBackward0")
-FL_STRIDED_VIEW_AUTOGRAD(unfold, "UnfoldBackward0")
-
-// Views that only regroup elements: the gradient is reshaped back (differentiable again).
-#define FL_RESHAPE_AUTOGRAD(opname, Name)                                                               \
-  FL_REGISTER_KERNEL(opname, Autograd, [](DispatchKeySet ks, const Tensor& a, auto... args) {            \
-    Tensor r = redispatch_no_grad(ops::opname, ks, a, args...);                                          \
-    return record_lambda(Name, r, {gradient_edge(a)},                                                    \
-                         [in = a->sizes](const Tensor& g) { return TensorList{ops::reshape(g, in)}; });  \
-  })
-FL_RESHAPE_AUTOGRAD(view, "ViewBackward0")
-FL_RESHAPE_AUTOGRAD(reshape, "ReshapeAliasBackward0")
-FL_RESHAPE_AUTOGRAD(squeeze, "SqueezeBackward0")
-FL_RESHAPE_AUTOGRAD(unsqueeze, "UnsqueezeBackward0")
-
-FL_REGISTER_KERNEL(permute, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& dims) {
-  Tensor r = redispatch_no_grad(ops::permute, ks, a, dims);
-  return record_lambda("PermuteBackward0", r, {gradient_edge(a)},
-                       [inv = inverse_permutation(dims)](const Tensor& g) { return TensorList{ops::permute(g, inv)}; });
-})
-FL_REGISTER_KERNEL(transpose, Autograd, [](DispatchKeySet ks, const Tensor& a, int64_t d0, int64_t d1) {
-  Tensor r = redispatch_no_grad(ops::transpose, ks, a, d0, d1);
-  return record_lambda("TransposeBackward0", r, {gradient_edge(a)},
-                       [d0, d1](const Tensor& g) { return TensorList{ops::transpose(g, d0, d1)}; });
-})
-FL_REGISTER_KERNEL(expand, Autograd, [](DispatchKeySet ks, const Tensor& a, const IntList& sizes) {
-  Tensor r = redispatch_no_grad(ops::expand, ks, a, sizes);
-  return record_lambda("ExpandBackward0", r, {gradient_edge(a)},
-                       [in = a->sizes](const Tensor& g) { return TensorList{sum_to(g, in)}; });
-})
-}  // namespace fl::autograd
-
-namespace fl::formulas {
 
 Tensor trace_backward(const Tensor& g, const IntList& in) {
   Tensor eye = empty(in, g->dtype);

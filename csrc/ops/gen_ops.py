@@ -175,7 +175,14 @@ class Derivative:
                         renames[f"{a.name}->{m}"] = f"{a.name}_{m}"
             else:
                 captures.append(a.name)
-        save_result = self._uses(body, "result") or (multi and self._uses(body, primary))
+        # the result: saved when a formula reads it whole, else only the metadata it reads
+        result_metas = set(re.findall(r"(?<![\w.>:])result->(\w+)", body))
+        bare_result = re.sub(rf"(?<![\w.>:])result->(?:{'|'.join(_META)})\b", "", body)
+        save_result = self._uses(bare_result, "result") or (multi and self._uses(body, primary))
+        if not save_result or not result_metas <= set(_META):
+            for m in sorted(result_metas):
+                captures.append(f"result_{m} = {'std::get<0>(out_)' if multi else 'out_'}->{m}")
+                renames[f"result->{m}"] = f"result_{m}"
         for i, n in enumerate(self.out_names[1:], 1):  # other results (indices): kept by value
             if self._uses(body, n):
                 captures.append(f"{n} = std::get<{i}>(out_)")

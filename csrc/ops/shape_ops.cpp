@@ -191,8 +191,3 @@ Tensor trace_cpu(const Tensor& t) {
 }
 
 }  // namespace fl
-
-using fl::IntList;
-using fl::Tensor;
-FL_DEFINE_OP(cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", Tensor(const std::vector<Tensor>&, int64_t))
-FL_REGISTER_KERNEL(cat, CPU, [](fl::DispatchKeySet, const std::vector<Tensor>& ts, int64_t d) { return fl::cat_cpu(ts, d); })

@@ -68,8 +68,6 @@ bool compute_view_strides(const IntList& old_sizes, const IntList& old_strides, 
   return view_d == -1;
 }
 
-namespace {
-
 Tensor view_cpu(const Tensor& t, const IntList& shape) {
   IntList sizes = infer_size(shape, t->numel);
   IntList strides;
@@ -317,61 +315,4 @@ Tensor unfold_cpu(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
   return make_view(t, std::move(sizes), std::move(strides), t->offset);
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::IntList;
-using fl::Tensor;
-FL_DEFINE_OP(view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(view, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::view_cpu(t, s); })
-FL_DEFINE_OP(view_dtype, "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", Tensor(const Tensor&, fl::ScalarType))
-FL_REGISTER_KERNEL(view_dtype, CPU, [](fl::DispatchKeySet, const Tensor& t, fl::ScalarType d) { return fl::view_dtype_cpu(t, d); })
-FL_DEFINE_OP(reshape, "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(reshape, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::reshape_cpu(t, s); })
-FL_DEFINE_OP(permute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(permute, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& d) { return fl::permute_cpu(t, d); })
-FL_DEFINE_OP(transpose, "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t))
-FL_REGISTER_KERNEL(transpose, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t a, int64_t b) { return fl::transpose_cpu(t, a, b); })
-FL_DEFINE_OP(expand, "expand(Tensor(a) self, SymInt[] size) -> Tensor(a)", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(expand, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s) { return fl::expand_cpu(t, s); })
-FL_DEFINE_OP(squeeze, "squeeze(Tensor(a) self, int[] dim, bool all_dims) -> Tensor(a)", Tensor(const Tensor&, const IntList&, bool))
-FL_REGISTER_KERNEL(squeeze, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& d, bool all) { return fl::squeeze_cpu(t, d, all); })
-FL_DEFINE_OP(unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", Tensor(const Tensor&, int64_t))
-FL_REGISTER_KERNEL(unsqueeze, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d) { return fl::unsqueeze_cpu(t, d); })
-FL_DEFINE_OP(slice, "slice(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
-             Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t))
-FL_REGISTER_KERNEL(slice, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, int64_t b, int64_t e, int64_t s) {
-  return fl::slice_cpu(t, d, b, e, s);
-})
-FL_DEFINE_OP(narrow, "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t, int64_t))
-FL_REGISTER_KERNEL(narrow, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, int64_t s, int64_t l) { return fl::narrow_cpu(t, d, s, l); })
-FL_DEFINE_OP(select, "select(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t))
-FL_REGISTER_KERNEL(select, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, int64_t i) { return fl::select_cpu(t, d, i); })
-FL_DEFINE_OP(diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t, int64_t))
-FL_REGISTER_KERNEL(diagonal, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t o, int64_t a, int64_t b) { return fl::diagonal_cpu(t, o, a, b); })
-FL_DEFINE_OP(as_strided, "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-             Tensor(const Tensor&, const IntList&, const IntList&, int64_t))
-FL_REGISTER_KERNEL(as_strided, CPU, [](fl::DispatchKeySet, const Tensor& t, const IntList& s, const IntList& st, int64_t o) {
-  return fl::as_strided_cpu(t, s, st, o);
-})
-FL_DEFINE_OP(unfold, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", Tensor(const Tensor&, int64_t, int64_t, int64_t))
-FL_REGISTER_KERNEL(unfold, CPU, [](fl::DispatchKeySet, const Tensor& t, int64_t d, int64_t s, int64_t st) { return fl::unfold_cpu(t, d, s, st); })
-
-// Not differentiable (Note [Dispatch order]): a reinterpretation of the bits: no gradient, as torch.
-FL_REGISTER_FALLTHROUGH(view_dtype, Autograd)
-
-// The views keep the conjugate bit (make_view carries it): they see conjugate tensors as they are
-// (Note [The conjugate bit]).
-FL_REGISTER_FALLTHROUGH(view, Conjugate)
-FL_REGISTER_FALLTHROUGH(reshape, Conjugate)
-FL_REGISTER_FALLTHROUGH(permute, Conjugate)
-FL_REGISTER_FALLTHROUGH(transpose, Conjugate)
-FL_REGISTER_FALLTHROUGH(expand, Conjugate)
-FL_REGISTER_FALLTHROUGH(squeeze, Conjugate)
-FL_REGISTER_FALLTHROUGH(unsqueeze, Conjugate)
-FL_REGISTER_FALLTHROUGH(slice, Conjugate)
-FL_REGISTER_FALLTHROUGH(narrow, Conjugate)
-FL_REGISTER_FALLTHROUGH(select, Conjugate)
-FL_REGISTER_FALLTHROUGH(diagonal, Conjugate)
-FL_REGISTER_FALLTHROUGH(as_strided, Conjugate)
-FL_REGISTER_FALLTHROUGH(unfold, Conjugate)

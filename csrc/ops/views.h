@@ -24,23 +24,3 @@ Tensor tri_cpu(const Tensor& t, int64_t k, bool lower);
 
 // The ops declared in views.yaml (generated: csrc/ops/gen_ops.py).
 #include "fl_generated/views.h"
-
-// -- views --
-FL_DECLARE_OP(view, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DECLARE_OP(view_dtype, ::fl::Tensor(const ::fl::Tensor&, ::fl::ScalarType))
-FL_DECLARE_OP(reshape, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DECLARE_OP(permute, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DECLARE_OP(transpose, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t))
-FL_DECLARE_OP(expand, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-// squeeze(self, dims, all): all=true squeezes every size-1 dim and ignores dims.
-FL_DECLARE_OP(squeeze, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, bool))
-FL_DECLARE_OP(unsqueeze, ::fl::Tensor(const ::fl::Tensor&, int64_t))
-// slice(self, dim, start, end, step): Python's clamped slicing, step > 0.
-FL_DECLARE_OP(slice, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, int64_t, int64_t))
-FL_DECLARE_OP(narrow, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, int64_t))
-FL_DECLARE_OP(select, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t))
-FL_DECLARE_OP(diagonal, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, int64_t))
-FL_DECLARE_OP(as_strided, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t))
-FL_DECLARE_OP(unfold, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, int64_t))
-// -- new memory --
-FL_DECLARE_OP(cat, ::fl::Tensor(const std::vector<::fl::Tensor>&, int64_t))

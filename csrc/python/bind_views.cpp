@@ -74,9 +74,6 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("permute", [](const Tensor& t, py::handle dims) { return ops::permute(t, int_list(dims, "permute", "dims")); },
         py::arg("input"), py::arg("dims"), "A view of input with its dims reordered.");
   for (const char* name : {"transpose", "swapaxes", "swapdims"}) {
-    m.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("input"), py::arg("dim0"),
-          py::arg("dim1"), "A view of input with dim0 and dim1 swapped.");
-    cls.def(name, [](const Tensor& t, int64_t a, int64_t b) { return ops::transpose(t, a, b); }, py::arg("dim0"), py::arg("dim1"));
     cls.def((std::string(name) + "_").c_str(), [](const Tensor& t, int64_t a, int64_t b) { return restride(t, ops::transpose(t, a, b)); },
             py::arg("dim0"), py::arg("dim1"));
   }
@@ -90,9 +87,6 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("squeeze", squeeze, py::arg("input"), py::arg("dim") = py::none(), "A view of input without its size-1 dims (or the given ones).");
   cls.def("squeeze", squeeze, py::arg("dim") = py::none());
   cls.def("squeeze_", [squeeze](const Tensor& t, py::handle dim) { return restride(t, squeeze(t, dim)); }, py::arg("dim") = py::none());
-  auto unsqueeze = [](const Tensor& t, int64_t d) { return ops::unsqueeze(t, d); };
-  m.def("unsqueeze", unsqueeze, py::arg("input"), py::arg("dim"), "A view of input with a size-1 dim inserted at dim.");
-  cls.def("unsqueeze", unsqueeze, py::arg("dim"));
   cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
   auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
     if (is_tensor(start)) {
@@ -105,16 +99,6 @@ void bind(py::module_& m, TensorClass& cls) {
   };
   m.def("narrow", narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"), "A view of length elements of dim from start.");
   cls.def("narrow", narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
-  auto select = [](const Tensor& t, int64_t d, int64_t i) { return ops::select(t, d, i); };
-  m.def("select", select, py::arg("input"), py::arg("dim"), py::arg("index"), "A view of input at index along dim (dim removed).");
-  cls.def("select", select, py::arg("dim"), py::arg("index"));
-  m.def("_slice", [](const Tensor& t, int64_t d, int64_t b, int64_t e, int64_t s) { return ops::slice(t, d, b, e, s); },
-        py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("end"), py::arg("step"),
-        "input[..., start:end:step, ...] along dim with Python's clamping of start/end (the basis of basic indexing).");
-  auto diagonal = [](const Tensor& t, int64_t o, int64_t a, int64_t b) { return ops::diagonal(t, o, a, b); };
-  m.def("diagonal", diagonal, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1,
-        "A view of the diagonal of input over dim1 and dim2, appended as the last dim.");
-  cls.def("diagonal", diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1);
   auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
     FL_CHECK(t, TypeError, "as_strided(): argument 'input' (position 1) must be Tensor, not NoneType");
     return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
@@ -126,8 +110,6 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("as_strided_", [as_strided](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
     return restride(t, as_strided(t, size, stride, off));
   }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
-  cls.def("unfold", [](const Tensor& t, int64_t d, int64_t size, int64_t step) { return ops::unfold(t, d, size, step); },
-          py::arg("dimension"), py::arg("size"), py::arg("step"));
 
   for (const char* name : {"cat", "concat", "concatenate"}) {
     m.def(name, [name](py::handle ts, int64_t dim, const Tensor& out) {
