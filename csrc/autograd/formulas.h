@@ -117,6 +117,9 @@ Tensor repeat_backward(const Tensor& g, const IntList& in_sizes, const IntList& 
 // fft_autograd.cpp
 Tensor fft_r2c_backward(const Tensor& g, const IntList& dim, int64_t normalization, const IntList& in_sizes);
 Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalization);
+// index_autograd.cpp
+Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
+Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
 // nn_autograd.cpp
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
 // reduce_autograd.cpp

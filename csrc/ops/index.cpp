@@ -221,16 +221,15 @@ AdvancedIndex::AdvancedIndex(const Tensor& self, const TensorList& raw, const ch
   offsets = offsets_view(off, result_sizes, first);
 }
 
-namespace {
 
-Tensor index_cpu(DispatchKeySet, const Tensor& self, const TensorList& indices) {
+Tensor index_cpu(const Tensor& self, const TensorList& indices) {
   AdvancedIndex ai(self, indices, "index");
   Tensor out = empty(ai.result_sizes, self->dtype);
   gather_by_offsets(out, make_view(self, ai.result_sizes, ai.restrides, self->offset), ai.offsets);
   return out;
 }
 
-Tensor index_put_cpu(DispatchKeySet, const Tensor& self, const TensorList& indices, const Tensor& values, bool accumulate) {
+Tensor index_put_cpu(const Tensor& self, const TensorList& indices, const Tensor& values, bool accumulate) {
   // torch's CPU build has index_put for every float8 type but e8m0fnu
   if (self->dtype == ScalarType::Float8_e8m0fnu) throw_unsupported_dtype("index_put", self->dtype);
   FL_CHECK(values->dtype == self->dtype, Error, "Index put requires the source and destination dtypes match, got ",
@@ -249,7 +248,7 @@ Tensor index_put_cpu(DispatchKeySet, const Tensor& self, const TensorList& indic
 }
 
 // ---- masks ----------------------------------------------------------------------------------
-Tensor masked_fill_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& value) {
+Tensor masked_fill_cpu(const Tensor& self, const Tensor& mask, const Tensor& value) {
   if (is_float8(self->dtype)) throw_unsupported_dtype("masked_fill", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_fill_ only supports boolean masks, but got mask with dtype ",
            mask->dtype == ScalarType::UInt8 ? "unsigned char" : dtype_name(mask->dtype));
@@ -273,17 +272,17 @@ Tensor masked_fill_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, c
   return self;
 }
 
-Tensor masked_select_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask) {
+Tensor masked_select_cpu(const Tensor& self, const Tensor& mask) {
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_select: expected BoolTensor for mask");
   IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_select");
   if (shape.empty()) {  // 0-dim: index a 1-element view
     Tensor s = make_view(self, {1}, {1}, self->offset);
-    return index_cpu({}, s, {make_view(mask, {1}, {1}, mask->offset)});
+    return index_cpu(s, {make_view(mask, {1}, {1}, mask->offset)});
   }
-  return index_cpu({}, expand_to(self, shape, "masked_select"), {expand_to(mask, shape, "masked_select")});
+  return index_cpu(expand_to(self, shape, "masked_select"), {expand_to(mask, shape, "masked_select")});
 }
 
-Tensor masked_scatter_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask, const Tensor& source) {
+Tensor masked_scatter_cpu(const Tensor& self, const Tensor& mask, const Tensor& source) {
   if (is_float8(self->dtype)) throw_unsupported_dtype("masked_scatter", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
            c10_type_name(mask->dtype));
@@ -301,13 +300,13 @@ Tensor masked_scatter_cpu(DispatchKeySet, const Tensor& self, const Tensor& mask
   Tensor vals = make_view(flat, {n}, {1}, flat->offset);
   TensorList idx;
   for (int64_t j = 0; j < s->dim(); ++j) idx.push_back(make_view(nz, {n}, {nz->strides[0]}, nz->offset + j));
-  if (n) index_put_cpu({}, s, idx, vals, false);
+  if (n) index_put_cpu(s, idx, vals, false);
   self->bump_version();
   return self;
 }
 
 // ---- take, nonzero, where -------------------------------------------------------------------
-Tensor take_cpu(DispatchKeySet, const Tensor& self, const Tensor& index) {
+Tensor take_cpu(const Tensor& self, const Tensor& index) {
   if (is_float8(self->dtype)) throw_unsupported_dtype("take_cpu", self->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, Error, "take(): Expected a long tensor for index, but got ", c10_type_name(index->dtype));
   Tensor flat = contiguous(self);
@@ -321,7 +320,7 @@ Tensor take_cpu(DispatchKeySet, const Tensor& self, const Tensor& index) {
   return out;
 }
 
-Tensor nonzero_cpu(DispatchKeySet, const Tensor& self) {
+Tensor nonzero_cpu(const Tensor& self) {
   Tensor c = contiguous(self);
   const int64_t nd = self->dim(), numel = self->numel;
   std::vector<uint8_t> nz(numel);
@@ -344,7 +343,7 @@ Tensor nonzero_cpu(DispatchKeySet, const Tensor& self) {
   return out;
 }
 
-Tensor where_cpu(DispatchKeySet, const Tensor& cond, const Tensor& x, const Tensor& y) {
+Tensor where_cpu(const Tensor& cond, const Tensor& x, const Tensor& y) {
   FL_CHECK(cond->dtype == ScalarType::Bool || cond->dtype == ScalarType::UInt8, Error,
            "where expected condition to be a boolean tensor, but got a tensor with dtype ", c10_type_name(cond->dtype));
   ScalarType rt = result_type(x, y);
@@ -365,30 +364,4 @@ Tensor where_cpu(DispatchKeySet, const Tensor& cond, const Tensor& x, const Tens
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-using fl::TensorList;
-FL_DEFINE_OP(index, "index(Tensor self, Tensor?[] indices) -> Tensor", Tensor(const Tensor&, const TensorList&))
-FL_REGISTER_KERNEL(index, CPU, fl::index_cpu)
-FL_DEFINE_OP(index_put_, "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
-             Tensor(const Tensor&, const TensorList&, const Tensor&, bool))
-FL_REGISTER_KERNEL(index_put_, CPU, fl::index_put_cpu)
-FL_DEFINE_OP(masked_fill_, "masked_fill_(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-             Tensor(const Tensor&, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(masked_fill_, CPU, fl::masked_fill_cpu)
-FL_DEFINE_OP(masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", Tensor(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(masked_select, CPU, fl::masked_select_cpu)
-FL_DEFINE_OP(masked_scatter_, "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
-             Tensor(const Tensor&, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(masked_scatter_, CPU, fl::masked_scatter_cpu)
-FL_DEFINE_OP(take, "take(Tensor self, Tensor index) -> Tensor", Tensor(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(take, CPU, fl::take_cpu)
-FL_DEFINE_OP(nonzero, "nonzero(Tensor self) -> Tensor", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(nonzero, CPU, fl::nonzero_cpu)
-FL_DEFINE_OP(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", Tensor(const Tensor&, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(where, CPU, fl::where_cpu)
-
-// Not differentiable (Note [Dispatch order]): indices: no gradient.
-FL_REGISTER_FALLTHROUGH(nonzero, Autograd)

@@ -53,22 +53,5 @@ struct AdvancedIndex {
 
 }  // namespace fl
 
-// indices: one entry per leading dim of self, null for dims taken whole (as a slice `:`); a k-dim
-// bool mask is one entry covering k dims.
-FL_DECLARE_OP(index, ::fl::Tensor(const ::fl::Tensor&, const ::fl::TensorList&))
-FL_DECLARE_OP(index_put_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::TensorList&, const ::fl::Tensor&, bool))
-FL_DECLARE_OP(index_select, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&))
-FL_DECLARE_OP(gather, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&))
-// reduce: "" (plain), "add", "multiply"; src already in self's dtype or a wrapped number.
-FL_DECLARE_OP(scatter_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&, const std::string&))
-FL_DECLARE_OP(scatter_add_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(scatter_reduce_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&, const std::string&, bool))
-FL_DECLARE_OP(index_add_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar))
-FL_DECLARE_OP(index_copy_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(index_fill_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(masked_fill_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(masked_select, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(masked_scatter_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(take, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(nonzero, ::fl::Tensor(const ::fl::Tensor&))
-FL_DECLARE_OP(where, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&))
+// The ops declared in index.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/index.h"

@@ -5,7 +5,6 @@
 #include "pointwise.h"
 
 namespace fl {
-namespace {
 
 using namespace index_detail;
 
@@ -28,7 +27,7 @@ Tensor dim_offsets(const Tensor& self, int64_t dim, const Tensor& index, const I
 }
 
 // ---- index_select ------------------------------------------------------------------------
-Tensor index_select_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index) {
+Tensor index_select_cpu(const Tensor& self_, int64_t dim, const Tensor& index) {
   FL_CHECK(index->dim() <= 1, IndexError, "index_select(): Index is supposed to be a vector");
   check_index_dtype(index, "index_select");
   Tensor self = as_1d(self_);
@@ -52,7 +51,7 @@ Tensor elementwise_offsets(const Tensor& self, int64_t dim, const Tensor& index)
   return off;
 }
 
-Tensor gather_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index_) {
+Tensor gather_cpu(const Tensor& self_, int64_t dim, const Tensor& index_) {
   if (is_float8(self_->dtype)) throw_unsupported_dtype("gather_out_cpu", self_->dtype);  // as torch's CPU build
   // as torch, an empty index of any dtype and rank gathers nothing (only dim is checked)
   if (index_->numel == 0) {
@@ -106,13 +105,13 @@ void scatter_impl(const Tensor& self_, int64_t dim, const Tensor& index_, const 
   scatter_by_offsets(make_view(self, index->sizes, with_stride(self->strides, dim, 0), self->offset), vals, off, r);
 }
 
-Tensor scatter_cpu(DispatchKeySet, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
+Tensor scatter_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
   scatter_impl(self, dim, index, src, parse_scatter_reduce(reduce), "scatter");
   self->bump_version();
   return self;
 }
 
-Tensor scatter_add_cpu(DispatchKeySet, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor scatter_add_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   FL_CHECK(!src->wrapped_number, TypeError, "scatter_add_(): argument 'src' must be Tensor, not a number");
   scatter_impl(self, dim, index, src, ScatterReduce::Add, "scatter_add");
   self->bump_version();
@@ -147,7 +146,7 @@ void divide_by_counts(const Tensor& self, const Tensor& counts) {
   FL_DISPATCH_ALL(self->dtype, "scatter_reduce", divide_loop<scalar_t>(it));
 }
 
-Tensor scatter_reduce_cpu(DispatchKeySet, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+Tensor scatter_reduce_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                           const std::string& reduce, bool include_self) {
   ScatterReduce r;
   if (reduce == "sum") r = ScatterReduce::Add;
@@ -213,7 +212,7 @@ Tensor check_index_source(const Tensor& self, int64_t dim, const Tensor& index, 
   return src;
 }
 
-Tensor index_add_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
+Tensor index_add_cpu(const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
   check_index_dtype(index, "index_add_");
   FL_CHECK(self_->dtype == source->dtype, Error, "index_add_(): self (", c10_type_name(self_->dtype), ") and source (",
            c10_type_name(source->dtype), ") must have the same scalar type");
@@ -236,7 +235,7 @@ Tensor index_add_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Ten
   return self_;
 }
 
-Tensor index_copy_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& source) {
+Tensor index_copy_cpu(const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& source) {
   if (is_float8(self_->dtype)) throw_unsupported_dtype("index_copy_cpu", self_->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, Error, "index_copy_(): Expected a long tensor for index, but got ", c10_type_name(index->dtype));
   FL_CHECK(self_->dtype == source->dtype, Error, "index_copy_(): self and source expected to have the same dtype, but got (self) ",
@@ -254,7 +253,7 @@ Tensor index_copy_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Te
   return self_;
 }
 
-Tensor index_fill_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& value) {
+Tensor index_fill_cpu(const Tensor& self_, int64_t dim, const Tensor& index, const Tensor& value) {
   if (is_float8(self_->dtype)) throw_unsupported_dtype("index_fill_cpu", self_->dtype);  // as torch's CPU build
   FL_CHECK(index->dtype == ScalarType::Int64, IndexError, "index_fill_(): Expected dtype int64 for index.");
   FL_CHECK(index->dim() <= 1, IndexError, "Index has to be a vector/scalar");
@@ -273,31 +272,4 @@ Tensor index_fill_cpu(DispatchKeySet, const Tensor& self_, int64_t dim, const Te
   return self_;
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-FL_DEFINE_OP(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", Tensor(const Tensor&, int64_t, const Tensor&))
-FL_REGISTER_KERNEL(index_select, CPU, fl::index_select_cpu)
-FL_DEFINE_OP(gather, "gather(Tensor self, int dim, Tensor index) -> Tensor",
-             Tensor(const Tensor&, int64_t, const Tensor&))
-FL_REGISTER_KERNEL(gather, CPU, fl::gather_cpu)
-FL_DEFINE_OP(scatter_, "scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce='') -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, const std::string&))
-FL_REGISTER_KERNEL(scatter_, CPU, fl::scatter_cpu)
-FL_DEFINE_OP(scatter_add_, "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(scatter_add_, CPU, fl::scatter_add_cpu)
-FL_DEFINE_OP(scatter_reduce_,
-             "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, const std::string&, bool))
-FL_REGISTER_KERNEL(scatter_reduce_, CPU, fl::scatter_reduce_cpu)
-FL_DEFINE_OP(index_add_, "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, fl::Scalar))
-FL_REGISTER_KERNEL(index_add_, CPU, fl::index_add_cpu)
-FL_DEFINE_OP(index_copy_, "index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(index_copy_, CPU, fl::index_copy_cpu)
-FL_DEFINE_OP(index_fill_, "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)",
-             Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(index_fill_, CPU, fl::index_fill_cpu)
