@@ -453,7 +453,9 @@ void for_each_param(const char* op, const TensorList& params, const TensorList& 
   for (size_t i = 0; i < params.size(); ++i) body(i, steps ? advance_step((*steps)[i]) : 0.0);
 }
 
-void fused_sgd_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& bufs,
+}  // namespace
+
+void fused_sgd_cpu(const TensorList& params, const TensorList& grads, const TensorList& bufs,
                    double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                    bool is_first_step) {
   const bool use_buf = momentum != 0;
@@ -468,7 +470,7 @@ void fused_sgd_cpu(DispatchKeySet, const TensorList& params, const TensorList& g
   });
 }
 
-void fused_adam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+void fused_adam_cpu(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                     const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& steps,
                     double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
                     bool maximize, bool decoupled_weight_decay) {
@@ -485,7 +487,7 @@ void fused_adam_cpu(DispatchKeySet, const TensorList& params, const TensorList& 
   });
 }
 
-void fused_rmsprop_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads,
+void fused_rmsprop_cpu(const TensorList& params, const TensorList& grads,
                        const TensorList& square_avgs, const TensorList& grad_avgs, const TensorList& bufs,
                        const TensorList& steps, double lr, double alpha, double eps, double weight_decay,
                        double momentum, bool centered, bool maximize) {
@@ -503,7 +505,7 @@ void fused_rmsprop_cpu(DispatchKeySet, const TensorList& params, const TensorLis
   });
 }
 
-void fused_adagrad_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& sums,
+void fused_adagrad_cpu(const TensorList& params, const TensorList& grads, const TensorList& sums,
                        const TensorList& steps, double lr, double lr_decay, double weight_decay, double eps,
                        bool maximize) {
   for_each_param("_fused_adagrad_", params, grads, {{"state_sums", &sums}}, &steps, [&](size_t i, double step) {
@@ -515,7 +517,7 @@ void fused_adagrad_cpu(DispatchKeySet, const TensorList& params, const TensorLis
   });
 }
 
-void fused_adadelta_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads,
+void fused_adadelta_cpu(const TensorList& params, const TensorList& grads,
                         const TensorList& square_avgs, const TensorList& acc_deltas, const TensorList& steps,
                         double lr, double rho, double eps, double weight_decay, bool maximize) {
   for_each_param("_fused_adadelta_", params, grads, {{"square_avgs", &square_avgs}, {"acc_deltas", &acc_deltas}},
@@ -528,7 +530,7 @@ void fused_adadelta_cpu(DispatchKeySet, const TensorList& params, const TensorLi
   });
 }
 
-void fused_adamax_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+void fused_adamax_cpu(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                       const TensorList& exp_infs, const TensorList& steps, double lr, double beta1, double beta2,
                       double eps, double weight_decay, bool maximize) {
   for_each_param("_fused_adamax_", params, grads, {{"exp_avgs", &exp_avgs}, {"exp_infs", &exp_infs}}, &steps,
@@ -541,7 +543,7 @@ void fused_adamax_cpu(DispatchKeySet, const TensorList& params, const TensorList
   });
 }
 
-void fused_nadam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+void fused_nadam_cpu(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                      const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& steps, double lr,
                      double beta1, double beta2, double eps, double weight_decay, double momentum_decay,
                      bool decoupled_weight_decay, bool maximize) {
@@ -561,7 +563,7 @@ void fused_nadam_cpu(DispatchKeySet, const TensorList& params, const TensorList&
   });
 }
 
-void fused_radam_cpu(DispatchKeySet, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+void fused_radam_cpu(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                      const TensorList& exp_avg_sqs, const TensorList& steps, double lr, double beta1, double beta2,
                      double eps, double weight_decay, bool decoupled_weight_decay, bool maximize) {
   for_each_param("_fused_radam_", params, grads, {{"exp_avgs", &exp_avgs}, {"exp_avg_sqs", &exp_avg_sqs}}, &steps,
@@ -574,72 +576,4 @@ void fused_radam_cpu(DispatchKeySet, const TensorList& params, const TensorList&
   });
 }
 
-}  // namespace
 }  // namespace fl
-
-using ::fl::TensorList;
-
-FL_DEFINE_OP(_fused_sgd_,
-             "_fused_sgd_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] momentum_buffers, *, float lr, "
-             "float momentum, float dampening, float weight_decay, bool nesterov, bool maximize, "
-             "bool is_first_step) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, double, double, double, double, bool, bool,
-                  bool))
-FL_DEFINE_OP(_fused_adam_,
-             "_fused_adam_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, "
-             "Tensor(d!)[] max_exp_avg_sqs, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, "
-             "float weight_decay, float eps, bool amsgrad, bool maximize, bool decoupled_weight_decay) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  const TensorList&, double, double, double, double, double, bool, bool, bool))
-FL_DEFINE_OP(_fused_rmsprop_,
-             "_fused_rmsprop_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] grad_avgs, "
-             "Tensor(d!)[] momentum_buffers, Tensor(e!)[] state_steps, *, float lr, float alpha, float eps, "
-             "float weight_decay, float momentum, bool centered, bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  const TensorList&, double, double, double, double, double, bool, bool))
-FL_DEFINE_OP(_fused_adagrad_,
-             "_fused_adagrad_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] state_sums, Tensor(c!)[] state_steps, "
-             "*, float lr, float lr_decay, float weight_decay, float eps, bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, double, double, double,
-                  double, bool))
-FL_DEFINE_OP(_fused_adadelta_,
-             "_fused_adadelta_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] square_avgs, Tensor(c!)[] acc_deltas, "
-             "Tensor(d!)[] state_steps, *, float lr, float rho, float eps, float weight_decay, bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  double, double, double, double, bool))
-FL_DEFINE_OP(_fused_adamax_,
-             "_fused_adamax_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_infs, "
-             "Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float eps, float weight_decay, "
-             "bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  double, double, double, double, double, bool))
-FL_DEFINE_OP(_fused_nadam_,
-             "_fused_nadam_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, "
-             "Tensor(d!)[] mu_products, Tensor(e!)[] state_steps, *, float lr, float beta1, float beta2, float eps, "
-             "float weight_decay, float momentum_decay, bool decoupled_weight_decay, bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  const TensorList&, double, double, double, double, double, double, bool, bool))
-FL_DEFINE_OP(_fused_radam_,
-             "_fused_radam_(Tensor(a!)[] params, Tensor[] grads, Tensor(b!)[] exp_avgs, Tensor(c!)[] exp_avg_sqs, "
-             "Tensor(d!)[] state_steps, *, float lr, float beta1, float beta2, float eps, float weight_decay, "
-             "bool decoupled_weight_decay, bool maximize) -> ()",
-             void(const TensorList&, const TensorList&, const TensorList&, const TensorList&, const TensorList&,
-                  double, double, double, double, double, bool, bool))
-FL_REGISTER_KERNEL(_fused_sgd_, CPU, ::fl::fused_sgd_cpu)
-FL_REGISTER_KERNEL(_fused_adam_, CPU, ::fl::fused_adam_cpu)
-FL_REGISTER_KERNEL(_fused_rmsprop_, CPU, ::fl::fused_rmsprop_cpu)
-FL_REGISTER_KERNEL(_fused_adagrad_, CPU, ::fl::fused_adagrad_cpu)
-FL_REGISTER_KERNEL(_fused_adadelta_, CPU, ::fl::fused_adadelta_cpu)
-FL_REGISTER_KERNEL(_fused_adamax_, CPU, ::fl::fused_adamax_cpu)
-FL_REGISTER_KERNEL(_fused_nadam_, CPU, ::fl::fused_nadam_cpu)
-FL_REGISTER_KERNEL(_fused_radam_, CPU, ::fl::fused_radam_cpu)
-
-// Not differentiable (Note [Dispatch order]): optimizer steps write parameters in place outside autograd (they run under no_grad).
-FL_REGISTER_FALLTHROUGH(_fused_sgd_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_adam_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_rmsprop_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_adagrad_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_adadelta_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_adamax_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_nadam_, Autograd)
-FL_REGISTER_FALLTHROUGH(_fused_radam_, Autograd)

@@ -11,25 +11,5 @@ namespace fl {
 using TensorList = std::vector<Tensor>;
 }  // namespace fl
 
-FL_DECLARE_OP(_fused_sgd_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&, double,
-                                double, double, double, bool, bool, bool))
-FL_DECLARE_OP(_fused_adam_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                 const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&, double,
-                                 double, double, double, double, bool, bool, bool))
-FL_DECLARE_OP(_fused_rmsprop_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                    const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&, double,
-                                    double, double, double, double, bool, bool))
-FL_DECLARE_OP(_fused_adagrad_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                    const ::fl::TensorList&, double, double, double, double, bool))
-FL_DECLARE_OP(_fused_adadelta_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                     const ::fl::TensorList&, const ::fl::TensorList&, double, double, double, double,
-                                     bool))
-FL_DECLARE_OP(_fused_adamax_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                   const ::fl::TensorList&, const ::fl::TensorList&, double, double, double, double,
-                                   double, bool))
-FL_DECLARE_OP(_fused_nadam_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                  const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&, double,
-                                  double, double, double, double, double, bool, bool))
-FL_DECLARE_OP(_fused_radam_, void(const ::fl::TensorList&, const ::fl::TensorList&, const ::fl::TensorList&,
-                                  const ::fl::TensorList&, const ::fl::TensorList&, double, double, double, double,
-                                  double, bool, bool))
+// The ops declared in optim.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/optim.h"
