@@ -401,16 +401,8 @@ class Graph:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
-        calls = len(program)
-        counts = passes.optimize(program, plan.wanted)
-        if self._debug >= 0:
-            _log.debug("nn.Graph %s: IR passes: %d calls -> %d (%s)", type(self).__name__, calls, len(program),
-                       ", ".join(f"{k} {v}" for k, v in counts.items()))
-        plan.fusion = codegen.fuse(program, plan.wanted)  # kernels built in the background, installed by _run
-        reused = passes.reuse_buffers(program, plan.wanted, plan.fusion.groups)
-        if self._debug >= 0 and reused:
-            _log.debug("nn.Graph %s: %d pointwise calls write into an operand that dies there", type(self).__name__,
-                       reused)
+        # kernels built in the background, installed by _run
+        plan.fusion = passes.prepare(program, plan.wanted, _log, f"nn.Graph {type(self).__name__}")
         plan.in_spec = _flatten((args, kwargs), [])
         plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
         plan.lr_args = self._lr_args(program)

@@ -282,3 +282,12 @@ def test_debug_logs_each_pass_and_the_memory_plan(caplog):
             g(x)
     assert "IR passes:" in caplog.text and "simplified 1" in caplog.text
     assert "memory plan:" in caplog.text and "arena" in caplog.text
+
+
+def test_a_handed_back_view_of_a_constant_is_made_by_each_run():
+    # folding `ones` would hand back a view of the plan's own constant, which the caller may write into
+    g = Fn(lambda x: (x + 1, fl.ones(2, 3).view(6)))
+    for _ in range(3):
+        _, c = g(fl.zeros(3))
+        c.add_(1)
+    assert fl.equal(g(fl.zeros(3))[1], fl.ones(6))
