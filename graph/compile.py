@@ -12,13 +12,17 @@ it reads (the saved activations: exactly the forward values the backward program
 run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
 loss.backward() and opt.step() outside the compiled call work as with eager modules. A saved value that a cheap
 elementwise op made from another value the backward reads anyway is recomputed by the backward program instead.
+Every program goes through nn.Graph's IR passes, fusion and memory plan (graph/passes.py; a training plan's forward
+once its backward is captured, keeping the values the backward reads).
 A compiled step that runs its backward and the step of an optimizer it holds (its parameters change in place)
 hands back its outputs without that node: the call's backward already ran, and the whole step is one program.
 
 Shapes that vary (dynamic=None): the second size of a dimension makes it symbolic (graph/_symbolic.py): one
 program, its size-derived integer arguments recomputed per size, then serves every size without a capture;
-dynamic=False captures each size. The recompile limit (torch._dynamo.config.recompile_limit) bounds the guard keys
-a compiled call captures; past it the call runs eagerly, after a warning.
+dynamic=False captures each size. The fit compares the programs as captured; a program instantiated at a new size
+first runs as a replay, whose values give its geometry at that size, and then goes through the IR passes. The
+recompile limit (torch._dynamo.config.recompile_limit) bounds the guard keys a compiled call captures; past it the
+call runs eagerly, after a warning.
 
 Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
 bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
