@@ -43,7 +43,7 @@ import weakref
 from collections import OrderedDict
 from itertools import chain
 
-from .. import _C, _dtype, _random, codegen
+from .. import _C, _dtype, _random
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
