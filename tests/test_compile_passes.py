@@ -139,3 +139,22 @@ def test_switches_turn_passes_and_plan_off_for_compiled_programs(monkeypatch, sw
     for program in (plan.program, plan.backward):
         assert program.plan_memory == (switch != "plan_memory")
         assert (program.memory_stats is None) == (switch == "plan_memory")
+
+
+def test_a_recurrent_state_fed_back_through_compiled_calls_backpropagates_as_eager():
+    # each call's output is the next call's input and its saved values wait for one backward through all calls
+    cell = nn.RNNCell(4, 6)
+    ref = copy.deepcopy(cell)
+    step = fl.compile(lambda x, h: cell(x, h).tanh() * 0.5 + h * 0.5)
+    xs = [fl.randn(3, 4, generator=fl.Generator().manual_seed(i)) for i in range(6)]
+    for _ in range(3):  # the capture with its backward, then runs of both programs
+        h, h_ref = fl.zeros(3, 6), fl.zeros(3, 6)
+        for x in xs:
+            h = step(x, h)
+            h_ref = ref(x, h_ref).tanh() * 0.5 + h_ref * 0.5
+        assert fl.equal(h, h_ref)
+        h.square().sum().backward()
+        h_ref.square().sum().backward()
+        for p, q in zip(cell.parameters(), ref.parameters()):
+            assert fl.equal(p.grad, q.grad)
+    assert step._compiled_code.captures == 2  # the first input state needs no gradient, the later ones do
