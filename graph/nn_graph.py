@@ -225,7 +225,8 @@ class Graph:
         before = [s.get() for s in slots]
         with no_grad():
             copies = [None if t is None else t.clone() for t in before]
-        states = [{p: dict(state) for p, state in opt.state.items()} for opt, _ in self._optimizers]
+        # the same state dicts, with their entries as they were (a plan's signature holds the dicts' identities)
+        states = [[(p, state, dict(state)) for p, state in opt.state.items()] for opt, _ in self._optimizers]
         rng = _random.get_rng_state()
         _C._reset_peak_memory_stats()
         start = _C._memory_stats()["allocated_bytes.all.current"]
@@ -238,9 +239,12 @@ class Graph:
                     slot.set(t)
                     if t is not None:
                         t.copy_(copy)
-            for (opt, _), state in zip(self._optimizers, states):
+            for (opt, _), entries in zip(self._optimizers, states):
                 opt.state.clear()
-                opt.state.update(state)
+                for p, state, items in entries:
+                    state.clear()
+                    state.update(items)
+                    opt.state[p] = state
             _random.set_rng_state(rng)
 
     def train(self, mode=True):

@@ -325,5 +325,8 @@ def test_memory_report_measures_graph_and_eager_steps_and_the_graph_needs_no_mor
     # measuring took no training step
     after = state()
     assert len(after) == len(before) and all(fl.equal(a, b) for a, b in zip(before, after))
+    plans = list(step._plans.values())
+    step(*batch)  # the next step runs the plan measured: nothing it keys on changed
+    assert list(step._plans.values()) == plans
     with pytest.raises(RuntimeError, match="measures a step captured before"):
         step.memory_report(batch[0][:2], batch[1][:2])
