@@ -56,6 +56,14 @@ def export(program):
         return None
 
 
+def at_geometry(program, values):
+    """The program rebuilt with the geometry (sizes, strides, dtype) its values had in a run (`values`: replay()'s,
+    by id). A program instantiated at a new size otherwise carries that of the capture its fit started from."""
+    calls, input_ids, constants, num_values, meta = program.export()
+    meta = [m if v is None else (list(v.shape), v.dtype, list(v.stride()), m[3]) for m, v in zip(meta, values)]
+    return _C._program_from(calls, input_ids, constants, num_values, meta)
+
+
 class SymbolicProgram:
     """A program's exported calls with the integer arguments that follow a size s (the fit of two captures)."""
 
@@ -64,9 +72,9 @@ class SymbolicProgram:
         self.fits, self.s1, self.s2 = fits, s1, s2  # fits: (call, argument, element or None, v1, v2)
 
     @staticmethod
-    def fit(program1, program2, s1, s2):
-        """The symbolic form of two captures at sizes s1 != s2, or None when they differ in more than integers."""
-        e1, e2 = export(program1), export(program2)
+    def fit(e1, e2, s1, s2):
+        """The symbolic form of two captures at sizes s1 != s2 (their programs as export() gives them, before any
+        pass), or None when they differ in more than integers."""
         if e1 is None or e2 is None:
             return None
         calls1, input_ids1, consts1, n1, _ = e1
@@ -116,11 +124,14 @@ class SymbolicProgram:
             return None
         return _C._program_from(calls, self.input_ids, self.constants, self.num_values, self.meta)
 
-    def predicts(self, program, s):
-        """Whether the program captured at size s is what this fit gives at s (the check of a fit)."""
+    def predicts(self, exported, s):
+        """Whether the program captured at size s (as export() gave it) is what this fit gives at s (the check of a
+        fit)."""
         calls = self.calls_at(s)
-        captured = program.export()[0]
-        return calls is not None and len(calls) == len(captured) and all(
+        if calls is None or exported is None:
+            return False
+        captured = exported[0]
+        return len(calls) == len(captured) and all(
             c[0] == d[0] and len(c[1]) == len(d[1]) and all(map(_same, c[1], d[1])) for c, d in zip(calls, captured))
 
 

@@ -12,13 +12,17 @@ it reads (the saved activations: exactly the forward values the backward program
 run keeps those and releases the rest). The gradients reach the parameters and the inputs through the engine, so
 loss.backward() and opt.step() outside the compiled call work as with eager modules. A saved value that a cheap
 elementwise op made from another value the backward reads anyway is recomputed by the backward program instead.
+Every program goes through nn.Graph's IR passes, fusion and memory plan (graph/passes.py; a training plan's forward
+once its backward is captured, keeping the values the backward reads).
 A compiled step that runs its backward and the step of an optimizer it holds (its parameters change in place)
 hands back its outputs without that node: the call's backward already ran, and the whole step is one program.
 
 Shapes that vary (dynamic=None): the second size of a dimension makes it symbolic (graph/_symbolic.py): one
 program, its size-derived integer arguments recomputed per size, then serves every size without a capture;
-dynamic=False captures each size. The recompile limit (torch._dynamo.config.recompile_limit) bounds the guard keys
-a compiled call captures; past it the call runs eagerly, after a warning.
+dynamic=False captures each size. The fit compares the programs as captured; a program instantiated at a new size
+first runs as a replay, whose values give its geometry at that size, and then goes through the IR passes. The
+recompile limit (torch._dynamo.config.recompile_limit) bounds the guard keys a compiled call captures; past it the
+call runs eagerly, after a warning.
 
 Graph breaks (fullgraph=False, torch's default): a capture that reads a tensor on the host (.item(), .tolist(),
 bool(t), .numpy()) or that uses a tensor made outside the dispatcher is abandoned: the state it changed is put
@@ -39,12 +43,12 @@ import weakref
 from collections import OrderedDict
 from itertools import chain
 
-from .. import _C, _dtype, _random, codegen
+from .. import _C, _dtype, _random
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from . import _split
-from ._symbolic import SymbolicProgram, export, masked, shape_difference
+from . import _split, passes
+from ._symbolic import SymbolicProgram, at_geometry, export, masked, shape_difference
 from ._common import flatten, locator, resolve, sources, trace_begin, trace_end, tracing, unflatten, user_frame
 
 __all__ = ["compile", "CompiledCode", "OptimizedModule", "Unsupported", "is_compiling", "reset", "disable", "explain"]
@@ -192,13 +196,51 @@ class _Plan:
         self.backward = None        # the backward program once captured
         self.capture_call = None    # a weak reference to the capturing call's backward state, until then
         self.fusion = self.backward_fusion = None  # the programs' fused kernels (codegen), installed when built
+        self.exported = None        # the programs as captured, before the passes (export()), for a symbolic fit
+        self.fresh = set()          # of a symbolic plan at a new size: "program", "backward" until their first run
+        self.who = None             # the name the logs give the programs
+
+    def prepare(self, code):
+        """Once the plan has all its programs: the IR passes, fusion and in-place reuse over each (graph/passes.py;
+        the memory plan follows from the first run), as nn.Graph's. The forward's passes wait for the backward: they
+        must keep the values the backward reads (`wanted`). A compiled call that may vary in size keeps the programs
+        as captured, which the fit of symbolic dimensions compares (folding makes size-dependent constants)."""
+        if code.dynamic is not False:
+            self.exported = (export(self.program), None if self.backward is None else export(self.backward))
+        self.fusion = passes.prepare(self.program, self.wanted, _log, code.name)
+        if self.backward is not None:
+            self.backward_fusion = passes.prepare(self.backward, self.backward_wanted, _log, f"{code.name} backward")
 
     def run(self, tensors):
         """Runs the forward; returns (its inputs, value id -> tensor of the values it handed back)."""
         inputs = [tensors[what] if kind == "arg" else what for kind, what in self.sources]
-        if self.fusion is not None:
-            self.fusion.poll()
-        return inputs, dict(zip(self.wanted, self.program.run(inputs, self.wanted)))
+        return inputs, self.execute("program", inputs)
+
+    def execute(self, which, inputs):
+        """Runs the forward ("program") or the backward program; returns value id -> tensor of the values it hands
+        back. A program a symbolic plan instantiated at a new size carries the geometry of the fit's first capture:
+        its first run is a replay, whose values give the geometry at this size, then the passes run over it (they
+        and fusion read the geometry)."""
+        program, wanted = getattr(self, which), self.wanted if which == "program" else self.backward_wanted
+        if which in self.fresh:
+            values = program.replay(inputs)
+            program = at_geometry(program, values)
+            passes.run_passes(program, wanted, _log, f"{self.who} {which}")
+            setattr(self, which, program)
+            self.fresh.discard(which)
+            if self.uses >= _FUSE_SIZE_AFTER:
+                self.fuse(which)
+            return {w: values[w] for w in wanted}
+        fusion = self.fusion if which == "program" else self.backward_fusion
+        if fusion is not None:
+            fusion.poll()
+        return dict(zip(wanted, program.run(inputs, wanted)))
+
+    def fuse(self, which):
+        """Fuses a symbolic plan's program at its size (and lets pointwise calls reuse operands)."""
+        fusion = passes.fuse(getattr(self, which), self.wanted if which == "program" else self.backward_wanted, _log,
+                             f"{self.who} {which}")
+        setattr(self, "fusion" if which == "program" else "backward_fusion", fusion)
 
 
 def _compiled_backward(state, *grads):
@@ -256,11 +298,10 @@ class _CaptureCall:
         plan.backward, plan.backward_sources = _recompute_pointwise(plan, program, srcs)
         saved = {what for kind, what in plan.backward_sources if kind == "saved"}
         plan.wanted = sorted(set(plan.wanted) | saved)  # the forward now keeps what the backward reads
-        plan.fusion = codegen.fuse(fwd, plan.wanted)
-        plan.backward_fusion = codegen.fuse(plan.backward, plan.backward_wanted)
-        plan.capture_call = None
         _log.debug("%s: captured the backward (%d ops, %d forward values saved for it, %d recomputed)",
                    self.code.name, len(plan.backward), len(saved), len(plan.backward) - len(program))
+        plan.prepare(self.code)
+        plan.capture_call = None
         self.code._completed(plan)
         return result
 
@@ -337,9 +378,7 @@ class _ReplayCall:
                 binputs.append(self.got[what])
             else:
                 binputs.append(what)
-        if plan.backward_fusion is not None:
-            plan.backward_fusion.poll()
-        got = dict(zip(plan.backward_wanted, plan.backward.run(binputs, plan.backward_wanted)))
+        got = plan.execute("backward", binputs)
         return [None if where is None else resolve(where, got, binputs) for where in plan.grad_ids]
 
 
@@ -536,7 +575,10 @@ class CompiledCode:
                 if entry.capture_call is not None and entry.capture_call() is not None:
                     return self.fn(*args, **kwargs)  # the backward program comes with the capturing call's backward
                 # that call's outputs died without a backward (an evaluation loop with grad mode on): the forward
-                # program runs, and a backward, if one comes, records itself from a rerun of the call
+                # program runs, and a backward, if one comes, records itself from a rerun of the call (a new plan:
+                # this one's program then serves these runs alone, and is optimized for the outputs alone)
+                if entry.fusion is None:
+                    entry.prepare(self)
                 self.entries.move_to_end(key)
                 return self._run(entry, args, kwargs, tensors, late=(key, modules[1]))
             self.entries.move_to_end(key)
@@ -544,7 +586,7 @@ class CompiledCode:
         sym = self.symbolic
         if sym is not None and sym.verified:
             masked_key, size = masked(key, sym.positions)
-            plan = sym.at(size) if masked_key == sym.masked_key and size is not None else None
+            plan = sym.at(size, self.name) if masked_key == sym.masked_key and size is not None else None
             if plan is not None:
                 return self._run(plan, args, kwargs, tensors)
         if len(self.entries) >= config.recompile_limit:
@@ -652,7 +694,7 @@ class CompiledCode:
         self.entries[key] = plan
         outs = [t.detach() if w[0] == "value" else t for t, w in zip(out_tensors, plan.out_ids)]
         if not plan.diff_outputs:
-            plan.fusion = codegen.fuse(program, plan.wanted)
+            plan.prepare(self)
             program.release_capture_state()
             self._completed(plan)
             return unflatten(out_spec, outs)
@@ -722,8 +764,8 @@ class CompiledCode:
             masked_key, size = masked(plan.key, sym.positions)
             if masked_key != sym.masked_key or size in (sym.forward.s1, sym.forward.s2):
                 return
-            sym.verified = (_same_structure(sym.base, plan) and sym.forward.predicts(plan.program, size) and
-                            (sym.backward is None or sym.backward.predicts(plan.backward, size)))
+            sym.verified = (_same_structure(sym.base, plan) and sym.forward.predicts(plan.exported[0], size) and
+                            (sym.backward is None or sym.backward.predicts(plan.exported[1], size)))
             if not sym.verified:
                 self.symbolic, self._fit_failed = None, True
             _log.debug("%s: the fit of the symbolic dimensions %s %s at size %d", self.name, sym.positions,
@@ -736,8 +778,9 @@ class CompiledCode:
             if positions is None or not _same_structure(other, plan):
                 continue
             s1, s2 = masked(other.key, positions)[1], masked(plan.key, positions)[1]
-            forward = SymbolicProgram.fit(other.program, plan.program, s1, s2)
-            backward = None if plan.backward is None else SymbolicProgram.fit(other.backward, plan.backward, s1, s2)
+            forward = SymbolicProgram.fit(other.exported[0], plan.exported[0], s1, s2)
+            backward = None if plan.backward is None else SymbolicProgram.fit(other.exported[1], plan.exported[1], s1,
+                                                                              s2)
             if forward is None or (plan.backward is not None and backward is None):
                 continue
             self.symbolic = _SymbolicPlan(positions, masked(plan.key, positions)[0], plan, forward, backward)
@@ -783,7 +826,8 @@ class _SymbolicPlan:
         self.verified = False
         self.sizes = OrderedDict()  # size -> the plan instantiated for it (the most recent few)
 
-    def at(self, size):
+    def at(self, size, name):
+        """The plan at this size (`name`: the compiled code's, for the logs)."""
         plan = self.sizes.get(size)
         if plan is None:
             program = self.forward.at(size)
@@ -793,6 +837,8 @@ class _SymbolicPlan:
             plan = copy.copy(self.base)
             plan.program, plan.backward = program, backward
             plan.fusion = plan.backward_fusion = None
+            plan.fresh = {"program", "backward"} if backward is not None else {"program"}
+            plan.who = f"{name} at size {size}"
             plan.uses = 0
             self.sizes[size] = plan
             while len(self.sizes) > 16:
@@ -802,9 +848,8 @@ class _SymbolicPlan:
         if plan.uses == _FUSE_SIZE_AFTER:
             # a size that comes back gets its own fused kernels (built in the background like any plan's, and cached
             # on disk); a size met once runs unfused rather than paying a compiler run
-            plan.fusion = codegen.fuse(plan.program, plan.wanted)
-            if plan.backward is not None:
-                plan.backward_fusion = codegen.fuse(plan.backward, plan.backward_wanted)
+            for which in {"program", "backward"} - plan.fresh:  # (a program's first run fuses it from now on)
+                plan.fuse(which)
         return plan
 
 

@@ -24,10 +24,11 @@ import os
 import time
 from collections import OrderedDict
 
-from .. import _C, _dtype
+from .. import _C, _dtype, _random
 from .. import codegen
 from . import passes
 from .. import serialization as _serialization
+from ..autograd.grad_mode import no_grad
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
@@ -167,13 +168,22 @@ class Graph:
         _log.setLevel(logging.DEBUG if v_level >= 0 else logging.WARNING)
         codegen.log.setLevel(logging.DEBUG if v_level >= 1 else logging.WARNING)
 
-    def memory_report(self):
+    def memory_report(self, *args, **kwargs):
         """Prints and returns the memory of each cached plan's step (Note [Memory plan] in
         csrc/graph/memory_plan.h): the peak of the intermediates when each is freed after its last use, as eager
         frees them; the arena they are planned into; and what a step keeps (outputs, new gradients, optimizer
-        state). A plan is planned from its first run after the capture."""
+        state). A plan is planned from its first run after the capture.
+
+        Given a step's inputs (those of a call that was captured), it also measures that step with the allocator's
+        counters, run eagerly (build called as plain Python) and as the graph: the most memory each allocates above
+        what was allocated before it. The state a step changes (parameters, buffers, gradients, optimizer state,
+        the random generator) is put back after each, so measuring takes no training step."""
         mib = 1 / 2**20
         lines = [f"nn.Graph {type(self).__name__}: {len(self._plans)} cached plan(s)"]
+        if args or kwargs:
+            eager, graph = self._measure(args, kwargs)
+            lines.append(f"  measured step peak (above what was allocated before the step): graph {graph * mib:.2f} MiB "
+                         f"({graph} bytes), eager {eager * mib:.2f} MiB ({eager} bytes)")
         for i, plan in enumerate(self._plans.values()):
             stats = plan.program.memory_stats
             lines.append(f"  plan {i}: {len(plan.program)} calls")
@@ -193,6 +203,49 @@ class Graph:
         text = "\n".join(lines)
         print(text)
         return text
+
+    def _measure(self, args, kwargs):
+        """(eager, graph): the peak memory above the start of one step on these inputs, run eagerly and as the
+        graph, each from the same state (put back afterwards)."""
+        tensors = []
+        plan = self._plans.get(self._signature(_flatten((args, kwargs), tensors), tensors))
+        if plan is None:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: memory_report(*inputs) measures a step captured "
+                               "before: call the graph with inputs like these first")
+        plan.fusion.wait()  # kernels installed by a later run would change the program the plan was made for
+        graph_step = lambda: self._run(plan, tensors)  # noqa: E731
+        self._step_peak(graph_step)  # (the run the memory plan is made from, when the program is new)
+        return self._step_peak(lambda: self.build(*args, **kwargs)), self._step_peak(graph_step)
+
+    def _step_peak(self, step):
+        """The most memory step() allocates above what was allocated when it began (the allocator's counters). The
+        parameters, buffers, gradients and optimizer states it changes and the random generator's state are put
+        back afterwards."""
+        slots = self._slots()
+        before = [s.get() for s in slots]
+        with no_grad():
+            copies = [None if t is None else t.clone() for t in before]
+        # the same state dicts, with their entries as they were (a plan's signature holds the dicts' identities)
+        states = [[(p, state, dict(state)) for p, state in opt.state.items()] for opt, _ in self._optimizers]
+        rng = _random.get_rng_state()
+        _C._reset_peak_memory_stats()
+        start = _C._memory_stats()["allocated_bytes.all.current"]
+        try:
+            step()
+            return _C._memory_stats()["allocated_bytes.all.peak"] - start
+        finally:
+            with no_grad():
+                for slot, t, copy in zip(slots, before, copies):
+                    slot.set(t)
+                    if t is not None:
+                        t.copy_(copy)
+            for (opt, _), entries in zip(self._optimizers, states):
+                opt.state.clear()
+                for p, state, items in entries:
+                    state.clear()
+                    state.update(items)
+                    opt.state[p] = state
+            _random.set_rng_state(rng)
 
     def train(self, mode=True):
         for m in self._modules():
@@ -401,16 +454,8 @@ class Graph:
                 continue  # unchanged object: updated in place, if at all
             writebacks.append((j, None if now is None else locate(now)))
         plan = _Plan(program, slots, sources, out_spec, out_ids, writebacks)
-        calls = len(program)
-        counts = passes.optimize(program, plan.wanted)
-        if self._debug >= 0:
-            _log.debug("nn.Graph %s: IR passes: %d calls -> %d (%s)", type(self).__name__, calls, len(program),
-                       ", ".join(f"{k} {v}" for k, v in counts.items()))
-        plan.fusion = codegen.fuse(program, plan.wanted)  # kernels built in the background, installed by _run
-        reused = passes.reuse_buffers(program, plan.wanted, plan.fusion.groups)
-        if self._debug >= 0 and reused:
-            _log.debug("nn.Graph %s: %d pointwise calls write into an operand that dies there", type(self).__name__,
-                       reused)
+        # kernels built in the background, installed by _run
+        plan.fusion = passes.prepare(program, plan.wanted, _log, f"nn.Graph {type(self).__name__}")
         plan.in_spec = _flatten((args, kwargs), [])
         plan.in_tensors = [(list(t.shape), str(t.dtype).split(".")[-1]) for t in tensors]
         plan.lr_args = self._lr_args(program)

@@ -27,7 +27,7 @@ argument), where the shapes, dtypes and layouts match and no other live value sh
 import math
 import os
 
-from .. import _C
+from .. import _C, codegen
 from ..codegen.fusion import ProgramView, _contiguous, _schema
 
 class _Config:
@@ -147,8 +147,10 @@ def _fold(a, program):
         for ci in range(len(a.calls)):
             tensors, results = a.tensor_args(ci), a.results(ci)
             reads = frozenset().union(*(a.root(v) for v in tensors)) if tensors else frozenset()
+            # (nor a result whose memory a handed-back value shares: the caller could write into the constant)
             if (ci not in banned and not a.random[ci] and (results or a.written[ci])
-                    and all(v in known for v in tensors) and not any(v in a.wanted for v in results)
+                    and all(v in known for v in tensors)
+                    and not any(v in a.wanted or a.root_last_read.get(v) == math.inf for v in results)
                     and not any(touched.get(r) == "written" for r in reads)
                     and not any(touched.get(r) for r in a.written[ci])
                     and sum(math.prod(a.meta[v][0]) * a.meta[v][2].itemsize for v in results) <= _FOLD_MAX_BYTES):
@@ -417,3 +419,29 @@ def optimize(program, wanted, max_rounds=8):
             break
     return counts
 
+
+
+def run_passes(program, wanted, log, who):
+    """optimize(), with the counts logged at debug level as `who` (nn.Graph and flowlike.compile)."""
+    calls = len(program)
+    counts = optimize(program, wanted)
+    log.debug("%s: IR passes: %d calls -> %d (%s)", who, calls, len(program),
+              ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+def fuse(program, wanted, log, who):
+    """The fusion groups of an optimized program (codegen.fuse: kernels built in the background, installed by the
+    returned plan's poll()), then in-place reuse outside them; returns the fusion plan."""
+    fusion = codegen.fuse(program, wanted)
+    reused = reuse_buffers(program, wanted, fusion.groups)
+    if reused:
+        log.debug("%s: %d pointwise calls write into an operand that dies there", who, reused)
+    return fusion
+
+
+def prepare(program, wanted, log, who):
+    """Everything a captured program goes through before its runs, in nn.Graph and flowlike.compile alike: the
+    passes, fusion, in-place reuse (the memory plan then follows from its first run). `wanted`: the values every run
+    hands back. Returns the fusion plan."""
+    run_passes(program, wanted, log, who)
+    return fuse(program, wanted, log, who)

@@ -2,7 +2,8 @@
 parameters bit for bit (the forward and the backward run as captured programs, asserted through capture counters
 and forward hooks that fire only while capturing); guards recapture and say why; the recompile limit warns and
 falls back to eager; graph breaks run eagerly (a module's children as pieces) and explain() lists them with
-their source lines; fullgraph=True raises at the break; the torch.compiler/_dynamo names work."""
+their source lines; fullgraph=True raises at the break; the torch.compiler/_dynamo names work. Every test runs with
+the IR passes and the memory plan on, and with both off (graph/passes.py)."""
 import copy
 import gc
 import logging
@@ -11,10 +12,18 @@ import pytest
 
 import flowlike as fl
 import flowlike.nn as nn
+from flowlike.graph import passes
 from flowlike.graph.compile import OptimizedModule, _ReplayCall
 from test_graph import MODELS, batches, build_pair, loss_of
 
 F = nn.functional
+
+
+@pytest.fixture(autouse=True, params=["passes", "no passes"])
+def ir_passes(request, monkeypatch):
+    """The compiled programs with nn.Graph's passes and memory plan, and as captured."""
+    monkeypatch.setattr(passes.config, "enabled", request.param == "passes")
+    monkeypatch.setattr(passes.config, "plan_memory", request.param == "passes")
 
 
 def code_of(compiled):
@@ -332,7 +341,10 @@ def test_is_compiling_and_disable():
     assert code.captures == 0 and "eager_only" in code.breaks[0].reason and "test_compile.py" in code.breaks[0].where
 
 
-def test_decorator_forms_options_and_unknown_backend():
+def test_decorator_forms_options_and_unknown_backend(monkeypatch):
+    import flowlike.graph.compile as compile_module
+    monkeypatch.setattr(compile_module, "_warned", set())  # (warned once per process)
+
     @fl.compile(fullgraph=False, dynamic=False, mode="max-autotune")
     def f(x):
         return x.sin()

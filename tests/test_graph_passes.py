@@ -282,3 +282,51 @@ def test_debug_logs_each_pass_and_the_memory_plan(caplog):
             g(x)
     assert "IR passes:" in caplog.text and "simplified 1" in caplog.text
     assert "memory plan:" in caplog.text and "arena" in caplog.text
+
+
+def test_a_handed_back_view_of_a_constant_is_made_by_each_run():
+    # folding `ones` would hand back a view of the plan's own constant, which the caller may write into
+    g = Fn(lambda x: (x + 1, fl.ones(2, 3).view(6)))
+    for _ in range(3):
+        _, c = g(fl.zeros(3))
+        c.add_(1)
+    assert fl.equal(g(fl.zeros(3))[1], fl.ones(6))
+
+
+def _bench_step(name):
+    """The GPT-mini and the small CNN of benchmarks/bench_graph.py as an AdamW training graph, with its batch."""
+    from test_capture_replay import _example
+    from test_graph import TrainStep
+    fl.manual_seed(0)
+    g = fl.Generator().manual_seed(1)
+    if name == "gpt":
+        model = _example("train_gpt").build_model(fl, 64, d_model=128, heads=4, layers=4, context=64)
+        tokens = fl.randint(0, 64, (16, 65), generator=g)
+        batch = (tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous())
+    else:
+        model = _example("train_cnn").build_model(fl)
+        batch = (fl.randn(32, 1, 12, 12, generator=g), fl.randint(0, 3, (32,), generator=g))
+    return TrainStep(model, fl.optim.AdamW(model.parameters(), lr=1e-3)), model, batch
+
+
+@pytest.mark.parametrize("name", ["gpt", "cnn"])
+def test_memory_report_measures_graph_and_eager_steps_and_the_graph_needs_no_more(name):
+    import re
+    step, model, batch = _bench_step(name)
+    for _ in range(3):
+        step(*batch)
+    def state():
+        return [t.clone() for t in model.state_dict().values()] + [
+            t.clone() for s in step.opt.state.values() for t in s.values() if isinstance(t, fl.Tensor)]
+    before = state()
+    text = step.memory_report(*batch)
+    graph, eager = map(int, re.search(r"graph .* \((\d+) bytes\), eager .* \((\d+) bytes\)", text).groups())
+    assert 0 < graph <= eager, text
+    # measuring took no training step
+    after = state()
+    assert len(after) == len(before) and all(fl.equal(a, b) for a, b in zip(before, after))
+    plans = list(step._plans.values())
+    step(*batch)  # the next step runs the plan measured: nothing it keys on changed
+    assert list(step._plans.values()) == plans
+    with pytest.raises(RuntimeError, match="measures a step captured before"):
+        step.memory_report(batch[0][:2], batch[1][:2])
