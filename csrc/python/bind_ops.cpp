@@ -116,7 +116,13 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
   for (size_t i = 0; i < schema.args.size(); ++i) {
     const SchemaArg& a = schema.args[i];
     FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, op.arg_types[i], std::nullopt};
-    if (a.default_value) fa.default_value = to_ivalue(op, a, fa.tag, default_value(*a.default_value));
+    if (a.default_value) {
+      // a default the C++ type cannot carry (None for a plain float) leaves the argument required
+      try {
+        fa.default_value = to_ivalue(op, a, fa.tag, default_value(*a.default_value));
+      } catch (const std::exception&) {
+      }
+    }
     f.args.push_back(std::move(fa));
   }
   FL_CHECK(!method || (!f.args.empty() && f.args[0].tag == "Tensor"), Error, op.name, ": a method face needs a Tensor first");
