@@ -508,6 +508,30 @@ def test_linear_and_activation_become_addmm_activation(act, use_gelu):
     assert "[epilogue_0]" in repr(graph)
 
 
+@pytest.mark.parametrize("act, use_gelu", [("relu", False), ("gelu", True)])
+@pytest.mark.parametrize("dtype", [fl.float32, fl.float64])
+def test_3d_linear_and_activation_become_addmm_activation(act, use_gelu, dtype):
+    # F.linear runs a contiguous (B, T, K) input as addmm on the 2-D view, then views the result: the activation of
+    # that view is one call, whose 2-D result the executor views with the captured sizes
+    lin = nn.Linear(20, 30).to(dtype)
+    graph, got, want = _inference(lambda x: getattr(nn.functional, act)(lin(x)), fl.randn(3, 5, 20, dtype=dtype))
+    (group,) = plan_of(graph).fusion.groups
+    assert group.replacement[0] == "_addmm_activation" and len(group.calls) == 3
+    assert got.shape == want.shape == (3, 5, 30) and got.stride() == want.stride()
+    assert np.array_equal(bits(got), bits(want))
+
+
+def test_no_3d_epilogue_where_the_viewed_gemm_result_is_handed_back():
+    lin = nn.Linear(8, 6)
+
+    def fn(x):
+        y = lin(x)
+        return y, nn.functional.relu(y)
+    graph, got, want = _inference(fn, fl.randn(2, 4, 8))
+    assert not any(g.replacement for g in plan_of(graph).fusion.groups)
+    assert all(np.array_equal(bits(a), bits(b)) for a, b in zip(got, want))
+
+
 def test_no_epilogue_where_backward_reads_the_pre_activation():
     # a training step keeps relu's input for its backward: the convolution and the relu stay two calls
     conv = nn.Conv2d(2, 4, 3)
