@@ -477,6 +477,32 @@ def test_triton_row_groups_match_the_cpp_kernels(case):
         fl.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+def _column_sum_and_written_member(x, y):
+    a = x * 2
+    return a.sum(0), (a.tanh() + y.t()).sum(0)
+
+
+TRITON_COLUMN_CASES = {  # (fn, inputs): row counts below, at and past a 128-row block; 0-dim scales; float64
+    "bias_gradient": (lambda g, x: (g * fl.sigmoid(x) * 1).sum((0, 1)),
+                      lambda: (fl.randn(3, 50, 20), fl.randn(3, 50, 20))),
+    "exp_keepdim": (lambda x, b: (x * b + 1).exp().sum([0, 1], keepdim=True),
+                    lambda: (fl.randn(2, 300, 9), fl.randn(9))),
+    "mean_float64": (lambda x: (x * 0.5).mean(0), lambda: (fl.randn(128, 33, dtype=fl.float64),)),
+    "wide": (lambda x: (x - 0.25).abs().sum(0), lambda: (fl.randn(5, 1030),)),
+    "transposed_and_written": (_column_sum_and_written_member, lambda: (fl.randn(300, 20), fl.randn(20, 300))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRITON_COLUMN_CASES))
+def test_triton_column_groups_equal_the_cpp_kernels(case):
+    # the Triton kernel sums each column in the C++ kernel's (eager's) order: the same bits
+    fn, make = TRITON_COLUMN_CASES[case]
+    fl.manual_seed(5)
+    for got, want in _triton_vs_cpp(fn, *make()):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(bits(got), bits(want)), (got, want)
+
+
 # ---- epilogues: a convolution or linear layer and its activation as one op ------------------------------------------
 
 def _inference(fn, x):

@@ -215,7 +215,8 @@ WholeWindows whole_windows(const PoolPlan& p) {
         if (whole(c, ow)) row.push_back(ow);
       const size_t blocked = row.size() / kMaxBlock * kMaxBlock;
       for (size_t i = 0; i < row.size(); ++i) {
-        const int64_t o = (od * b.out + oh) * c.out + row[i], at = (a.first[od] * H + b.first[oh]) * W + c.first[row[i]];
+        const int64_t o = (od * b.out + oh) * c.out + row[i];
+        const int64_t at = (a.first[od] * H + b.first[oh]) * W + c.first[row[i]];
         (i < blocked ? r.out : rest_out).push_back(o);
         (i < blocked ? r.base : rest_base).push_back(at);
         r.covered[o] = 1;
