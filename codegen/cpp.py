@@ -271,21 +271,19 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=No
     return lines
 
 
-_REDUCE = {  # init, merge (of a and b), whether NaN is tracked apart, finish (over acc and the row's length n)
-    "sum": ("0", "{a} + {b}", False, "acc"),
-    "mean": ("0", "{a} + {b}", False, "acc / n"),
-    "amax": ("-INFINITY", "std::max({a}, {b})", True, "nan ? NAN : acc"),
-    "amin": ("INFINITY", "std::min({a}, {b})", True, "nan ? NAN : acc"),
+_REDUCE = {  # init, combine (over acc and v), the omp simd reduction clause, finish (over acc and the row's length n)
+    "sum": ("0", "acc += v;", "+:acc", "acc"),
+    "mean": ("0", "acc += v;", "+:acc", "acc / n"),
+    "amax": ("-INFINITY", "acc = std::max(acc, v); nan |= static_cast<int>(v != v);", "max:acc", "nan ? NAN : acc"),
+    "amin": ("INFINITY", "acc = std::min(acc, v); nan |= static_cast<int>(v != v);", "min:acc", "nan ? NAN : acc"),
 }
-REDUCE_BYTES = 256  # a row reduction's independent partial results: four 64-byte vectors (latency, not one chain)
 
 
 class _Rows:
     """The body of a row group, one row per task: a loop over the row per reduction (each computing again the
     pointwise members it needs), then a loop computing and storing the row's outputs. Row-level members (a
     reduction's result and what is computed from it alone) are computed once per row, between the loops. The
-    reductions keep REDUCE_BYTES of partial results (element i goes to lane i mod lanes), merged pairwise at the
-    row's end: float reassociation, as any vectorized sum."""
+    reductions sum in the order OpenMP's simd reduction picks: float reassociation, as any vectorized sum."""
 
     def __init__(self, group, meta, index, inner_stride, n):
         self.group, self.meta, self.index, self.stride, self.n = group, meta, index, inner_stride, n
@@ -369,37 +367,26 @@ class _Rows:
         after = tail(emit)
         return stmts + after, bool(checked)
 
-    def _loop(self, tail, reset=(), clauses=(), lanes=None):
+    def _loop(self, tail, reset=(), clauses=()):
         """Emits a loop over the row: tail(emit) gives the statements after the values (stores or a reduction's
         combine), emit(vid) names a value computed in the iteration. Dense float32 ops run their vectorizable form,
-        and the loop runs again exactly (after `reset`) if an element needed libm. With `lanes` the loop runs in
-        blocks of that many elements, j the element's lane."""
+        and the loop runs again exactly (after `reset`) if an element needed libm."""
         fast, checked = self._body(tail, fast=True)
         clause = " ".join(f"reduction({c})" for c in (*clauses, "|:exact") if checked or c != "|:exact")
-        if lanes is None:
-            head = [f"    for (int64_t i = 0; i < {self.n}; ++i) {{"]
-            end = ["    }"]
-        else:
-            head = [f"    for (int64_t i0 = 0; i0 < {self.n}; i0 += {lanes}) {{",
-                    f"    const int64_t len = std::min<int64_t>({lanes}, {self.n} - i0);",
-                    "    for (int64_t j = 0; j < len; ++j) {", "      const int64_t i = i0 + j;"]
-            end = ["    }", "    }"]
         self.lines.append("    {")
         if checked:
             self.lines.append("    int exact = 0;")
-        inner = head.index("    for (int64_t j = 0; j < len; ++j) {") if lanes else 0
-        self.lines += head[:inner]
         self.lines.append(f"    #pragma omp simd {clause}".rstrip())
-        self.lines += head[inner:]
+        self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
         self.lines += fast
-        self.lines += end
+        self.lines.append("    }")
         if checked:
             exact, _ = self._body(tail, fast=False)
             self.lines.append("    if (exact) {")
             self.lines += [f"    {r}" for r in reset]
-            self.lines += head
+            self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
             self.lines += exact
-            self.lines += end + ["    }"]
+            self.lines += ["    }", "    }"]
         self.lines.append("    }")
 
     def _store(self, vid, name):
@@ -410,12 +397,8 @@ class _Rows:
     def _reduce(self, node):
         (x,) = node.inputs
         om, t = opmath(node.compute), CTYPES[self.meta[node.out][2]]
-        init, merge, tracks_nan, finish = _REDUCE[node.op]
-        lanes = REDUCE_BYTES // _dtype_size(node.compute)
-        reset = [f"for (int64_t j = 0; j < {lanes}; ++j) acc[j] = {init};", "nan = 0;"]
-        combine = f"acc[j] = {merge.format(a='acc[j]', b='v')};"
-        if tracks_nan:
-            combine += " nan |= static_cast<int>(v != v);"
+        init, combine, clause, finish = _REDUCE[node.op]
+        reset = [f"acc = {init}; nan = 0;"]
         # the reduced value, when a later loop reads it again (softmax's exp), is kept in a row buffer instead of
         # being computed twice
         keep = (x not in self.inputs and x not in self.cached and not self._row_level(x)
@@ -426,16 +409,12 @@ class _Rows:
             self.lines.append(f"    alignas(64) {CTYPES[self.meta[x][2]]} s{x}[{self.n}];")
         self.lines.append(f"    {t} v{node.out};  // {node.op}")
         self.lines.append("    {")
-        self.lines.append(f"    {om} acc[{lanes}]; int nan = 0;")
-        self.lines.append(f"    for (int64_t j = 0; j < {lanes}; ++j) acc[j] = {init};")
+        self.lines.append(f"    {om} acc = {init}; int nan = 0;")
         self._loop(lambda emit: [f"      {{ const {om} v = static_cast<{om}>({emit(x)}); {combine} }}", *store],
-                   reset, ("|:nan",), lanes)
+                   reset, (clause, "|:nan"))
         if keep:
             self.cached.add(x)
-        self.lines.append(f"    for (int64_t w = {lanes // 2}; w > 0; w /= 2)")
-        self.lines.append(f"      for (int64_t j = 0; j < w; ++j) acc[j] = {merge.format(a='acc[j]', b='acc[j + w]')};")
-        finish = finish.replace("acc", "acc[0]").replace("/ n", f"/ {om}({self.n})")
-        self.lines.append(f"    v{node.out} = static_cast<{t}>({finish});")
+        self.lines.append(f"    v{node.out} = static_cast<{t}>({finish.replace('/ n', f'/ {om}({self.n})')});")
         self.lines.append("    }")
         self.row_done.add(node.out)
 
