@@ -11,7 +11,6 @@ reached (peak = threads x 2 FMA units x vector lanes x 2 x clock; the number of 
 """
 import importlib.util
 import os
-import platform
 import statistics
 import time
 
@@ -20,6 +19,7 @@ import torch
 
 import flowlike as fl
 from flowlike import codegen
+from common import cpu_info
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
 
@@ -33,18 +33,7 @@ def _example(name):
 
 def cpu_peak():
     """(description, peak float32 FLOP/s) of the threads flowlike uses."""
-    flags, mhz, model = "", 0.0, platform.processor()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key == "flags" and not flags:
-                flags = value
-            elif key == "cpu MHz" and not mhz:
-                mhz = float(value)
-            elif key == "model name":
-                model = value.strip()
-    lanes, isa = (16, "AVX-512") if "avx512f" in flags.split() else (8, "AVX2") if "avx2" in flags.split() else (4, "SSE")
+    model, isa, lanes, mhz = cpu_info()
     threads = fl.get_num_threads()
     peak = threads * 2 * lanes * 2 * mhz * 1e6
     return (f"{model}, {isa}, {threads} threads at {mhz:.0f} MHz (/proc/cpuinfo; a turbo clock is higher, and so "

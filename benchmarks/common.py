@@ -1,7 +1,26 @@
 """Timing helpers shared by the benchmarks. Every ratio printed is flowlike time / torch time: below 1.0
 flowlike is faster. The two sides run interleaved, so a load change on the machine hits both alike."""
+import platform
 import time
 import timeit
+
+
+def cpu_info():
+    """(CPU model, widest float vector ISA, lanes of float32 per vector, MHz) from /proc/cpuinfo."""
+    flags, mhz, model = "", 0.0, platform.processor()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "flags" and not flags:
+                flags = value
+            elif key == "cpu MHz" and not mhz:
+                mhz = float(value)
+            elif key == "model name":
+                model = value.strip()
+    flags = flags.split()
+    lanes, isa = (16, "AVX-512") if "avx512f" in flags else (8, "AVX2") if "avx2" in flags else (4, "SSE")
+    return model, isa, lanes, mhz
 
 
 def best(fn, number, repeat=7):

@@ -238,23 +238,41 @@ _CONV_EPILOGUES = ("relu", "gelu", "gelu_tanh", "silu")
 _ADDMM_EPILOGUES = ("relu", "gelu")
 
 
+# the view F.linear puts between a 3-D input's addmm and the activation (the activation of the view is the view of
+# the activation: the group makes the GEMM's result and the executor views it, Note [Fused groups])
+_SKIPPED_VIEWS = ("view", "_unsafe_view")
+
+
+def _sole_input(view, x, ci, keep):
+    """The call making value x when x is read by call ci alone and nothing writes memory between them, else None."""
+    p = view.producer.get(x)
+    if p is None or x in keep or view.readers.get(x) != [ci] or any(view.writes[p + 1:ci]):
+        return None  # the value is needed elsewhere (a backward), or a write lies between
+    return p
+
+
 def _epilogue(view, ci, keep):
-    """The replacement of a convolution or addmm and the activation call ci applies to its result alone, or None."""
+    """The replacement of a convolution or addmm and the activation call ci applies to its result alone (for addmm
+    also through a view), as (the calls replaced, the replacement), or None."""
     name, args, arg_ids, result_ids = view.calls[ci]
     if name not in _CONV_EPILOGUES or view.writes[ci] or any(args[1:4]) or not arg_ids[0]:
         return None
-    x = arg_ids[0][0]
-    p = view.producer.get(x)
-    if p is None or x in keep or view.readers.get(x) != [ci] or any(view.writes[p + 1:ci]):
-        return None  # the activation's input is needed elsewhere (a backward), or a write lies between
+    p = _sole_input(view, arg_ids[0][0], ci, keep)
+    if p is None:
+        return None
+    replaced = (p, ci)
+    if view.calls[p][0] in _SKIPPED_VIEWS and view.calls[p][2][0]:
+        q = _sole_input(view, view.calls[p][2][0][0], p, keep)
+        if q is not None and view.calls[q][0] == "addmm":
+            p, replaced = q, (q, p, ci)
     pname, pargs, pids, _ = view.calls[p]
     out = result_ids[0][0]
     if pname == "convolution" and not pargs[6] and len(pargs[3]) == 2 and not any(pargs[7]):
-        return (p, ("_conv2d_bias_act", [None, None, None, pargs[3], pargs[4], pargs[5], pargs[8], name],
-                    [pids[0], pids[1], pids[2], [], [], [], [], []], [[out]]))
+        return (replaced, ("_conv2d_bias_act", [None, None, None, pargs[3], pargs[4], pargs[5], pargs[8], name],
+                           [pids[0], pids[1], pids[2], [], [], [], [], []], [[out]]))
     if pname == "addmm" and name in _ADDMM_EPILOGUES:
-        return (p, ("_addmm_activation", [None, None, None, pargs[3], pargs[4], name == "gelu"],
-                    [pids[0], pids[1], pids[2], [], [], []], [[out]]))
+        return (replaced, ("_addmm_activation", [None, None, None, pargs[3], pargs[4], name == "gelu"],
+                           [pids[0], pids[1], pids[2], [], [], []], [[out]]))
     return None
 
 
@@ -264,10 +282,10 @@ def find_epilogues(view, keep):
     for ci in range(len(view.calls)):
         found = _epilogue(view, ci, keep)
         if found is not None and _declared(found[1][0]):
-            p, call = found
+            replaced, call = found
             inputs = [ids[0] for ids in call[2] if ids]
             groups.append(Group(f"epilogue_{len(groups)}", [], inputs, call[3][0], tuple(view.meta[call[3][0][0]][0]),
-                                call, (p, ci)))
+                                call, replaced))
     return groups
 
 

@@ -62,9 +62,9 @@ _ACTIVATION_BACKWARD = {
 
 def supports(group, meta):
     """Whether every op of the group has a Triton form here."""
-    if (group.rows and group.shape[-1] > MAX_ROW) or group.columns:
-        return False  # (column reductions: C++ only for now)
-    return all(n.kind == "reduce" or _expr(n, meta, lambda v: "x") is not None for n in group.nodes)
+    if group.rows and group.shape[-1] > MAX_ROW:
+        return False
+    return all(n.kind in ("reduce", "columns") or _expr(n, meta, lambda v: "x") is not None for n in group.nodes)
 
 
 def _om(dt):
@@ -106,6 +106,8 @@ def group_source(group, meta):
     """The Triton kernel computing one group (a function named as the group)."""
     if group.rows:
         return _rows_source(group, meta)
+    if group.columns:
+        return _columns_source(group, meta)
     sizes, strides = cpp._loop_dims(group, meta)
     operands = list(group.outputs) + list(group.inputs)
     numel = math.prod(sizes)
@@ -210,6 +212,67 @@ def _rows_source(group, meta):
     return "\n".join(lines)
 
 
+def _columns_source(group, meta):
+    """A group ending in a sum (or mean) over all dimensions but the last, as codegen/cpp.py's column kernel (eager's
+    order, so the sums are the same bit for bit): one program per BLOCK columns, the rows in blocks of
+    cpp.COLUMN_ROWS summed apart and then added to the column's total, the members computed row by row (their
+    outputs stored on the way)."""
+    (red,) = [n for n in group.nodes if n.kind == "columns"]
+    sizes, strides = cpp._loop_dims(group, meta)
+    operands = list(group.outputs) + list(group.inputs)
+    index = {vid: k for k, vid in enumerate(operands)}
+    inner, outer = sizes[-1], sizes[:-1]
+    rows, om = math.prod(outer), _om(red.compute)
+    params = ", ".join(f"p{k}" for k in range(len(operands)))
+    lines = ["@triton.jit", f"def {group.name}({params}, BLOCK: tl.constexpr):",
+             "    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", f"    mask = cols < {inner}",
+             f"    acc = tl.zeros([BLOCK], dtype={om})"]
+
+    def row_block(first, last, pad):
+        """A loop summing rows [first, last) into blk, then blk into acc (pad: the indent)."""
+        body = [f"{pad}blk = tl.zeros([BLOCK], dtype={om})", f"{pad}for r in range({first}, {last}):",
+                f"{pad}    rest = r"]
+        offsets = [[] for _ in operands]
+        for d in reversed(range(len(outer))):
+            body += [f"{pad}    r{d} = rest % {outer[d]}", f"{pad}    rest = rest // {outer[d]}"]
+            for k in range(len(operands)):
+                if strides[k][d]:
+                    offsets[k].append(f"r{d} * {strides[k][d]}")
+        for k in range(len(operands)):
+            if strides[k][-1]:
+                offsets[k].append(f"cols * {strides[k][-1]}")
+        off = [" + ".join(o) if o else "cols * 0" for o in offsets]
+        names = {}
+        for vid in group.inputs:
+            names[vid] = f"x{vid}"
+            body.append(f"{pad}    x{vid} = tl.load(p{index[vid]} + {off[index[vid]]}, mask=mask)")
+        for node in group.nodes:
+            if node is red:
+                body.append(f"{pad}    blk += {names[node.inputs[0]]}.to({om})")
+                continue
+            names[node.out] = f"v{node.out}"
+            body.append(f"{pad}    v{node.out} = ({_expr(node, meta, names.__getitem__)})"
+                        f".to({TL[meta[node.out][2]]})  # {node.op}")
+        for vid in group.outputs:
+            if vid != red.out:
+                body.append(f"{pad}    tl.store(p{index[vid]} + {off[index[vid]]}, v{vid}, mask=mask)")
+        return body + [f"{pad}acc += blk"]
+
+    block = cpp.COLUMN_ROWS
+    full = rows // block * block
+    if full:
+        lines.append(f"    for rb in range(0, {full}, {block}):")
+        lines += row_block("rb", f"rb + {block}", "        ")
+    if rows > full:
+        lines += row_block(full, rows, "    ")
+    # (div_rn takes float32 alone; a float64 division is IEEE's already)
+    total = "acc" if red.op != "mean" else (f"acc / {float(rows)}" if om == "tl.float64" else
+                                            f"tl.math.div_rn(acc, {float(rows)})")
+    k = index[red.out]
+    lines.append(f"    tl.store(p{k} + cols * {strides[k][-1]}, ({total}).to({TL[meta[red.out][2]]}), mask=mask)")
+    return "\n".join(lines)
+
+
 def program_source(groups, meta):
     parts = ["import triton", "import triton.language as tl", "from flowlike.codegen.triton_math import *  # noqa",
              "", "", "@triton.jit", "def _tanh64(x):", "    return tl.math.div_rn(2.0, 1 + tl.exp(-2 * x)) - 1", ""]
@@ -254,6 +317,9 @@ def run(group, meta, inputs):
     if group.rows:
         n = group.shape[-1]
         kernel[(numel // n,)](*outputs, *inputs, BLOCK=max(16, 1 << (n - 1).bit_length()))
+    elif group.columns:
+        block = block_size(group.shape[-1])
+        kernel[(-(-group.shape[-1] // block),)](*outputs, *inputs, BLOCK=block)
     else:
         block = block_size(numel)
         kernel[(-(-numel // block),)](*outputs, *inputs, BLOCK=block)

@@ -477,6 +477,32 @@ def test_triton_row_groups_match_the_cpp_kernels(case):
         fl.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+def _column_sum_and_written_member(x, y):
+    a = x * 2
+    return a.sum(0), (a.tanh() + y.t()).sum(0)
+
+
+TRITON_COLUMN_CASES = {  # (fn, inputs): row counts below, at and past a 128-row block; 0-dim scales; float64
+    "bias_gradient": (lambda g, x: (g * fl.sigmoid(x) * 1).sum((0, 1)),
+                      lambda: (fl.randn(3, 50, 20), fl.randn(3, 50, 20))),
+    "exp_keepdim": (lambda x, b: (x * b + 1).exp().sum([0, 1], keepdim=True),
+                    lambda: (fl.randn(2, 300, 9), fl.randn(9))),
+    "mean_float64": (lambda x: (x * 0.5).mean(0), lambda: (fl.randn(128, 33, dtype=fl.float64),)),
+    "wide": (lambda x: (x - 0.25).abs().sum(0), lambda: (fl.randn(5, 1030),)),
+    "transposed_and_written": (_column_sum_and_written_member, lambda: (fl.randn(300, 20), fl.randn(20, 300))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRITON_COLUMN_CASES))
+def test_triton_column_groups_equal_the_cpp_kernels(case):
+    # the Triton kernel sums each column in the C++ kernel's (eager's) order: the same bits
+    fn, make = TRITON_COLUMN_CASES[case]
+    fl.manual_seed(5)
+    for got, want in _triton_vs_cpp(fn, *make()):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(bits(got), bits(want)), (got, want)
+
+
 # ---- epilogues: a convolution or linear layer and its activation as one op ------------------------------------------
 
 def _inference(fn, x):
@@ -506,6 +532,30 @@ def test_linear_and_activation_become_addmm_activation(act, use_gelu):
     assert group.replacement[0] == "_addmm_activation" and group.replacement[1][-1] is use_gelu
     assert np.array_equal(bits(got), bits(want))
     assert "[epilogue_0]" in repr(graph)
+
+
+@pytest.mark.parametrize("act, use_gelu", [("relu", False), ("gelu", True)])
+@pytest.mark.parametrize("dtype", [fl.float32, fl.float64])
+def test_3d_linear_and_activation_become_addmm_activation(act, use_gelu, dtype):
+    # F.linear runs a contiguous (B, T, K) input as addmm on the 2-D view, then views the result: the activation of
+    # that view is one call, whose 2-D result the executor views with the captured sizes
+    lin = nn.Linear(20, 30).to(dtype)
+    graph, got, want = _inference(lambda x: getattr(nn.functional, act)(lin(x)), fl.randn(3, 5, 20, dtype=dtype))
+    (group,) = plan_of(graph).fusion.groups
+    assert group.replacement[0] == "_addmm_activation" and len(group.calls) == 3
+    assert got.shape == want.shape == (3, 5, 30) and got.stride() == want.stride()
+    assert np.array_equal(bits(got), bits(want))
+
+
+def test_no_3d_epilogue_where_the_viewed_gemm_result_is_handed_back():
+    lin = nn.Linear(8, 6)
+
+    def fn(x):
+        y = lin(x)
+        return y, nn.functional.relu(y)
+    graph, got, want = _inference(fn, fl.randn(2, 4, 8))
+    assert not any(g.replacement for g in plan_of(graph).fusion.groups)
+    assert all(np.array_equal(bits(a), bits(b)) for a, b in zip(got, want))
 
 
 def test_no_epilogue_where_backward_reads_the_pre_activation():

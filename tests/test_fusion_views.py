@@ -212,8 +212,10 @@ def test_column_sums_end_their_group():
 
 
 def test_bias_gradients_of_a_training_step_equal_eager(monkeypatch):
-    # linear layers on (batch, seq, features): their bias gradients are column sums of the chain rule's products
-    # (the `grad * 1` in front of each sum is what fuses with it here; the graph passes would drop it)
+    # linear layers on a non-contiguous (batch, seq, features) input (a contiguous one runs as addmm on the 2-D view,
+    # whose bias gradient is a sum over rows of the 2-D gradient): matmul and add, whose bias gradient is a column
+    # sum of the chain rule's products (the `grad * 1` in front of each sum is what fuses with it here; the graph
+    # passes would drop it)
     from flowlike.graph import passes
     monkeypatch.setattr(passes.config, "enabled", False)
     models = []
@@ -229,7 +231,7 @@ def test_bias_gradients_of_a_training_step_equal_eager(monkeypatch):
             self.add_optimizer(opts[1])
 
         def build(self, x):
-            loss = (self.m(x) * 1.5).square().mean()
+            loss = (self.m(x.transpose(0, 1)) * 1.5).square().mean()
             loss.backward()
             opts[1].step()
             opts[1].zero_grad()
@@ -238,8 +240,8 @@ def test_bias_gradients_of_a_training_step_equal_eager(monkeypatch):
     step = Step()
     g = fl.Generator().manual_seed(2)
     for _ in range(3):
-        x = fl.randn(4, 33, 16, generator=g)
-        want = (models[0](x) * 1.5).square().mean()
+        x = fl.randn(33, 4, 16, generator=g)
+        want = (models[0](x.transpose(0, 1)) * 1.5).square().mean()
         want.backward()
         opts[0].step()
         opts[0].zero_grad()

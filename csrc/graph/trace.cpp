@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../ops/tensor_ops.h"
+#include "../ops/views.h"
 
 namespace fl::graph {
 namespace {
@@ -289,6 +290,9 @@ void Program::run_group(const FusedGroup& g, std::vector<Tensor>& values, Stack&
   }
   if (g.replacement) {
     run_call(*g.replacement, values, out);
+    // a replacement for `addmm -> view -> activation` makes the GEMM's 2-D result: the view it skipped
+    for (int64_t id : g.outputs)
+      if (values[id]->sizes != value_meta[id].sizes) values[id] = ops::view(values[id], value_meta[id].sizes);
     return;
   }
   std::vector<char*> data;

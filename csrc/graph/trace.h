@@ -51,7 +51,8 @@ struct ValueMeta {
 // position, so results never depend on whether the kernel ran. Outputs are allocated with the capture's strides,
 // so later views see the layout eager made.
 // A group may instead run one op that computes what its members compute (a GEMM or convolution with its
-// activation as the epilogue): `replacement`, whose results are the group's outputs.
+// activation as the epilogue): `replacement`, whose results are the group's outputs (viewed with their captured
+// sizes where the group also replaced a view between the op and the activation).
 using FusedKernel = void (*)(char** data);  // data: the outputs' then the inputs' data pointers
 struct Call;
 struct FusedGroup {

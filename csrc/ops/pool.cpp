@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "conv_kernels.h"
+#include "softmax.h"  // FL_NN_CLONES
 
 namespace fl {
 namespace {
@@ -19,6 +20,7 @@ using conv::kD;
 
 struct DimWindows {
   int64_t in = 1, out = 1, step = 1;
+  int64_t kernel = 1, stride = 1, pad = 0;  // fixed windows (a dim not pooled: 1, 1, 0; adaptive windows: kernel 0)
   IntList first{0}, count{1}, padded{1};  // per output index
 };
 
@@ -110,6 +112,9 @@ PoolPlan fixed_plan(const char* op, const Tensor& input, const IntList& kernel, 
     DimWindows& w = p.w[kD - nd + i];
     const int64_t k = kernel[i], dl = dilation[i];
     w.step = dl;
+    w.kernel = k;
+    w.stride = stride[i];
+    w.pad = padding[i];
     w.first.resize(w.out);
     w.count.resize(w.out);
     w.padded.resize(w.out);
@@ -141,6 +146,7 @@ PoolPlan adaptive_plan(const char* op, const Tensor& input, const IntList& outpu
   for (size_t i = 0; i < nd; ++i) {
     DimWindows& w = p.w[kD - nd + i];
     w.out = output_size[i];
+    w.kernel = 0;
     w.first.resize(w.out);
     w.count.resize(w.out);
     w.padded.resize(w.out);
@@ -180,30 +186,127 @@ bool is_nan(T v) {
   else return false;
 }
 
-template <typename T>
-void max_kernel(const PoolPlan& p, const T* x, T* y, int64_t* idx) {
+constexpr int64_t kMaxBlock = 16;  // outputs max_whole computes at once
+
+// The outputs whose windows lie whole inside the input (not meeting the padding or the ceil-mode edge; none for
+// adaptive windows), as their index and the offset of their first tap in a plane, and the offsets of the taps from
+// it (d, then h, then w, the order max_one takes them in). max_kernel runs these in vectorized blocks: first
+// `strided` outputs in blocks of kMaxBlock consecutive outputs of one row, then the rest (short rows, row ends).
+struct WholeWindows {
+  IntList out, base, taps;
+  int64_t strided = 0;
+  std::vector<char> covered;  // per output of a plane
+};
+
+WholeWindows whole_windows(const PoolPlan& p) {
   const DimWindows &a = p.w[0], &b = p.w[1], &c = p.w[2];
   const int64_t H = b.in, W = c.in;
+  auto whole = [](const DimWindows& w, int64_t o) {
+    return w.kernel > 0 && w.count[o] == w.kernel && w.first[o] == o * w.stride - w.pad;
+  };
+  WholeWindows r;
+  r.covered.assign(p.out_plane(), 0);
+  IntList rest_out, rest_base;
+  for (int64_t od = 0; od < a.out; ++od)
+    for (int64_t oh = 0; oh < b.out; ++oh) {
+      if (!whole(a, od) || !whole(b, oh)) continue;
+      IntList row;  // the row's outputs with whole windows (consecutive)
+      for (int64_t ow = 0; ow < c.out; ++ow)
+        if (whole(c, ow)) row.push_back(ow);
+      const size_t blocked = row.size() / kMaxBlock * kMaxBlock;
+      for (size_t i = 0; i < row.size(); ++i) {
+        const int64_t o = (od * b.out + oh) * c.out + row[i];
+        const int64_t at = (a.first[od] * H + b.first[oh]) * W + c.first[row[i]];
+        (i < blocked ? r.out : rest_out).push_back(o);
+        (i < blocked ? r.base : rest_base).push_back(at);
+        r.covered[o] = 1;
+      }
+    }
+  r.strided = static_cast<int64_t>(r.out.size());
+  r.out.insert(r.out.end(), rest_out.begin(), rest_out.end());
+  r.base.insert(r.base.end(), rest_base.begin(), rest_base.end());
+  for (int64_t i = 0; i < a.kernel; ++i)
+    for (int64_t j = 0; j < b.kernel; ++j)
+      for (int64_t k = 0; k < c.kernel; ++k) r.taps.push_back((i * a.step * H + j * b.step) * W + k * c.step);
+  return r;
+}
+
+// One output over its window, the first maximum's index kept as PyTorch does, and a NaN taken whenever it comes
+// (so the last NaN wins).
+template <typename T>
+void max_one(const PoolPlan& p, const T* xp, int64_t od, int64_t oh, int64_t ow, T* y, int64_t* idx) {
+  const DimWindows &a = p.w[0], &b = p.w[1], &c = p.w[2];
+  const int64_t H = b.in, W = c.in;
+  T best =
+      std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  int64_t bi = (a.first[od] * H + b.first[oh]) * W + c.first[ow];
+  for (int64_t i = 0, id = a.first[od]; i < a.count[od]; ++i, id += a.step)
+    for (int64_t j = 0, ih = b.first[oh]; j < b.count[oh]; ++j, ih += b.step)
+      for (int64_t k = 0, iw = c.first[ow]; k < c.count[ow]; ++k, iw += c.step) {
+        const int64_t at = (id * H + ih) * W + iw;
+        const T v = xp[at];
+        if (v > best || is_nan(v)) {
+          best = v;
+          bi = at;
+        }
+      }
+  *y = best;
+  *idx = bi;
+}
+
+// The whole windows of one plane, as max_one computes them (the same taps in the same order), but each tap
+// applied to a block of outputs at once, so the compiler vectorizes over the outputs. The strided blocks read each
+// tap with strided loads (S: the w stride when it is a compiled-in case, 1 or 2, else 0), the others gather.
+template <typename T, int64_t S>
+FL_NN_CLONES void max_whole(const WholeWindows& ww, int64_t stride, const T* xp, T* y, int64_t* idx) {
+  constexpr int64_t kBlock = kMaxBlock;
+  const int64_t n = static_cast<int64_t>(ww.out.size()), ntaps = static_cast<int64_t>(ww.taps.size());
+  const int64_t s = S ? S : stride;
+  for (int64_t o = 0; o < n; o += kBlock) {
+    const int64_t m = std::min(kBlock, n - o);
+    T best[kBlock];
+    int64_t base[kBlock], bi[kBlock];
+    for (int64_t v = 0; v < kBlock; ++v) {
+      best[v] = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                     : std::numeric_limits<T>::lowest();
+      base[v] = bi[v] = v < m ? ww.base[o + v] : 0;  // lanes past m read the plane's start and are never stored
+    }
+    const bool strided = o < ww.strided;
+    T tap[kBlock];
+    for (int64_t t = 0; t < ntaps; ++t) {
+      const int64_t off = ww.taps[t];
+      // the tap's values are loaded first, so the compare-and-select below is one branch-free vector loop
+      if (strided)
+        for (int64_t v = 0; v < kBlock; ++v) tap[v] = xp[base[0] + off + v * s];
+      else
+        for (int64_t v = 0; v < kBlock; ++v) tap[v] = xp[base[v] + off];
+#pragma GCC unroll 1  // kept a loop: unrolled into 16 scalar compares GCC would not vectorize it
+      for (int64_t v = 0; v < kBlock; ++v) {
+        const T x = tap[v];
+        const bool take = (x > best[v]) | is_nan(x);
+        best[v] = take ? x : best[v];
+        bi[v] = take ? base[v] + off : bi[v];
+      }
+    }
+    for (int64_t v = 0; v < m; ++v) {
+      y[ww.out[o + v]] = best[v];
+      idx[ww.out[o + v]] = bi[v];
+    }
+  }
+}
+
+template <typename T>
+void max_kernel(const PoolPlan& p, const T* x, T* y, int64_t* idx) {
+  const WholeWindows ww = whole_windows(p);
+  const int64_t stride = p.w[2].stride;
+  auto whole = stride == 1 ? max_whole<T, 1> : stride == 2 ? max_whole<T, 2> : max_whole<T, 0>;
   parallel_planes(p, [&](int64_t pl) {
     const T* xp = x + pl * p.in_plane();
     T* yp = y + pl * p.out_plane();
     int64_t* ip = idx + pl * p.out_plane();
+    whole(ww, stride, xp, yp, ip);
     for_outputs(p, [&](int64_t o, int64_t od, int64_t oh, int64_t ow) {
-      T best =
-          std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-      int64_t bi = (a.first[od] * H + b.first[oh]) * W + c.first[ow];
-      for (int64_t i = 0, id = a.first[od]; i < a.count[od]; ++i, id += a.step)
-        for (int64_t j = 0, ih = b.first[oh]; j < b.count[oh]; ++j, ih += b.step)
-          for (int64_t k = 0, iw = c.first[ow]; k < c.count[ow]; ++k, iw += c.step) {
-            const int64_t at = (id * H + ih) * W + iw;
-            const T v = xp[at];
-            if (v > best || is_nan(v)) {  // NaN wins (the last one), as in PyTorch
-              best = v;
-              bi = at;
-            }
-          }
-      yp[o] = best;
-      ip[o] = bi;
+      if (!ww.covered[o]) max_one(p, xp, od, oh, ow, yp + o, ip + o);
     });
   });
 }
