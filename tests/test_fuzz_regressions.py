@@ -280,3 +280,21 @@ def test_softmax_of_an_empty_tensor_with_huge_dims_returns_at_once(softmax):
     # (2**62, 0): the kernel visited each of the 2**62 empty rows (a hang)
     r = softmax(fl.empty(1, 0).expand(2 ** 62, 0))
     assert tuple(r.shape) == (2 ** 62, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.chunk(2 ** 31), lambda x: fl.chunk(x, 2 ** 62, 0), lambda x: x.split(2 ** 31),
+    lambda x: x.unbind(), lambda x: fl.tensor_split(x, 2 ** 40), lambda x: fl.chunk(x[:0], 2 ** 40),
+])
+def test_splitting_into_more_views_than_memory_holds_raises_at_once(call):
+    # chunk of (2**62, 0) into 2**31 built 2**31 views one by one (a hang); torch's vector of 2**31 tensors fails
+    # to allocate (RuntimeError: std::bad_alloc) or runs the machine out of memory
+    with pytest.raises(RuntimeError, match="do not fit in memory"):
+        call(fl.empty(1, 0).expand(2 ** 62, 0))
+
+
+def test_splitting_into_many_empty_views_still_works():
+    x = fl.empty(1, 0).expand(2 ** 62, 0)
+    parts = x.chunk(4)
+    assert [tuple(p.shape) for p in parts] == [(2 ** 60, 0)] * 4
+    assert len(fl.chunk(x[:0], 1000)) == 1000 and len(x[:1000].unbind()) == 1000
