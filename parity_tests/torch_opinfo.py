@@ -21,8 +21,6 @@ from helpers import resolve
 # error-input check, "samples:" entries only the sample check, "complex:" entries only the complex samples of a
 # linear-algebra entry; a bare id skips all.
 COMPLEX = "complex32 (chalf) is not a flowlike dtype"
-PG_ACCURACY = ("float32 sample 0 (n = 1 at x = -7.95, near a pole): torch's float32 polygamma is 2e-5 off the float64 "
-               "value, flowlike's 2e-8 (it computes in double): flowlike keeps the accurate value")
 KNOWN_FAILURES = {
     "samples:nn.functional.embedding": "sparse=True (sparse gradients) is not supported by flowlike",
     "samples:nn.functional.embedding_bag": "sparse=True (sparse gradients) is not supported by flowlike",
@@ -33,18 +31,11 @@ KNOWN_FAILURES = {
                                   "(FunctionsManual.cpp) copies grad at the scattered positions and zeros the rest, "
                                   "the complement of the derivative; flowlike gives the derivative (grad with the "
                                   "scattered positions zeroed)",
-    "samples:polygamma.polygamma_n_0": PG_ACCURACY,
-    "samples:polygamma.polygamma_n_1": PG_ACCURACY,
-    "samples:polygamma.polygamma_n_2": PG_ACCURACY,
-    "samples:polygamma.polygamma_n_3": PG_ACCURACY,
-    "samples:polygamma.polygamma_n_4": PG_ACCURACY,
-    "samples:special.polygamma.special_polygamma_n_0": PG_ACCURACY,
     "samples:special.bessel_j0": "torch's float64 bessel_j0 is up to 3.8e-7 off (near |x| = 5, measured against mpmath "
                                  "at 30 digits over [-30, 30]), flowlike's 3e-16: flowlike keeps the accurate value",
     "samples:special.bessel_y1": "torch's float64 bessel_y1 is up to 8.7e-7 off (near x = 5, against mpmath), "
                                  "flowlike's 1.4e-14: flowlike keeps the accurate value",
     "samples:chalf": COMPLEX,
-    # complex64/complex128 samples of the linear-algebra entries (test_complex_linalg_samples)
 }
 
 # OpInfos whose name resolves in flowlike but that call what flowlike does not provide (not counted as runnable)
