@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, float_outputs, leaf, run_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, float_outputs, leaf, outcome_type, run_both  # noqa: E402
 
 CASES = {
     "pointwise_chain": lambda m, x: (x * 2 + 1).exp().sin() / (x.abs() + 1),
@@ -622,6 +622,20 @@ def test_backward_inputs_runs_only_the_nodes_leading_to_them(inputs):
         assert (got[1][k] is None) == (want[1][k] is None), k
         if want[1][k] is not None:
             np.testing.assert_allclose(got[1][k], want[1][k])
+
+
+@pytest.mark.parametrize("op", ["gammainc", "gammaincc"])
+def test_grad_computes_only_the_requested_outputs_of_a_node(op):
+    """A node on the path computes only the gradients that lead to the inputs (torch's should_compute_output): igamma
+    has no derivative for its first argument, so the gradient for the second alone works while both require grad."""
+    def body(m):
+        a = m.tensor([1.5, 2.0, 0.7], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5, 3.0, 1.1], dtype=m.float64, requires_grad=True)
+        y = getattr(m.special, op)(a, b)
+        return m.autograd.grad(y.sum(), b, retain_graph=True)[0].numpy(), outcome_type(lambda: m.autograd.grad(y.sum(), a))
+    want, got = run_both(body)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1] is want[1] is NotImplementedError
 
 
 def test_grad_stops_at_a_non_leaf_input():

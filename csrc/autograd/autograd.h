@@ -201,6 +201,12 @@ struct SavedBackward : Node {
 Tensor record_saved(const char* name, const Tensor& result, std::vector<Edge> edges, const TensorList& inputs,
                     bool save_result, std::function<TensorList(const Tensor&, const TensorList&)> fn);
 
+// Whether the node the engine is running needs to compute the gradient for its next edge i (torch's
+// task_should_compute_output): false for an edge with no node, and for one that does not lead to the inputs of
+// autograd.grad / backward(inputs=) (Note [Only the needed nodes run]). Only for a node's apply, which only the
+// engine calls.
+bool should_compute_output(size_t i);
+
 // Runs backward from `outputs` with `grad_outputs`. With `inputs` empty, gradients accumulate
 // into leaves' .grad; otherwise the gradients of `inputs` are returned (autograd.grad) and no
 // .grad is touched. `accumulate_into_inputs` (backward(inputs=...)) accumulates only into those.

@@ -100,7 +100,27 @@ class NeededNodes {
   std::unordered_set<Node*> targets_;
   std::unordered_map<Node*, bool> runs_;
 };
+// The node the engine runs on this thread, with its run's needed nodes (for should_compute_output); a backward
+// run inside a node's apply (a Python Function's backward calling autograd.grad) saves and restores it.
+struct Running {
+  Node* node = nullptr;
+  const NeededNodes* needed = nullptr;
+};
+thread_local Running t_running;
+
+struct RunningGuard {
+  Running saved = t_running;
+  RunningGuard(Node* node, const NeededNodes* needed) { t_running = {node, needed}; }
+  ~RunningGuard() { t_running = saved; }
+};
 }  // namespace
+
+bool should_compute_output(size_t i) {
+  const Running& r = t_running;
+  FL_CHECK(r.node, Error, "should_compute_output: no backward node is running on this thread");
+  if (i >= r.node->next_edges.size() || !r.node->next_edges[i].valid()) return false;
+  return r.needed->reached(r.node->next_edges[i].fn.get());
+}
 
 Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
   if (anomaly_enabled() && anomaly_capture_trace()) forward_trace = anomaly_capture_trace()();
@@ -340,7 +360,11 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
       AutogradMeta& m = t->meta();
       m.grad = m.grad ? add_grads(m.grad, grads[k]) : clone(grads[k]);
     }
-    TensorList out = node->apply(std::move(grads));
+    TensorList out;
+    {
+      RunningGuard running(node, &needed);
+      out = node->apply(std::move(grads));
+    }
     if (!keep_graph) node->release_saved();
     if (anomaly_enabled()) check_no_nan(node, out);
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
