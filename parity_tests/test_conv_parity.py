@@ -181,11 +181,12 @@ def test_complex_conv_double_backward():
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "circular"])
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_complex_conv_module(dtype):
+def test_complex_conv_module(dtype, padding_mode):
     """nn.Conv2d(dtype=complex): forward, and the gradients of its complex weight and bias."""
-    t_mod = torch.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), dtype=getattr(torch, dtype))
-    f_mod = fl.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), dtype=getattr(fl, dtype))
+    t_mod = torch.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), padding_mode=padding_mode, dtype=getattr(torch, dtype))
+    f_mod = fl.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), padding_mode=padding_mode, dtype=getattr(fl, dtype))
     assert f_mod.weight.dtype == getattr(fl, dtype)
     copy_state(t_mod, f_mod)
     x = carr(2, 3, 6, 6)
