@@ -298,3 +298,12 @@ def test_splitting_into_many_empty_views_still_works():
     parts = x.chunk(4)
     assert [tuple(p.shape) for p in parts] == [(2 ** 60, 0)] * 4
     assert len(fl.chunk(x[:0], 1000)) == 1000 and len(x[:1000].unbind()) == 1000
+
+
+@pytest.mark.parametrize("args", [(2 ** 64, 2 ** 64), (2 ** 63,), (0, 2 ** 63, 2 ** 62), (-2 ** 64, 0), (0.5, 2 ** 63)])
+def test_arange_past_int64_raises(args):
+    # numpy wrapped the values silently (arange(2**63) was empty, arange(0, 2**63, 2**62) two values); 2**64 raised
+    # OverflowError from numpy. torch: RuntimeError, but OverflowError for ints past [-2**63, 2**64), which its
+    # argument parser refuses; flowlike's number arguments raise RuntimeError there, as fl.full and fl.add do
+    with pytest.raises(RuntimeError):
+        fl.arange(*args)
