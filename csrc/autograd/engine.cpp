@@ -100,6 +100,7 @@ class NeededNodes {
   std::unordered_set<Node*> targets_;
   std::unordered_map<Node*, bool> runs_;
 };
+
 // The node the engine runs on this thread, with its run's needed nodes (for should_compute_output); a backward
 // run inside a node's apply (a Python Function's backward calling autograd.grad) saves and restores it.
 struct Running {
