@@ -307,3 +307,10 @@ def test_arange_past_int64_raises(args):
     # argument parser refuses; flowlike's number arguments raise RuntimeError there, as fl.full and fl.add do
     with pytest.raises(RuntimeError):
         fl.arange(*args)
+
+
+def test_layer_norm_with_a_huge_tensor_for_normalized_shape_raises_at_once():
+    # (2**31 + 1,) stride-0 view as normalized_shape: flowlike iterated its elements (a hang); torch's TypeError
+    x = fl.zeros(1, 1, dtype=fl.int64).expand(2, 2 ** 30 + 1)
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        fl.nn.functional.layer_norm(x, x.reshape(-1)[1:])
