@@ -314,3 +314,23 @@ def test_layer_norm_with_a_huge_tensor_for_normalized_shape_raises_at_once():
     x = fl.zeros(1, 1, dtype=fl.int64).expand(2, 2 ** 30 + 1)
     with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
         fl.nn.functional.layer_norm(x, x.reshape(-1)[1:])
+
+
+def test_destroying_a_deep_graph_with_memory_exhausted_does_not_crash():
+    # a 100,000-step polynomial recurrence on inputs requiring grad ran out of memory; unwinding destroyed its graph
+    # while no memory was left: the destructor's queue could not grow and fell back to recursion (SIGSEGV)
+    import subprocess
+    import sys
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "import flowlike as fl\n"
+        "from fuzz_cases import run_case\n"
+        "fl.set_num_threads(1)\n"
+        "spec = ('tensor', (257, 33), 'bfloat16', 'offset', True, 2, True)\n"
+        "status, _ = run_case(fl, {'target': 'fl.special.shifted_chebyshev_polynomial_t', 'args': [spec, spec]})\n"
+        "print(status)\n")
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz")
+    r = subprocess.run([sys.executable, "-c", code], cwd=fuzz_dir, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=fuzz_dir))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] in ("ok", "raised")
