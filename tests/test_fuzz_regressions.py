@@ -334,3 +334,16 @@ def test_destroying_a_deep_graph_with_memory_exhausted_does_not_crash():
                        env=dict(os.environ, PYTHONPATH=fuzz_dir))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-1] in ("ok", "raised")
+
+
+@pytest.mark.parametrize("call,error", [
+    # a kernel of 2**63 - 1 taps: the pooling loops ran for ever; torch's kernels take int sizes (RuntimeError)
+    (lambda x: fl.nn.functional.lp_pool2d(x, 1.0, 2 ** 63 - 1), RuntimeError),
+    (lambda x: fl.nn.functional.avg_pool2d(x, 2 ** 40), RuntimeError),
+    (lambda x: fl.nn.functional.max_pool2d(x, 2, padding=2 ** 40), RuntimeError),
+    # a 2**31-element tensor as stride was iterated (a hang); torch's parser takes only a one-element one
+    (lambda x: fl.nn.functional.max_pool2d_with_indices(x, 2, fl.zeros(1).expand(2 ** 31)), TypeError),
+])
+def test_pooling_arguments_past_int32_raise_at_once(call, error):
+    with pytest.raises(error):
+        call(fl.zeros(1, 1, 1, 1, dtype=fl.uint8).expand(3, 3, 3, 3).float())

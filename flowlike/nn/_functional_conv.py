@@ -38,11 +38,23 @@ def _int(v, arg):
 
 def _tuple(value, n, arg):
     """An int (or a 1-element sequence) repeated n times; other sequences as a list (the op checks the length).
-    TypeError, as PyTorch's argument parser, for anything that is not ints."""
-    if isinstance(value, (tuple, list)) or (isinstance(value, Tensor) and value.dim() == 1):
+    TypeError, as PyTorch's argument parser, for anything that is not ints (a tensor counts as an int only with one
+    element: iterating a huge one would run for ever)."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise TypeError(f"argument '{arg}' must be tuple of ints, not Tensor")
+    if isinstance(value, (tuple, list)):
         value = [_int(v, arg) for v in value]
         return value * n if len(value) == 1 else value
     return [_int(value, arg)] * n
+
+
+def _int32(*lists):
+    """torch's pooling kernels take kernel sizes, strides, paddings and dilations as int (safe_downcast): its
+    RuntimeError past int32 (the kernels here looped over a kernel of 2^63 taps: a hang)."""
+    for values in lists:
+        if any(not -(1 << 31) <= v < (1 << 31) for v in values):
+            raise RuntimeError("value cannot be converted to type int without overflow")
+    return lists
 
 
 # ---- convolution -------------------------------------------------------------------------------------
@@ -166,8 +178,9 @@ def _stride(stride, nd):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
-    return _C._max_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
-                        _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"), builtins.bool(ceil_mode))
+    kernel, stride, padding, dilation = _int32(_tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                                               _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"))
+    return _C._max_pool(input, kernel, stride, padding, dilation, builtins.bool(ceil_mode))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -210,8 +223,9 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     divisor = 0 if divisor_override is None else _int(divisor_override, "divisor_override")
     if divisor_override is not None and divisor == 0:
         raise RuntimeError("divisor must be not zero")
-    return _C._avg_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
-                        _tuple(padding, nd, "padding"), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+    kernel, stride, padding = _int32(_tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                                     _tuple(padding, nd, "padding"))
+    return _C._avg_pool(input, kernel, stride, padding, builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor)
 
 
@@ -297,7 +311,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     # PyTorch's formula: (sum over the window of x^p)^(1/p), via the average times the window size.
-    kernel = _tuple(kernel_size, nd, "kernel_size")
+    kernel, = _int32(_tuple(kernel_size, nd, "kernel_size"))
     out = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
     size = 1
     for k in kernel:
