@@ -14,14 +14,14 @@ from .._tensor import int_list_arg
 __all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm", "normalize"]
 
 
-def _shape(normalized_shape, op):
-    """normalized_shape (an int or a sequence of ints) as a list of ints; a tensor is refused as torch's parser does
-    (iterating a huge one would run for ever)."""
-    if isinstance(normalized_shape, _fl.Tensor):
+def _shape(normalized_shape, op=None):
+    """normalized_shape (an int or a sequence of ints) as a list of ints. For the function `op` a tensor is refused as
+    torch's parser does (iterating a huge one would run for ever); the modules take one, as torch's."""
+    if op is not None and isinstance(normalized_shape, _fl.Tensor):
         raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, not Tensor")
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = [normalized_shape]
-    return int_list_arg(normalized_shape, op, "normalized_shape")
+    return int_list_arg(normalized_shape, op or "layer_norm", "normalized_shape")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
