@@ -260,6 +260,12 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     if dtype is None:
         is_float = any(isinstance(v, (builtins.float, np.floating)) for v in (start, end, step))
         dtype = D.get_default_dtype() if is_float else D.int64
+    # (numpy would wrap these silently: arange(2**63) was empty)
+    if not dtype.is_floating_point and any(isinstance(v, builtins.int) and not -(1 << 63) <= v < (1 << 63)
+                                           for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if n >= 1 << 63:
+        raise RuntimeError(f"arange: {n} elements, more than a tensor can hold (int64 sizes)")
     if dtype.is_floating_point:
         vals = start + np.arange(n, dtype=np.float64) * step
     else:

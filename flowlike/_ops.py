@@ -290,6 +290,22 @@ def _ldexp_exact(x, e):
     return x * _C.exp2(half).to(x.dtype) * _C.exp2(e - half).to(x.dtype)
 
 
+def _trigamma(x):
+    """torch's calc_trigamma step for step, in x's dtype: below 1/2 the reflection pi^2 / sin^2(pi x) - trigamma(1 - x),
+    then six terms of the recurrence and the asymptotic series. (Near a pole float32's sin(pi x) keeps few digits:
+    these are torch's float32 values there.)"""
+    low = x < 0.5
+    s = _C.sin(x * _math.pi)
+    result = _C.where(low, -(_math.pi * _math.pi) / (s * s), 0.0)
+    y = _C.where(low, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (y * y)
+        y = y + 1
+    ixx = 1 / (y * y)
+    result = result + (1 + 1 / (2 * y) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / y
+    return _C.where(low, -result, result)
+
+
 def polygamma(n, input, *, out=None):
     """The n-th derivative of the digamma function: (-1)^(n+1) n! zeta(n+1, input) for n >= 1."""
     if not isinstance(n, _b.int) or isinstance(n, _b.bool) or n < 0:
@@ -297,6 +313,8 @@ def polygamma(n, input, *, out=None):
     if n == 0:
         return _C.digamma(input, out=out)
     x = _float(input)
+    if n == 1:
+        return write_out(out, _trigamma(x), "polygamma")
     result = _C.special_zeta(_wrap(_b.float(n + 1)), x)
     # n! past 170 is beyond float64 (and math.factorial of a huge n runs for ever): inf, as torch's gamma
     factorial = _b.float(_math.factorial(n)) if n <= 170 else _math.inf

@@ -673,8 +673,8 @@ Tensor.storage = _storage
 # The C++ type names in torch's set_ dtype-mismatch message.
 _CPP_TYPE_NAMES = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
                    D.int32: "int", D.int64: "long int", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16",
-                   D.float32: "float", D.float64: "double",
-                   **{d: f"c10::{D.c10_name(d)}" for d in D.FLOAT8_DTYPES}}
+                   D.float32: "float", D.float64: "double", D.complex64: "c10::complex<float>",
+                   D.complex128: "c10::complex<double>", **{d: f"c10::{D.c10_name(d)}" for d in D.FLOAT8_DTYPES}}
 
 
 def _set_(self, source=None, storage_offset=None, size=None, stride=None):

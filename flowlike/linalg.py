@@ -199,6 +199,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         sol = _matmul(pinv(A2), Bm)
         if res.numel():
             res = (_matmul(A2, sol) - Bm).abs().pow(2).sum(-2)
+        else:  # (torch's residuals are a differentiable output even when empty)
+            res = sol.abs().flatten()[:0].reshape(res.shape)
     if vector:
         sol = sol.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)

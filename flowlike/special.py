@@ -168,7 +168,17 @@ for _kind, _first in _CHEBYSHEV_FIRST.items():
 hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2 * x,
                                    lambda k, x, cur, prev: 2 * x * cur - 2 * k * prev,
                                    "The physicists' Hermite polynomial H_n(x).")
-hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x, lambda k, x, cur, prev: x * cur - k * prev,
+
+
+def _hermite_he_step(k, x, cur, prev):
+    # torch's CPU kernel contracts x * cur - k * prev into one FMA (k * prev rounded first): in float32 the exact
+    # product in float64 and one subtraction there give its values (the float32 sums differ by up to 2 otherwise)
+    if x.dtype == _C.float32:
+        return (x.double() * cur - k * prev).float()
+    return x * cur - k * prev
+
+
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x, _hermite_he_step,
                                     "The probabilists' Hermite polynomial He_n(x).")
 laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1 - x,
                                     lambda k, x, cur, prev: ((2 * k + 1 - x) * cur - k * prev) / (k + 1),

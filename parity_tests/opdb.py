@@ -297,6 +297,8 @@ API_COVERAGE = [
            _pair((3, 4), (4,)), grad_inputs=(1,)),
     OpInfo("special.polygamma", "special", lambda m, x: m.special.polygamma(2, x.abs() + 0.5), _one(X3)),
     OpInfo("polygamma", "special", lambda m, x: m.polygamma(1, x), _one(X3, "positive"), variant="trigamma"),
+    # negatives and the poles' neighbourhoods: torch's reflection, whose float32 sin(pi x) keeps few digits there
+    OpInfo("polygamma", "special", lambda m, x: m.polygamma(1, x * 8), _one(X3), variant="trigamma_negative"),
     OpInfo("polygamma", "special", lambda m, x: m.polygamma(0, x), _one(X3, "positive"), variant="digamma"),
     OpInfo("Tensor.polygamma", "special", lambda m, x: x.polygamma(3), _one(X3, "positive")),
     OpInfo("digamma", "special", lambda m, x: m.digamma(x), _one(X3, "positive"), variant="grad"),

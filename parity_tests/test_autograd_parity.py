@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, float_outputs, leaf, run_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, float_outputs, leaf, outcome_type, run_both  # noqa: E402
 
 CASES = {
     "pointwise_chain": lambda m, x: (x * 2 + 1).exp().sin() / (x.abs() + 1),
@@ -550,16 +550,114 @@ def test_grid_sample_third_derivatives_match_torch(mode, nd, padding, align):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
 
 
-def test_grid_sample_fourth_derivative_raises():
-    # torch computes it; flowlike's third derivative is not differentiable yet (flowlike/nn/_grid_sample.py)
-    x = fl.randn(1, 1, 3, 3, dtype=fl.float64, requires_grad=True)
-    grid = (fl.rand(1, 2, 2, 2, dtype=fl.float64) * 2 - 1).requires_grad_()
-    gx, gg = fl.autograd.grad(fl.nn.functional.grid_sample(x, grid, align_corners=False).sum(), (x, grid),
-                              create_graph=True)
-    second = fl.autograd.grad((gg * gg).sum(), grid, create_graph=True)[0]
-    third = fl.autograd.grad((second * second).sum(), grid, create_graph=True)[0]
-    with pytest.raises(RuntimeError, match="fourth derivative"):
-        fl.autograd.grad((third * third).sum(), grid)
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("mode,nd,padding", [("bilinear", 2, "zeros"), ("bilinear", 3, "reflection"),
+                                            ("bicubic", 2, "border")])
+def test_grid_sample_fourth_and_fifth_derivatives_match_torch(mode, nd, padding, create_graph):
+    """Each order differentiates the previous grid gradient again (gg_grid depends on grid: the composite's
+    derivatives must be partial ones), up to the fifth in a graph (the /50 keeps each order's values near 1, where
+    the comparison is well conditioned)."""
+    rng = np.random.default_rng(2)
+    arrays = (rng.standard_normal((1, 2) + (3,) * nd), rng.uniform(-1.2, 1.2, (1,) + (2,) * nd + (nd,)))
+
+    def body(m):
+        x, grid = (m.tensor(a, requires_grad=True) for a in arrays)
+        y = m.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=False)
+        d = m.autograd.grad((y * y).sum(), grid, create_graph=True)[0]
+        out = []
+        for _ in range(4 if create_graph else 3):
+            d, dx = m.autograd.grad((d / 50).sin().sum(), (grid, x), create_graph=True, allow_unused=True,
+                                    materialize_grads=True)
+            out += [d, dx]
+        out += m.autograd.grad((d * d).sum(), (grid, x), create_graph=create_graph, allow_unused=True,
+                               materialize_grads=True)
+        return [g.detach().numpy() for g in out]
+    results = run_both(body)
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-14)
+
+
+def _hooked_graph(m, log):
+    """Two leaves x, y feeding a shared loss through separate branches, each tensor with a hook that logs."""
+    x = m.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = m.tensor([0.5, 4.0, -1.0], requires_grad=True)
+    a, b = x * 2, y.exp()
+    for name, t in (("x", x), ("y", y), ("a", a), ("b", b)):
+        t.register_hook(lambda g, name=name: log.append(name))
+    return x, y, a, b, (a * b).sum() + a.sin().sum()
+
+
+@pytest.mark.parametrize("wrt", ["x", "y", "a", "b", "xy", "ab", "ax"])
+def test_grad_runs_only_the_nodes_leading_to_the_inputs(wrt):
+    """autograd.grad on part of a graph: only the hooks (and backward nodes) on a path to the inputs run, the
+    inputs' own hooks included, and no .grad is touched; as torch's exec_info."""
+    def body(m):
+        log = []
+        x, y, a, b, loss = _hooked_graph(m, log)
+        named = dict(x=x, y=y, a=a, b=b)
+        grads = m.autograd.grad(loss, [named[k] for k in wrt])
+        return sorted(log), [g.numpy() for g in grads], x.grad is None and y.grad is None
+    want, got = run_both(body)
+    assert got[0] == want[0]
+    assert got[2] and want[2]
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w)
+
+
+@pytest.mark.parametrize("inputs", ["x", "y", "a", "xb"])
+def test_backward_inputs_runs_only_the_nodes_leading_to_them(inputs):
+    """backward(inputs=...) accumulates only into those (a non-leaf input gets its .grad) and runs only the hooks
+    on a path to them, as torch."""
+    def body(m):
+        log = []
+        x, y, a, b, loss = _hooked_graph(m, log)
+        named = dict(x=x, y=y, a=a, b=b)
+        loss.backward(inputs=[named[k] for k in inputs])
+        wanted = {k: t for k, t in named.items() if t.is_leaf or k in inputs}  # (.grad of other non-leaves warns)
+        return sorted(log), {k: None if t.grad is None else t.grad.numpy() for k, t in wanted.items()}
+    want, got = run_both(body)
+    assert got[0] == want[0]
+    assert got[1].keys() == want[1].keys()
+    for k in want[1]:
+        assert (got[1][k] is None) == (want[1][k] is None), k
+        if want[1][k] is not None:
+            np.testing.assert_allclose(got[1][k], want[1][k])
+
+
+@pytest.mark.parametrize("op", ["gammainc", "gammaincc"])
+def test_grad_computes_only_the_requested_outputs_of_a_node(op):
+    """A node on the path computes only the gradients that lead to the inputs (torch's should_compute_output): igamma
+    has no derivative for its first argument, so the gradient for the second alone works while both require grad."""
+    def body(m):
+        a = m.tensor([1.5, 2.0, 0.7], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5, 3.0, 1.1], dtype=m.float64, requires_grad=True)
+        y = getattr(m.special, op)(a, b)
+        return m.autograd.grad(y.sum(), b, retain_graph=True)[0].numpy(), outcome_type(lambda: m.autograd.grad(y.sum(), a))
+    want, got = run_both(body)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1] is want[1] is NotImplementedError
+
+
+def test_grad_stops_at_a_non_leaf_input():
+    """The history behind a requested non-leaf input never runs: a backward that would raise there is not called."""
+    def body(m):
+        class Boom(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                raise RuntimeError("Boom.backward was called")
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        z = Boom.apply(x)
+        w = z * z
+        first = m.autograd.grad(w.sum(), z, create_graph=True)[0]
+        second = m.autograd.grad((first * w).sum(), [z, w])
+        return [first.detach().numpy()] + [g.numpy() for g in second]
+    want, got = run_both(body)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)
 
 
 @pytest.mark.parametrize("mode", ["floor", "trunc"])

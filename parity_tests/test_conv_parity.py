@@ -6,16 +6,21 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, leaf, run_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, convert, copy_state, leaf, run_both  # noqa: E402
 
 RNG = np.random.default_rng(7)
 # per dtype; atol is relative to the largest magnitude of torch's result
 TOL = {"float32": dict(rtol=2e-4, atol=2e-4), "float64": dict(rtol=1e-10, atol=1e-10),
-       "float16": dict(rtol=2e-2, atol=2e-2), "bfloat16": dict(rtol=4e-2, atol=8e-2)}
+       "float16": dict(rtol=2e-2, atol=2e-2), "bfloat16": dict(rtol=4e-2, atol=8e-2),
+       "complex64": dict(rtol=2e-4, atol=2e-4), "complex128": dict(rtol=1e-10, atol=1e-10)}
 
 
 def arr(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
+
+
+def carr(*shape):
+    return arr(*shape) + 1j * arr(*shape)
 
 
 def compare(fn, arrays, dtype="float32", grad=True, transform=None):
@@ -127,6 +132,109 @@ def test_conv_transpose_dtypes(dtype):
 
 def test_conv_transpose_unbatched():
     compare(lambda m, F, x, w: F.conv_transpose1d(x, w, stride=2), [arr(3, 5), arr(3, 2, 3)])
+
+
+# ---- complex convolution (torch's CPU: Gauss's three real convolutions; conjugate-Wirtinger gradients) -------
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_complex_conv_values_and_grads(case):
+    nd, N, cin, cout, sp, k, kw = case
+    g = kw.get("groups", 1)
+    compare(conv_fn(nd, kw), [carr(N, cin, *sp), carr(cout, cin // g, *k), carr(cout)], dtype="complex64")
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[2], CONV_CASES[4], CONV_CASES[11], CONV_CASES[15]])
+def test_complex128_conv_without_bias(case):
+    nd, N, cin, cout, sp, k, kw = case
+    compare(conv_fn(nd, kw, bias=False), [carr(N, cin, *sp), carr(cout, cin // kw.get("groups", 1), *k)],
+            dtype="complex128")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", TRANSPOSE_CASES)
+def test_complex_conv_transpose(case, dtype):
+    nd, N, cin, cout, sp, k, kw = case
+    g = kw.get("groups", 1)
+    compare(lambda m, F, x, w, b: getattr(F, f"conv_transpose{nd}d")(x, w, b, **kw),
+            [carr(N, cin, *sp), carr(cin, cout // g, *k), carr(cout)], dtype=dtype)
+
+
+def test_complex_conv_conjugate_views_and_unbatched():
+    # conjugate-bit and non-contiguous inputs, unbatched input, the torch.* spelling
+    compare(lambda m, F, x, w, b: F.conv2d(x.conj(), w.conj().transpose(2, 3), b.conj(), padding=1),
+            [carr(2, 3, 6, 7), carr(4, 3, 3, 3), carr(4)], dtype="complex64")
+    compare(lambda m, F, x, w: m.conv1d(x[:, ::2], w, stride=2), [carr(3, 21), carr(5, 3, 3)], dtype="complex128")
+
+
+def test_complex_conv_double_backward():
+    """The composite is made of differentiable ops: the gradient of a gradient matches torch's."""
+    arrays = carr(1, 2, 5, 5), carr(3, 2, 3, 3)
+
+    def body(m):
+        x, w = (leaf(m, a, "complex128") for a in arrays)
+        y = m.nn.functional.conv2d(x, w, padding=1, stride=2)
+        gx, gw = m.autograd.grad((y * y.conj()).real.sum() + y.abs().sum(), (x, w), create_graph=True)
+        return [g.detach().numpy() for g in m.autograd.grad((gx * gx).real.sum() + gw.imag.sum(), (x, w))]
+    want, got = run_both(body)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "circular"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_conv_module(dtype, padding_mode):
+    """nn.Conv2d(dtype=complex): forward, and the gradients of its complex weight and bias."""
+    t_mod = torch.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), padding_mode=padding_mode, dtype=getattr(torch, dtype))
+    f_mod = fl.nn.Conv2d(3, 4, 3, padding=1, stride=(1, 2), padding_mode=padding_mode, dtype=getattr(fl, dtype))
+    assert f_mod.weight.dtype == getattr(fl, dtype)
+    copy_state(t_mod, f_mod)
+    x = carr(2, 3, 6, 6)
+    outs = []
+    for lib, mod in ((torch, t_mod), (fl, f_mod)):
+        y = mod(convert(lib, x, dtype))
+        (y * y).real.sum().backward()
+        outs.append([y.detach().numpy(), mod.weight.grad.numpy(), mod.bias.grad.numpy()])
+    for w, g in zip(*outs):
+        np.testing.assert_allclose(g, w, **TOL[dtype])
+
+
+def test_complex_conv_module_compiled_matches_eager():
+    """A graph capture (flowlike.compile) records the composite's real convolutions: bit for bit eager's values and
+    gradients."""
+    m = fl.nn.Conv2d(2, 3, 3, padding=1, dtype=fl.complex64)
+    x = fl.from_numpy(carr(2, 2, 5, 5).astype(np.complex64))
+    compiled = fl.compile(m)
+    results = []
+    for run in (compiled, compiled, m):  # (the second call runs the captured program)
+        y = run(x)
+        assert (y.grad_fn.name() == "CompiledFunctionBackward") == (run is compiled)
+        (y * y.conj()).real.sum().backward()
+        results.append((y.detach(), m.weight.grad, m.bias.grad))
+        m.weight.grad = m.bias.grad = None
+    assert results[1][0].dtype == fl.complex64
+    for got, want in zip(results[1], results[2]):
+        assert fl.equal(got, want)
+
+
+def test_complex_fold_unfold():
+    compare(lambda m, F, x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)), [carr(2, 3, 6, 7)],
+            dtype="complex64")
+    compare(lambda m, F, x: F.unfold(x.conj(), 2, stride=2), [carr(3, 6, 6)], dtype="complex128")
+    compare(lambda m, F, x: F.fold(x, (6, 7), (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)), [carr(2, 18, 24)],
+            dtype="complex64")
+    compare(lambda m, F, x: F.fold(x, 4, 2, stride=2), [carr(8, 4)], dtype="complex128")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda F, x, w: F.conv2d(x, w.real),                # complex input, real weight
+    lambda F, x, w: F.conv2d(x.real, w),                # real input, complex weight
+    lambda F, x, w: F.conv2d(x, w, w[:, 0, 0, 0].real),  # real bias
+    lambda F, x, w: F.conv2d(x, w.cdouble()),          # complex64 input, complex128 weight
+    lambda F, x, w: F.conv2d(x, w[:, :2]),              # channel mismatch
+])
+def test_complex_conv_errors(fn):
+    same_error(fn, carr(1, 3, 5, 5).astype(np.complex64), carr(4, 3, 3, 3).astype(np.complex64))
 
 
 BAD_CONV = [

@@ -510,6 +510,9 @@ def test_set_grows_a_storage_too_small_for_the_geometry():
 SET_ERROR_CASES = {
     "dtype_mismatch": lambda m: m.empty(0).set_(m.arange(3)),
     "dtype_mismatch_half": lambda m: m.empty(0, dtype=m.float64).set_(m.zeros(2, dtype=m.float16)),
+    # (complex names were missing from the message's table: KeyError, found by the long fuzz)
+    "dtype_mismatch_complex": lambda m: m.empty(0, dtype=m.float8_e8m0fnu).set_(m.zeros((), dtype=m.complex64)),
+    "dtype_mismatch_complex128": lambda m: m.empty(0, dtype=m.complex128).set_(m.zeros(2, dtype=m.complex64)),
     "size_stride_lengths": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), 0, (2,), (1, 2, 3)),
     "negative_offset": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), -1, (2,)),
     "negative_stride": lambda m: m.empty(0).set_(m.zeros(4).untyped_storage(), 0, (2,), (-1,)),

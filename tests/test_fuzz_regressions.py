@@ -280,3 +280,70 @@ def test_softmax_of_an_empty_tensor_with_huge_dims_returns_at_once(softmax):
     # (2**62, 0): the kernel visited each of the 2**62 empty rows (a hang)
     r = softmax(fl.empty(1, 0).expand(2 ** 62, 0))
     assert tuple(r.shape) == (2 ** 62, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.chunk(2 ** 31), lambda x: fl.chunk(x, 2 ** 62, 0), lambda x: x.split(2 ** 31),
+    lambda x: x.unbind(), lambda x: fl.tensor_split(x, 2 ** 40), lambda x: fl.chunk(x[:0], 2 ** 40),
+])
+def test_splitting_into_more_views_than_memory_holds_raises_at_once(call):
+    # chunk of (2**62, 0) into 2**31 built 2**31 views one by one (a hang); torch's vector of 2**31 tensors fails
+    # to allocate (RuntimeError: std::bad_alloc) or runs the machine out of memory
+    with pytest.raises(RuntimeError, match="do not fit in memory"):
+        call(fl.empty(1, 0).expand(2 ** 62, 0))
+
+
+def test_splitting_into_many_empty_views_still_works():
+    x = fl.empty(1, 0).expand(2 ** 62, 0)
+    parts = x.chunk(4)
+    assert [tuple(p.shape) for p in parts] == [(2 ** 60, 0)] * 4
+    assert len(fl.chunk(x[:0], 1000)) == 1000 and len(x[:1000].unbind()) == 1000
+
+
+@pytest.mark.parametrize("args", [(2 ** 64, 2 ** 64), (2 ** 63,), (0, 2 ** 63, 2 ** 62), (-2 ** 64, 0), (0.5, 2 ** 63)])
+def test_arange_past_int64_raises(args):
+    # numpy wrapped the values silently (arange(2**63) was empty, arange(0, 2**63, 2**62) two values); 2**64 raised
+    # OverflowError from numpy. torch: RuntimeError, but OverflowError for ints past [-2**63, 2**64), which its
+    # argument parser refuses; flowlike's number arguments raise RuntimeError there, as fl.full and fl.add do
+    with pytest.raises(RuntimeError):
+        fl.arange(*args)
+
+
+def test_layer_norm_with_a_huge_tensor_for_normalized_shape_raises_at_once():
+    # (2**31 + 1,) stride-0 view as normalized_shape: flowlike iterated its elements (a hang); torch's TypeError
+    x = fl.zeros(1, 1, dtype=fl.int64).expand(2, 2 ** 30 + 1)
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        fl.nn.functional.layer_norm(x, x.reshape(-1)[1:])
+
+
+def test_destroying_a_deep_graph_with_memory_exhausted_does_not_crash():
+    # a 100,000-step polynomial recurrence on inputs requiring grad ran out of memory; unwinding destroyed its graph
+    # while no memory was left: the destructor's queue could not grow and fell back to recursion (SIGSEGV)
+    import subprocess
+    import sys
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "import flowlike as fl\n"
+        "from fuzz_cases import run_case\n"
+        "fl.set_num_threads(1)\n"
+        "spec = ('tensor', (257, 33), 'bfloat16', 'offset', True, 2, True)\n"
+        "status, _ = run_case(fl, {'target': 'fl.special.shifted_chebyshev_polynomial_t', 'args': [spec, spec]})\n"
+        "print(status)\n")
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz")
+    r = subprocess.run([sys.executable, "-c", code], cwd=fuzz_dir, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=fuzz_dir))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] in ("ok", "raised")
+
+
+@pytest.mark.parametrize("call,error", [
+    # a kernel of 2**63 - 1 taps: the pooling loops ran for ever; torch's kernels take int sizes (RuntimeError)
+    (lambda x: fl.nn.functional.lp_pool2d(x, 1.0, 2 ** 63 - 1), RuntimeError),
+    (lambda x: fl.nn.functional.avg_pool2d(x, 2 ** 40), RuntimeError),
+    (lambda x: fl.nn.functional.max_pool2d(x, 2, padding=2 ** 40), RuntimeError),
+    # a 2**31-element tensor as stride was iterated (a hang); torch's parser takes only a one-element one
+    (lambda x: fl.nn.functional.max_pool2d_with_indices(x, 2, fl.zeros(1).expand(2 ** 31)), TypeError),
+])
+def test_pooling_arguments_past_int32_raise_at_once(call, error):
+    with pytest.raises(error):
+        call(fl.zeros(1, 1, 1, 1, dtype=fl.uint8).expand(3, 3, 3, 3).float())

@@ -52,28 +52,31 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual std::string name() const = 0;
   // Drops saved tensors once backward no longer needs them (retain_graph=False).
   virtual void release_saved() {}
+
+ private:
+  // The link of the destruction queue (Note [Deep graphs]), so that queueing needs no memory.
+  std::shared_ptr<Node> dying_next_;
 };
 
 // Note [Deep graphs] A chain of a million nodes (y = y + 1 in a loop) would destroy itself recursively, each node
 // dropping the last reference to the next, and overflow the stack. As torch's deleteNode: the nodes a dying node
-// owns alone are queued and destroyed one at a time by the outermost destructor.
+// owns alone are queued and destroyed one at a time by the outermost destructor. The queue is a list linked through
+// the queued nodes themselves, so it never allocates: with memory exhausted a growing queue would fail, and falling
+// back to recursion overflowed the stack.
 inline Node::~Node() {
-  thread_local std::vector<std::shared_ptr<Node>>* queue = nullptr;
-  std::vector<std::shared_ptr<Node>> local;
+  thread_local std::shared_ptr<Node>* queue = nullptr;  // the list's head, while an outermost destructor runs
+  std::shared_ptr<Node> head;
   const bool outermost = queue == nullptr;
-  if (outermost) queue = &local;
+  if (outermost) queue = &head;
   for (Edge& e : next_edges) {
     if (!e.fn || e.fn.use_count() != 1) continue;
-    try {
-      queue->push_back(std::move(e.fn));
-    } catch (const std::bad_alloc&) {
-      // out of memory (a destructor must not throw): this one dies with next_edges, one level down
-    }
+    e.fn->dying_next_ = std::move(*queue);
+    *queue = std::move(e.fn);
   }
   if (!outermost) return;
-  while (!local.empty()) {
-    std::shared_ptr<Node> n = std::move(local.back());
-    local.pop_back();
+  while (head) {
+    std::shared_ptr<Node> n = std::move(head);
+    head = std::move(n->dying_next_);
     n.reset();  // its destructor queues its own edges here instead of recursing
   }
   queue = nullptr;
@@ -200,6 +203,12 @@ struct SavedBackward : Node {
 // itself when save_result). Kernels call it after computing `result` with grad mode off.
 Tensor record_saved(const char* name, const Tensor& result, std::vector<Edge> edges, const TensorList& inputs,
                     bool save_result, std::function<TensorList(const Tensor&, const TensorList&)> fn);
+
+// Whether the node the engine is running needs to compute the gradient for its next edge i (torch's
+// task_should_compute_output): false for an edge with no node, and for one that does not lead to the inputs of
+// autograd.grad / backward(inputs=) (Note [Only the needed nodes run]). Only for a node's apply, which only the
+// engine calls.
+bool should_compute_output(size_t i);
 
 // Runs backward from `outputs` with `grad_outputs`. With `inputs` empty, gradients accumulate
 // into leaves' .grad; otherwise the gradients of `inputs` are returned (autograd.grad) and no

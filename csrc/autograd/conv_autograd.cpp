@@ -77,9 +77,11 @@ Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor
                             const IntList& output_padding, int64_t groups) {
   Tensor r = redispatch_no_grad(ops::convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
                                 output_padding, groups);
-  const bool gi = requires_grad(input), gw = requires_grad(weight), gb = requires_grad(bias);
   return record_saved("ConvolutionBackward0", r, {gradient_edge(input), gradient_edge(weight), gradient_edge(bias)},
                       {input, weight}, false, [=](const Tensor& g, const TensorList& s) {
+                        // (autograd.grad for one of them: the others are not computed)
+                        const bool gi = should_compute_output(0), gw = should_compute_output(1),
+                                   gb = should_compute_output(2);
                         if (thread_state().grad_enabled)
                           return differentiable_grads(g, s[0], s[1], stride, padding, dilation, transposed,
                                                       output_padding, groups, gi, gw, gb);

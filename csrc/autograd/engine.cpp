@@ -56,7 +56,72 @@ struct GraphRoot : Node {
   TensorList apply(TensorList&&) override { return grads; }
   std::string name() const override { return "GraphRoot"; }
 };
+
+// Note [Only the needed nodes run] As torch's exec_info: with `inputs` given (autograd.grad, backward(inputs=)),
+// a node runs only when it lies on a path from the outputs to an input, so the engine stops at the inputs and
+// never reaches the rest of their history (hooks there do not fire; a node with no formula at that order is not
+// called). An input's own node is reached (its gradient is captured, its hooks run) but runs only when it leads
+// to another input, or, for backward(inputs=), to accumulate. Without inputs every reachable node runs.
+class NeededNodes {
+ public:
+  NeededNodes(Node* root, const std::vector<Edge>& input_edges, bool accumulate) {
+    if (input_edges.empty()) return;
+    all_ = false;
+    for (const Edge& e : input_edges)
+      if (e.valid()) targets_.insert(e.fn.get());
+    // Post-order without recursion (graphs can be a million nodes deep): a node's children are settled first.
+    std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+    runs_[root] = false;
+    while (!stack.empty()) {
+      Node* n = stack.back().first;
+      size_t& i = stack.back().second;
+      if (i < n->next_edges.size()) {
+        Node* c = n->next_edges[i++].fn.get();
+        if (c && runs_.emplace(c, false).second) stack.emplace_back(c, 0);
+        continue;
+      }
+      bool run = n == root || (accumulate && targets_.count(n));
+      for (const Edge& e : n->next_edges) run = run || (e.valid() && reached(e.fn.get()));
+      runs_[n] = run;
+      stack.pop_back();
+    }
+  }
+  // Whether `n` is popped from the ready queue at all (its hooks run, its gradient may be captured).
+  bool reached(Node* n) const { return all_ || targets_.count(n) || runs(n); }
+  // Whether `n`'s backward is called.
+  bool runs(Node* n) const {
+    if (all_) return true;
+    auto it = runs_.find(n);
+    return it != runs_.end() && it->second;
+  }
+
+ private:
+  bool all_ = true;
+  std::unordered_set<Node*> targets_;
+  std::unordered_map<Node*, bool> runs_;
+};
+
+// The node the engine runs on this thread, with its run's needed nodes (for should_compute_output); a backward
+// run inside a node's apply (a Python Function's backward calling autograd.grad) saves and restores it.
+struct Running {
+  Node* node = nullptr;
+  const NeededNodes* needed = nullptr;
+};
+thread_local Running t_running;
+
+struct RunningGuard {
+  Running saved = t_running;
+  RunningGuard(Node* node, const NeededNodes* needed) { t_running = {node, needed}; }
+  ~RunningGuard() { t_running = saved; }
+};
 }  // namespace
+
+bool should_compute_output(size_t i) {
+  const Running& r = t_running;
+  FL_CHECK(r.node, Error, "should_compute_output: no backward node is running on this thread");
+  if (i >= r.node->next_edges.size() || !r.node->next_edges[i].valid()) return false;
+  return r.needed->reached(r.node->next_edges[i].fn.get());
+}
 
 Node::Node() : sequence_nr(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
   if (anomaly_enabled() && anomaly_capture_trace()) forward_trace = anomaly_capture_trace()();
@@ -270,6 +335,7 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
       }
     }
   }
+  const NeededNodes needed(root.get(), input_edges, accumulate_into_inputs);
 
   GradModeGuard mode(create_graph);
   auto cmp = [](Node* a, Node* b) { return a->sequence_nr < b->sequence_nr; };
@@ -282,16 +348,11 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
     TensorList grads = std::move(buffers[node]);
     buffers.erase(node);
     run_tensor_hooks(node, grads);
-    bool run = true;
+    bool run = needed.runs(node);
     for (size_t i = 0; i < input_edges.size(); ++i) {
       if (input_edges[i].fn.get() != node) continue;
       uint32_t k = input_edges[i].input_nr;
       if (k < grads.size() && grads[k]) captured[i] = capture_only || !dynamic_cast<AccumulateGrad*>(node) ? grads[k] : nullptr;
-    }
-    if (dynamic_cast<AccumulateGrad*>(node)) {
-      bool is_input = false;
-      for (const Edge& e : input_edges) is_input = is_input || e.fn.get() == node;
-      run = !capture_only && (!accumulate_into_inputs || is_input);
     }
     if (!run) continue;
     for (auto& [k, weak] : node->retained_grads) {
@@ -300,13 +361,18 @@ TensorList run_backward(const TensorList& outputs, const TensorList& grad_output
       AutogradMeta& m = t->meta();
       m.grad = m.grad ? add_grads(m.grad, grads[k]) : clone(grads[k]);
     }
-    TensorList out = node->apply(std::move(grads));
+    TensorList out;
+    {
+      RunningGuard running(node, &needed);
+      out = node->apply(std::move(grads));
+    }
     if (!keep_graph) node->release_saved();
     if (anomaly_enabled()) check_no_nan(node, out);
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;
       Node* next = e.fn.get();
+      if (!needed.reached(next)) continue;
       if (i < out.size() && out[i]) {
         TensorList& buf = buffers[next];
         if (buf.size() <= e.input_nr) buf.resize(e.input_nr + 1);

@@ -65,7 +65,7 @@ struct BinaryBackward : Node {
     // conjugate derivative torch's convention asks for (grad * conj(f'(z))).
     [[maybe_unused]] const Tensor a = conj_of(this->a.unpack(self)), b = conj_of(this->b.unpack(self)),
                                   r = conj_of(this->r.unpack(self));
-    const bool need_a = next_edges[0].valid(), need_b = next_edges[1].valid();
+    const bool need_a = should_compute_output(0), need_b = should_compute_output(1);
     Tensor ga, gb;
 #define NONDIFF Tensor()
 #define NOTIMPL not_implemented(binary_op_name(op))

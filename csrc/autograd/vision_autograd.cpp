@@ -95,7 +95,7 @@ struct GridSamplerBackwardBackward : Node {
     Tensor gv = g.unpack(self), gridv = grid.unpack(self);
     if (gg_input) {
       r[0] = ops::grid_sampler(gg_input, gridv, interp, padding, align);
-      if (next_edges[2].valid())
+      if (should_compute_output(2))
         r[2] = ops::grid_sampler_backward(gv, gg_input, gridv, interp, padding, align, false)[1];
     }
     if (gg_grid) {

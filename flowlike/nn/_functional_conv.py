@@ -4,7 +4,7 @@ The C++ ops (`_C._convolution`, `_C._max_pool`, `_C._avg_pool`, `_C._adaptive_av
 `_C._adaptive_max_pool`, `_C._plane_scatter`, `_C._im2col`, `_C._col2im`) work on any number of
 spatial dims (1 to 3) and carry the autograd formulas; this module parses PyTorch's signatures
 (ints or tuples, padding='same'/'valid', optional stride, unbatched inputs) and writes the
-composites (lp_pool, max_unpool) once in terms of them.
+composites (lp_pool, max_unpool, complex convolution and fold/unfold) once in terms of them.
 """
 import builtins
 import operator
@@ -38,11 +38,23 @@ def _int(v, arg):
 
 def _tuple(value, n, arg):
     """An int (or a 1-element sequence) repeated n times; other sequences as a list (the op checks the length).
-    TypeError, as PyTorch's argument parser, for anything that is not ints."""
-    if isinstance(value, (tuple, list)) or (isinstance(value, Tensor) and value.dim() == 1):
+    TypeError, as PyTorch's argument parser, for anything that is not ints (a tensor counts as an int only with one
+    element: iterating a huge one would run for ever)."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise TypeError(f"argument '{arg}' must be tuple of ints, not Tensor")
+    if isinstance(value, (tuple, list)):
         value = [_int(v, arg) for v in value]
         return value * n if len(value) == 1 else value
     return [_int(value, arg)] * n
+
+
+def _int32(*lists):
+    """torch's pooling kernels take kernel sizes, strides, paddings and dilations as int (safe_downcast): its
+    RuntimeError past int32 (the kernels here looped over a kernel of 2^63 taps: a hang)."""
+    for values in lists:
+        if any(not -(1 << 31) <= v < (1 << 31) for v in values):
+            raise RuntimeError("value cannot be converted to type int without overflow")
+    return lists
 
 
 # ---- convolution -------------------------------------------------------------------------------------
@@ -72,19 +84,47 @@ def _conv_padding(padding, weight, stride, dilation, nd):
     return lo if lo == hi else lo + hi  # the op takes (low sides, high sides) when they differ
 
 
+def _parts(t):
+    t = t.resolve_conj()
+    return t.real, t.imag
+
+
+def _convolution(x, weight, bias, *args):
+    """_C._convolution, also for complex tensors as torch's CPU (aten's complex_convolution): Gauss's trick, three
+    real convolutions a = conv(xr, wr, br), b = conv(xi, wi), c = conv(xr + xi, wr + wi, br + bi) and
+    out = a - b + i (c - a - b). Written with ordinary ops, so autograd gives torch's conjugate-Wirtinger
+    gradients and a graph capture records real convolutions. Mixed dtypes go to the op, which raises torch's error."""
+    if not (x.is_complex() and weight.dtype == x.dtype and (bias is None or bias.dtype == x.dtype)):
+        return _C._convolution(x, weight, bias, *args)
+    (xr, xi), (wr, wi) = _parts(x), _parts(weight)
+    br, bi = _parts(bias) if bias is not None else (None, None)
+    a = _C._convolution(xr, wr, br, *args)
+    b = _C._convolution(xi, wi, None, *args)
+    c = _C._convolution(xr + xi, wr + wi, None if bias is None else br + bi, *args)
+    return _fl().complex(a - b, c - a - b)
+
+
+def _linear_complex(op, x, *args):
+    """A real-linear op (im2col, col2im) on a complex x: the op on the real and imaginary parts."""
+    if not x.is_complex():
+        return op(x, *args)
+    xr, xi = _parts(x)
+    return _fl().complex(op(xr, *args), op(xi, *args))
+
+
 def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):
     x, batched = _batched(input, nd, name)
     stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
     pad = _conv_padding(padding, weight, stride, dilation, nd)
-    out = _C._convolution(x, weight, bias, stride, pad, dilation, False, [0] * nd, _int(groups, "groups"))
+    out = _convolution(x, weight, bias, stride, pad, dilation, False, [0] * nd, _int(groups, "groups"))
     return out if batched else out.squeeze(0)
 
 
 def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation):
     x, batched = _batched(input, nd, name)
-    out = _C._convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
-                          _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"),
-                          _int(groups, "groups"))
+    out = _convolution(x, weight, bias, _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding"),
+                       _tuple(dilation, nd, "dilation"), True, _tuple(output_padding, nd, "output_padding"),
+                       _int(groups, "groups"))
     return out if batched else out.squeeze(0)
 
 
@@ -138,8 +178,9 @@ def _stride(stride, nd):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
-    return _C._max_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
-                        _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"), builtins.bool(ceil_mode))
+    kernel, stride, padding, dilation = _int32(_tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                                               _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"))
+    return _C._max_pool(input, kernel, stride, padding, dilation, builtins.bool(ceil_mode))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -182,8 +223,9 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     divisor = 0 if divisor_override is None else _int(divisor_override, "divisor_override")
     if divisor_override is not None and divisor == 0:
         raise RuntimeError("divisor must be not zero")
-    return _C._avg_pool(input, _tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
-                        _tuple(padding, nd, "padding"), builtins.bool(ceil_mode), builtins.bool(count_include_pad),
+    kernel, stride, padding = _int32(_tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
+                                     _tuple(padding, nd, "padding"))
+    return _C._avg_pool(input, kernel, stride, padding, builtins.bool(ceil_mode), builtins.bool(count_include_pad),
                         divisor)
 
 
@@ -269,7 +311,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     # PyTorch's formula: (sum over the window of x^p)^(1/p), via the average times the window size.
-    kernel = _tuple(kernel_size, nd, "kernel_size")
+    kernel, = _int32(_tuple(kernel_size, nd, "kernel_size"))
     out = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
     size = 1
     for k in kernel:
@@ -459,7 +501,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size=({k[0]}, {k[1]}), "
                            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array of "
                            f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at least one.")
-    out = _C._im2col(x, k, d, p, s)
+    out = _linear_complex(_C._im2col, x, k, d, p, s)
     return out if input.dim() == 4 else out.squeeze(0)
 
 
@@ -469,6 +511,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
                                   f"{input.dim()}D)")
     x = input if input.dim() == 3 else input.unsqueeze(0)
-    out = _C._col2im(x, _tuple(output_size, 2, "output_size"), _tuple(kernel_size, 2, "kernel_size"),
-                     _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
+    out = _linear_complex(_C._col2im, x, _tuple(output_size, 2, "output_size"), _tuple(kernel_size, 2, "kernel_size"),
+                          _tuple(dilation, 2, "dilation"), _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride"))
     return out if input.dim() == 3 else out.squeeze(0)

@@ -14,16 +14,19 @@ from .._tensor import int_list_arg
 __all__ = ["layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm", "normalize"]
 
 
-def _shape(normalized_shape):
-    """normalized_shape (an int or a sequence of ints) as a list of ints."""
+def _shape(normalized_shape, op=None):
+    """normalized_shape (an int or a sequence of ints) as a list of ints. For the function `op` a tensor is refused as
+    torch's parser does (iterating a huge one would run for ever); the modules take one, as torch's."""
+    if op is not None and isinstance(normalized_shape, _fl.Tensor):
+        raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, not Tensor")
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = [normalized_shape]
-    return int_list_arg(normalized_shape, "layer_norm", "normalized_shape")
+    return int_list_arg(normalized_shape, op or "layer_norm", "normalized_shape")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    return _C._layer_norm(input, _shape(normalized_shape), weight, bias, float(eps), False)
+    return _C._layer_norm(input, _shape(normalized_shape, "layer_norm"), weight, bias, float(eps), False)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -31,7 +34,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = _fl.finfo(input.dtype.to_real() if input.dtype.is_complex else input.dtype).eps \
             if input.dtype.is_floating_point or input.dtype.is_complex else _fl.finfo(_fl.float32).eps
-    shape = _shape(normalized_shape)
+    shape = _shape(normalized_shape, "rms_norm")
     if input.dtype.is_complex:  # torch's composite (the kernel is real-valued): the square x * x, not |x|^2
         r = input * _C.rsqrt((input * input).mean(list(range(-len(shape), 0)), keepdim=True) + eps)
         return r * weight if weight is not None else r

@@ -2,13 +2,13 @@
 
 The kernels (csrc/ops/vision_grid.cpp) give the forward, backward and double backward; the node that
 grid_sampler_double_backward records calls `third_derivative` below, which recomputes the double backward from
-this composite under autograd (on detached copies of the saved tensors) and differentiates it once more. The
+this composite under autograd (on aliases of the saved tensors) and differentiates it once more. The
 composite follows the kernels step for step: unnormalize, padding on the coordinate (bilinear, nearest) or on each
 tap (bicubic), taps outside the input read zero.
 
-Not yet: a fourth derivative (torch computes every order). Differentiating with respect to the saved tensors
-themselves would need autograd.grad to stop at non-leaf inputs; the engine runs every node reachable from the
-loss, which re-enters this node. So with create_graph the results carry a node that raises when reached.
+Under create_graph the results are built from the saved tensors' own history, so every higher order works too:
+autograd.grad stops at the requested inputs (Note [Only the needed nodes run] in csrc/autograd/engine.cpp) and
+never re-enters the node that called it.
 """
 import flowlike as _fl
 from .. import _C
@@ -104,10 +104,12 @@ def third_derivative(saved, grads, interp, padding, align):
     outputs (d grad_output, d input, d grid), through the composite: double backward = the derivatives of
     phi = <gg_grid, d<grad_output, grid_sample(input, grid)>/d grid>."""
     create_graph = _fl.is_grad_enabled()
-    attached = [t for t in list(saved) + list(grads) if t is not None and t.requires_grad]
     with _fl.enable_grad():
-        leaves = [t.detach().requires_grad_() for t in saved]
-        g, inp, grid, gg_grid = leaves
+        # Each saved tensor enters through a fresh alias, so autograd.grad gives the partial derivative for that
+        # argument alone (the engine stops at the aliases, even when gg_grid's history contains grid) while the
+        # results keep the saved tensors' history: every further order differentiates this composite again.
+        args = [t.clone() if t.requires_grad else t.detach().requires_grad_() for t in saved]
+        g, inp, grid, gg_grid = args
         y = grid_sample(inp, grid, interp, padding, align)
         d_grid, = _fl.autograd.grad((g * y).sum(), grid, create_graph=True, allow_unused=True)
         if d_grid is None:  # nearest: no grid gradient, so nothing past it
@@ -117,26 +119,11 @@ def third_derivative(saved, grads, interp, padding, align):
         total = None
         for u, d in zip(grads, firsts):
             if u is not None and d is not None:
-                term = (u.detach() * d).sum()  # (a constant here: the engine would run u's own history)
+                term = (u * d).sum()
                 total = term if total is None else total + term
         if total is None or not total.requires_grad:
             return [None] * 4
-        result = _fl.autograd.grad(total, leaves, allow_unused=True)
-    if not (create_graph and attached):
-        return list(result)
-    return [None if r is None else _PastThird.apply(r, *attached) for r in result]
-
-
-class _PastThird(_fl.autograd.Function):
-    """A third derivative of grid_sample in a graph: differentiating it again raises (see the module's note)."""
-
-    @staticmethod
-    def forward(ctx, result, *inputs):
-        return result.clone()
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError("grid_sample: a fourth derivative is not implemented in flowlike (the third is)")
+        return list(_fl.autograd.grad(total, args, create_graph=create_graph, allow_unused=True))
 
 
 _C._set_grid_sampler_third_derivative(third_derivative)
