@@ -202,7 +202,9 @@ class Derivative:
             f = self.formulas[a.name]
             for k, v in renames.items():
                 f = f.replace(k, v)
-            outs.append("formulas::not_implemented(\"" + self.op + "\")" if f == "not_implemented" else f)
+            f = "formulas::not_implemented(\"" + self.op + "\")" if f == "not_implemented" else f
+            # with several inputs, only the gradients that lead to what backward wants are computed
+            outs.append(f"should_compute_output({len(outs)}) ? {f} : Tensor()" if len(self.inputs) > 1 else f)
         unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)]
         if save_result:
             unpack.append(f"const Tensor& {'result' if not multi else primary} = saved_[{len(saved)}];")
