@@ -10,6 +10,8 @@
 #include "../ops/random.h"
 #include "python_util.h"
 
+#include <structmember.h>  // (after Python.h)
+
 namespace fl::python {
 
 const OpInfo& find_op(const std::string& name) {
@@ -94,10 +96,15 @@ py::object to_python(const IValue& v) {
 // only positional argument left is an int list, the ints may come spread out (x.view(2, 3)); `out=` writes
 // the result with flowlike._out.write_out, the one out= convention. Each face keeps its defaults converted
 // once, so a call only converts what the caller passed.
+// How a face converts an argument: the common kinds directly, the rest through to_ivalue.
+enum class ArgKind : uint8_t { Tensor, Int, Bool, Float, IntList, Dtype, Other };
+
 struct FaceArg {
   std::string key;  // the Python keyword
   const SchemaArg* schema;
   std::string tag;  // the C++ type (ivalue.h's TypeTag)
+  ArgKind kind;
+  bool sized_list;  // `int[1]`: a bare int is a list
   std::optional<IValue> default_value;
 };
 
@@ -115,7 +122,12 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
   Face f{&op, name, {}, method, out, false};
   for (size_t i = 0; i < schema.args.size(); ++i) {
     const SchemaArg& a = schema.args[i];
-    FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, op.arg_types[i], std::nullopt};
+    const std::string tag = op.arg_types[i];
+    const ArgKind kind = tag == "Tensor" ? ArgKind::Tensor : tag == "int" ? ArgKind::Int : tag == "bool" ? ArgKind::Bool
+                         : tag == "float" ? ArgKind::Float : tag == "int[]" ? ArgKind::IntList
+                         : tag == "ScalarType" ? ArgKind::Dtype : ArgKind::Other;
+    const bool sized = a.type.size() > 2 && a.type[a.type.size() - 2] != '[';
+    FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt};
     if (a.default_value) {
       // a default the C++ type cannot carry (None for a plain float) leaves the argument required
       try {
@@ -132,52 +144,90 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
   return f;
 }
 
-py::object call_face(const Face& f, py::handle self, py::args args, py::kwargs kwargs) {
+IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle value) {
+  PyObject* o = value.ptr();
+  switch (a.kind) {
+    case ArgKind::Tensor:
+      if (is_tensor(value)) return as_tensor(value);
+      break;
+    case ArgKind::Int:
+      if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow) return int64_t(v);
+      }
+      break;
+    case ArgKind::Bool:
+      if (PyBool_Check(o)) return o == Py_True;
+      break;
+    case ArgKind::Float:
+      if (PyFloat_CheckExact(o)) return PyFloat_AS_DOUBLE(o);
+      break;
+    case ArgKind::IntList:
+      // as torch's parser: a bare int is a list only for a sized type (`int[1]`) or as a varargs face's ints
+      if (PyLong_Check(o) && !a.sized_list && !f.varargs_ints)
+        throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", position, ") must be tuple of ints, not int"));
+      break;
+    case ArgKind::Dtype:
+      if (o == Py_None) return ScalarType::NumTypes;  // `ScalarType? dtype=None`
+      break;
+    case ArgKind::Other:
+      break;
+  }
+  return to_ivalue(*f.op, *a.schema, a.tag, value);
+}
+
+// Binds a call's arguments (vectorcall form: `nargs` positional, then the values of the names in `kwnames`) by
+// the face's schema (Note [Op faces]) and runs the op.
+py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObject* kwnames) {
   const OpInfo& op = *f.op;
-  const size_t first = f.method ? 1 : 0;
-  py::tuple pos = args;
-  if (f.varargs_ints && args.size() > 1) pos = py::make_tuple(args);  // x.view(2, 3) as x.view((2, 3))
+  const size_t first = f.method ? 1 : 0;  // a method's self is args[0]
+  const size_t nkw = kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
+  py::object spread;  // x.view(2, 3) as x.view((2, 3)); null otherwise
+  if (f.varargs_ints && nargs > first + 1) {
+    py::tuple ints(nargs - first);
+    for (size_t j = first; j < nargs; ++j) ints[j - first] = py::reinterpret_borrow<py::object>(args[j]);
+    spread = std::move(ints);
+  }
+  const size_t npos = spread ? first + 1 : nargs;
+  auto positional = [&](size_t j) -> PyObject* { return spread && j == first ? spread.ptr() : args[j]; };
+  auto keyword = [&](const std::string& key) -> PyObject* {
+    for (size_t j = 0; j < nkw; ++j)
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), key.c_str()) == 0) return args[nargs + j];
+    return nullptr;
+  };
+  FL_CHECK(nargs >= first, TypeError, f.name, "() needs a Tensor to be called on");
   Stack stack(f.args.size());
-  if (f.method) stack[0] = to_ivalue(op, *f.args[0].schema, f.args[0].tag, self);
-  size_t next = 0, used_kwargs = 0;
-  for (size_t i = first; i < f.args.size(); ++i) {
+  size_t next = first, used_kwargs = 0;
+  for (size_t i = 0; i < f.args.size(); ++i) {
     const FaceArg& a = f.args[i];
-    py::handle value;
-    if (next < pos.size() && !a.schema->kwarg_only) {
-      value = pos[next++];
-      FL_CHECK(!kwargs || !kwargs.contains(a.key.c_str()), TypeError, f.name, "() got multiple values for argument '", a.key, "'");
-    } else if (kwargs && kwargs.contains(a.key.c_str())) {
-      value = kwargs[a.key.c_str()];
+    PyObject* value = nullptr;
+    if (i < first) {
+      value = args[0];
+    } else if (next < npos && !a.schema->kwarg_only) {
+      value = positional(next++);
+      FL_CHECK(!nkw || !keyword(a.key), TypeError, f.name, "() got multiple values for argument '", a.key, "'");
+    } else if (nkw && (value = keyword(a.key))) {
       ++used_kwargs;
     } else {
       FL_CHECK(a.default_value, TypeError, f.name, "() missing required argument '", a.key, "' (position ", i + 1 - first, ")");
       stack[i] = *a.default_value;
       continue;
     }
-    if (a.tag == "int[]") {
-      // as torch's parser: None takes a list's default; a bare int is a list only for a sized type (`int[1]`)
-      // or as the spread-out ints of a varargs face
-      if (value.is_none() && a.default_value && !a.schema->optional) {
-        stack[i] = *a.default_value;
-        continue;
-      }
-      const bool sized = a.schema->type.size() > 2 && a.schema->type[a.schema->type.size() - 2] != '[';
-      if (PyLong_Check(value.ptr()) && !sized && !f.varargs_ints)
-        throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", i + 1 - first, ") must be tuple of ints, not int"));
+    if (value == Py_None && a.kind == ArgKind::IntList && a.default_value && !a.schema->optional) {
+      stack[i] = *a.default_value;  // None takes a list's default, as torch's parser
+      continue;
     }
-    stack[i] = to_ivalue(op, *a.schema, a.tag, value);
+    stack[i] = convert(f, a, i + 1 - first, value);
   }
-  FL_CHECK(next == pos.size(), TypeError, f.name, "() takes ", next, " positional arguments but ", pos.size(), " were given");
-  py::object out_arg = py::none();
-  if (f.out && kwargs && kwargs.contains("out")) {
-    out_arg = kwargs["out"];
-    ++used_kwargs;
-  }
-  if (kwargs && used_kwargs != kwargs.size()) {
-    for (auto item : kwargs) {
-      const std::string key = py::str(item.first);
+  FL_CHECK(next == npos, TypeError, f.name, "() takes ", next - first, " positional arguments but ", npos - first, " were given");
+  PyObject* out_arg = nullptr;
+  if (f.out && nkw && (out_arg = keyword("out"))) ++used_kwargs;
+  if (used_kwargs != nkw) {
+    for (size_t j = 0; j < nkw; ++j) {
+      const std::string key = py::str(PyTuple_GET_ITEM(kwnames, j));
       bool known = f.out && key == "out";
-      for (const FaceArg& a : f.args) known = known || a.key == key;
+      for (size_t i = first; i < f.args.size(); ++i) known = known || f.args[i].key == key;
       FL_CHECK(known, TypeError, f.name, "() got an unexpected keyword argument '", key, "'");
     }
   }
@@ -193,11 +243,11 @@ py::object call_face(const Face& f, py::handle self, py::args args, py::kwargs k
   } else {
     result = py::none();
   }
-  if (out_arg.is_none()) return result;
+  if (!out_arg || out_arg == Py_None) return result;
   py::list inputs;
   for (const IValue& v : stack) for_each_tensor(v, [&](const Tensor& t) { inputs.append(py::cast(t)); });
   static py::object* write_out = new py::object(py::module_::import("flowlike._out").attr("write_out"));
-  return (*write_out)(out_arg, result, f.name, py::arg("inputs") = py::tuple(inputs));
+  return (*write_out)(py::handle(out_arg), result, f.name, py::arg("inputs") = py::tuple(inputs));
 }
 
 // `_C._call_op(name, *args, **kwargs)`: any declared op by name, bound as its function face.
@@ -205,7 +255,84 @@ py::object call_op(const std::string& name, py::args args, py::kwargs kwargs) {
   static std::unordered_map<std::string, Face>* faces = new std::unordered_map<std::string, Face>();
   auto it = faces->find(name);
   if (it == faces->end()) it = faces->emplace(name, make_face(find_op(name), name, false, false)).first;
-  return call_face(it->second, py::none(), args, kwargs);
+  std::vector<PyObject*> flat;
+  flat.reserve(args.size() + (kwargs ? kwargs.size() : 0));
+  for (py::handle a : args) flat.push_back(a.ptr());
+  py::tuple names(kwargs ? kwargs.size() : 0);
+  size_t j = 0;
+  if (kwargs)
+    for (auto item : kwargs) {
+      names[j++] = py::reinterpret_borrow<py::object>(item.first);
+      flat.push_back(item.second.ptr());
+    }
+  return call_face(it->second, flat.data(), args.size(), j ? names.ptr() : nullptr);
+}
+
+// A face as a Python object: a vectorcall callable (no argument tuple or dict is built per call) that is also a
+// method descriptor, so `x.flip(0)` calls it with x first and no bound method in between, as CPython's own
+// method descriptors. `__text_signature__` lets inspect.signature read the schema's arguments.
+struct FaceObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  Face* face;
+  PyObject* name;
+  PyObject* doc;
+  PyObject* signature;
+};
+
+PyObject* face_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    return call_face(*reinterpret_cast<FaceObject*>(self)->face, args, PyVectorcall_NARGS(nargsf), kwnames).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* face_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (!obj || !reinterpret_cast<FaceObject*>(self)->face->method) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+PyObject* face_getattr_name(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<FaceObject*>(self)->name); }
+PyObject* face_getattr_doc(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<FaceObject*>(self)->doc); }
+PyObject* face_getattr_signature(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<FaceObject*>(self)->signature); }
+
+PyGetSetDef face_getset[] = {
+    {"__name__", face_getattr_name, nullptr, nullptr, nullptr},
+    {"__qualname__", face_getattr_name, nullptr, nullptr, nullptr},
+    {"__doc__", face_getattr_doc, nullptr, nullptr, nullptr},
+    {"__text_signature__", face_getattr_signature, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject* face_type() {
+  static PyTypeObject* type = [] {
+    static PyType_Slot slots[] = {{Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                                  {Py_tp_descr_get, reinterpret_cast<void*>(face_get)},
+                                  {Py_tp_getset, face_getset},
+                                  {0, nullptr}};
+    static PyMemberDef members[] = {
+        {"__vectorcalloffset__", T_PYSSIZET, offsetof(FaceObject, vectorcall), READONLY, nullptr},
+        {nullptr, 0, 0, 0, nullptr}};
+    static PyType_Slot all[] = {slots[0], slots[1], slots[2], {Py_tp_members, members}, {0, nullptr}};
+    static PyType_Spec spec = {"flowlike._C.op_face", sizeof(FaceObject), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, all};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (!t) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(t);
+  }();
+  return type;
+}
+
+py::object make_face_object(Face* face, const std::string& attr, const std::string& doc, const std::string& signature) {
+  FaceObject* o = PyObject_New(FaceObject, face_type());
+  if (!o) throw py::error_already_set();
+  o->vectorcall = face_vectorcall;
+  o->face = face;  // faces live as long as the module
+  o->name = py::str(attr).release().ptr();
+  o->doc = doc.empty() ? Py_NewRef(Py_None) : py::str(doc).release().ptr();
+  o->signature = py::str(signature).release().ptr();
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(o));
 }
 
 std::vector<std::string> split_names(const char* text) {
@@ -223,10 +350,10 @@ std::vector<std::string> split_names(const char* text) {
   return out;
 }
 
-// `name(input, dims=[], *, out=None)\n--\n\n` + the declaration's doc: Python reads the first part as the
-// function's __text_signature__, so inspect.signature and help() show the schema's arguments.
-std::string face_doc(const Face& f, const std::string& attr, const char* doc) {
-  std::string sig = attr + "(";
+// `(input, dims=[], *, out=None)`: the face's signature, which inspect.signature and help() read
+// (`__text_signature__`; a method's self is `$self`).
+std::string face_signature(const Face& f) {
+  std::string sig = "(";
   bool kw = false;
   for (size_t i = 0; i < f.args.size(); ++i) {
     const FaceArg& a = f.args[i];
@@ -241,7 +368,7 @@ std::string face_doc(const Face& f, const std::string& attr, const char* doc) {
     }
   }
   if (f.out) sig += kw ? ", out=None" : ", *, out=None";
-  return sig + ")\n--\n\n" + doc;
+  return sig + ")";
 }
 
 // Binds every declared face (Note [Op faces]); a name bound twice is an error at import.
@@ -256,16 +383,8 @@ void bind_faces(py::module_& m, TensorClass& cls) {
       auto define = [&](py::handle scope, const std::string& attr, bool method) {
         FL_CHECK(!py::hasattr(scope, attr.c_str()) || (method && !cls.attr("__dict__").contains(attr.c_str())), Error,
                  "the Python face '", attr, "' of op ", decl.op, " is bound twice");
-        auto face = std::make_shared<Face>(make_face(op, name, method, has("out") && !method));
-        // (doc strings outlive the module: pybind keeps the pointer)
-        const char* doc = (new std::string(face_doc(*face, attr, decl.doc)))->c_str();
-        py::options plain;
-        plain.disable_function_signatures();  // the signature is the doc's first line
-        py::cpp_function fn =
-            method ? py::cpp_function([face](py::handle self, py::args a, py::kwargs k) { return call_face(*face, self, a, k); },
-                                      py::name(attr.c_str()), py::is_method(scope), py::doc(doc))
-                   : py::cpp_function([face](py::args a, py::kwargs k) { return call_face(*face, py::none(), a, k); },
-                                      py::name(attr.c_str()), py::doc(doc));
+        Face* face = new Face(make_face(op, name, method, has("out") && !method));
+        py::object fn = make_face_object(face, attr, decl.doc, face_signature(*face));
         scope.attr(attr.c_str()) = fn;
       };
       if (has("function")) {
