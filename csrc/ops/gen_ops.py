@@ -152,6 +152,12 @@ class Derivative:
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
 
+    def _reads(self, body, name):
+        """Whether the formulas read tensor `name` whole (so it is saved), and which metadata fields they read."""
+        metas = set(re.findall(rf"(?<![\w.>:]){name}->(\w+)", body))
+        bare = re.sub(rf"(?<![\w.>:]){name}->(?:{'|'.join(_META)})\b", "", body)
+        return self._uses(bare, name) or not metas <= set(_META), metas
+
     def code(self):
         s = self.schema
         params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
@@ -159,43 +165,40 @@ class Derivative:
         multi = len(s.returns) > 1
         body = " ".join(self.formulas.values())
         primary = "result" if not multi else self.out_names[0]
-        saved, captures, prologue = [], [], []
-        renames = {}
+        first = "std::get<0>(out_)" if multi else "out_"
+        saved, captures, renames = [], [], {}
+
+        def keep_metadata(name, source, metas):  # the fields a formula reads, captured by value
+            for m in sorted(metas):
+                captures.append(f"{name}_{m} = {source}->{m}")
+                renames[f"{name}->{m}"] = f"{name}_{m}"
+
         for a in s.args:
             if not self._uses(body, a.name):
                 continue
-            if a.is_tensor:
-                metas = set(re.findall(rf"(?<![\w.>:]){a.name}->(\w+)", body))
-                bare = re.sub(rf"(?<![\w.>:]){a.name}->(?:{'|'.join(_META)})\b", "", body)
-                if self._uses(bare, a.name) or not metas <= set(_META):
-                    saved.append(a.name)
-                else:
-                    for m in sorted(metas):
-                        captures.append(f"{a.name}_{m} = {a.name}->{m}")
-                        renames[f"{a.name}->{m}"] = f"{a.name}_{m}"
-            else:
+            if not a.is_tensor:
                 captures.append(a.name)
-        # the result: saved when a formula reads it whole, else only the metadata it reads
-        result_metas = set(re.findall(r"(?<![\w.>:])result->(\w+)", body))
-        bare_result = re.sub(rf"(?<![\w.>:])result->(?:{'|'.join(_META)})\b", "", body)
-        save_result = self._uses(bare_result, "result") or (multi and self._uses(body, primary))
-        if not save_result or not result_metas <= set(_META):
-            for m in sorted(result_metas):
-                captures.append(f"result_{m} = {'std::get<0>(out_)' if multi else 'out_'}->{m}")
-                renames[f"result->{m}"] = f"result_{m}"
+                continue
+            whole, metas = self._reads(body, a.name)
+            if whole:
+                saved.append(a.name)
+            else:
+                keep_metadata(a.name, a.name, metas)
+        whole, metas = self._reads(body, "result")
+        save_result = whole or (multi and self._uses(body, primary))
+        if not save_result:
+            keep_metadata("result", first, metas)
         for i, n in enumerate(self.out_names[1:], 1):  # other results (indices): kept by value
             if self._uses(body, n):
                 captures.append(f"{n} = std::get<{i}>(out_)")
         lines = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
                  f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});"]
-        first = "std::get<0>(out_)" if multi else "out_"
         lines.append(f"  if (!is_differentiable({first}->dtype)) return out_;")
         if not multi and not any(a.writes for a in s.args):
             # an op that hands back one of its inputs (conj of a real tensor) is the identity: nothing to record
             same = " || ".join(f"out_ == {a.name}" for a in s.args if a.is_tensor)
             if same:
                 lines.append(f"  if ({same}) return out_;")
-        lines += prologue
         edges = ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
         outs = []
         for a in self.inputs:
