@@ -470,14 +470,20 @@ _attach_methods()
 # torch.x_(input, ...) for every in-place Tensor method torch also has as a function
 _INPLACE_FUNCTIONS = ["abs", "acos", "acosh", "addmv", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
                       "asin", "asinh", "atan", "atanh", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
-                      "conj_physical", "cos", "cosh", "deg2rad", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor",
+                      "conj_physical", "cos", "cosh", "deg2rad", "detach", "erf", "erfc", "exp", "exp2", "expm1", "fix", "floor",
                       "frac", "gcd", "i0", "lcm", "ldexp", "log", "log10", "log1p", "log2", "logit", "nan_to_num",
                       "neg", "negative", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sin", "sinc", "sinh",
                       "sqrt", "square", "tan", "tanh", "trunc", "xlogy"]
 
 
+def _tensor_input(name, input):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _inplace_function(name):
     def fn(input, *args, **kwargs):
+        _tensor_input(name, input)
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"In-place version of torch.{name[:-1]} (input.{name}(...))."
@@ -486,3 +492,12 @@ def _inplace_function(name):
 
 globals().update({name + "_": _inplace_function(name + "_") for name in _INPLACE_FUNCTIONS})
 __all__ += [name + "_" for name in _INPLACE_FUNCTIONS]
+
+
+def is_inference(input):
+    """Whether input is an inference tensor (made under inference_mode)."""
+    _tensor_input("is_inference", input)
+    return input.is_inference()
+
+
+__all__ += ["is_inference"]

@@ -51,6 +51,24 @@ def test_detach_():
     assert _detach_case(fl) == _detach_case(torch)
 
 
+def _function_forms(lib):
+    a = lib.ones(2, requires_grad=True) * 2
+    out = [lib.detach_(a) is a, a.requires_grad, lib.is_inference(a)]
+    with lib.inference_mode():
+        out.append(lib.is_inference(lib.ones(2)))
+    for call in (lambda: lib.is_inference(None), lambda: lib.detach_([1.0])):
+        try:
+            call()
+            out.append(None)
+        except Exception as e:  # noqa: BLE001
+            out.append(type(e).__name__)
+    return out
+
+
+def test_detach_and_is_inference_as_torch_functions():
+    assert _function_forms(fl) == _function_forms(torch)
+
+
 def _inference_case(lib):
     out = [lib.ones(2).is_inference()]
     with lib.inference_mode():
