@@ -39,12 +39,8 @@ _ARG = re.compile(r"^(?P<base>\w+)(?:\((?P<alias>\w)(?P<bang>!?)\))?(?P<opt>\?)?
 
 
 class Arg:
-    def __init__(self, text, kwarg_only):
-        text = text.strip()
-        if "=" in text:
-            text, self.default = (p.strip() for p in text.split("=", 1))
-        else:
-            self.default = None
+    def __init__(self, text):
+        text = text.split("=", 1)[0].strip()  # (defaults matter to the Python faces only: core/schema.cpp parses them)
         parts = text.rsplit(None, 1)
         self.type, self.name = (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "")
         m = _ARG.match(self.type)
@@ -54,7 +50,6 @@ class Arg:
         self.list = bool(m["list"])
         self.optional = bool(m["opt"] or m["lopt"])
         self.writes = bool(m["bang"])
-        self.kwarg_only = kwarg_only
 
     @property
     def is_tensor(self):
@@ -103,16 +98,11 @@ class Schema:
         if not m:
             raise ValueError(f"cannot parse the schema {text!r}")
         self.name, _, self.overload = m[1].partition(".")
-        self.args, kwarg_only = [], False
-        for part in _split(m[2]):
-            if part.strip() == "*":
-                kwarg_only = True
-                continue
-            self.args.append(Arg(part, kwarg_only))
+        self.args = [Arg(part) for part in _split(m[2]) if part.strip() != "*"]
         rets = m[3].strip()
         if rets.startswith("("):
             rets = rets[1:-1]
-        self.returns = [Arg(r, False) for r in _split(rets)]
+        self.returns = [Arg(r) for r in _split(rets)]
 
     def cpp_result(self):
         if not self.returns:
