@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "../core/schema.h"
+#include "../kernels/overlap.h"
 #include "../ops/random.h"
 #include "python_util.h"
 
@@ -447,6 +448,11 @@ void bind_faces(py::module_& m, TensorClass& cls) {
 void bind(py::module_& m, TensorClass&) {
   m.def("_call_op", &call_op, py::arg("name"),
         "Calls a declared op by name through the dispatcher, its arguments bound by its schema.");
+  m.def("_check_out_overlap", [](const Tensor& out, const TensorList& inputs, const TensorList& partial) {
+    for (const Tensor& t : inputs) check_no_overlap(out, t);
+    for (const Tensor& t : partial) check_no_partial_overlap(out, t);
+  }, py::arg("out"), py::arg("inputs"), py::arg("partial"),
+     "torch's assert_no_overlap of out with each of `inputs` and assert_no_partial_overlap with each of `partial`.");
   m.def("_schema_problems", []() {
     py::list out;
     for (const OpInfo& op : op_registry()) {
