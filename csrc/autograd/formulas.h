@@ -120,6 +120,10 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// vision_autograd.cpp
+const char* pad_node_name(int64_t mode);
+const char* upsample_node_name(int64_t mode, size_t nd);
+Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx);
 // nn_autograd.cpp
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
 // reduce_autograd.cpp
