@@ -133,8 +133,13 @@ def test_generator_refuses_bad_entries():
                                "derivatives": {"self": "grad * other", "other": "g(grad, self->sizes)"}})
     assert "FL_DECLARE_OP(f, Tensor(const Tensor&, const Tensor&, int64_t))" in header
     assert "Tensor f_cpu(const Tensor&, const Tensor&, int64_t);" in header
-    # other is read whole (saved); self only for its sizes (kept by value)
-    assert "{other}, false" in source and "self_sizes = self->sizes" in source
+    # other is read whole, by self's formula only: saved only when self requires grad (as torchgen); self only for
+    # its sizes (kept by value)
+    assert "{requires_grad(self) ? other : Tensor()}, false" in source and "self_sizes = self->sizes" in source
+    # read whole by every formula: saved unconditionally
+    _, source = generate({"func": "f(Tensor self, Tensor other) -> Tensor", "cpu": "f_cpu",
+                          "derivatives": {"self": "grad * other", "other": "grad * other"}})
+    assert "{other}, false" in source
 
 
 def test_generator_gives_several_differentiable_results_one_node():

@@ -180,7 +180,7 @@ class Derivative:
     def _arguments_read(self, body, captures, renames):
         """Sorts the arguments the formulas read: tensors read whole are returned (to be saved); other
         arguments, and the metadata fields of tensors read only for those, are captured by value."""
-        saved = []
+        saved, self._save_if = [], {}
         for a in self.schema.args:
             if not self._uses(body, a.name):
                 continue
@@ -190,9 +190,19 @@ class Derivative:
             whole, metas = self._reads(body, a.name)
             if whole:
                 saved.append(a.name)
+                readers = [i.name for i in self.inputs if self._reads(self.formulas[i.name], a.name)[0]]
+                if len(readers) < len(self.inputs):
+                    # as torchgen: saved only when an input whose formula reads it requires grad (mm's mat1 only for
+                    # mat2's gradient); the metadata the other formulas read is kept by value
+                    self._save_if[a.name] = " || ".join(f"requires_grad({r})" for r in readers)
+                    self._keep_metadata(a.name, a.name, metas, captures, renames)
             else:
                 self._keep_metadata(a.name, a.name, metas, captures, renames)
         return saved
+
+    def _saved_values(self, saved):
+        """What record_saved/record_multi save: each tensor of `saved`, or an undefined one where not needed."""
+        return ", ".join(f"{self._save_if[n]} ? {n} : Tensor()" if n in self._save_if else n for n in saved)
 
     @staticmethod
     def _keep_metadata(name, source, metas, captures, renames):
@@ -239,7 +249,7 @@ class Derivative:
         lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
                f"{' '.join(unpack)} {self._gradients(renames)} }}")
         return "\n".join(self._header() + [
-            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{', '.join(saved)}}}, "
+            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
 
     def _single_code(self):
@@ -274,7 +284,7 @@ class Derivative:
         node = self._node_name()
         if saved or save_result:
             lam = f"[{cap}](const Tensor& grad, const TensorList& saved_) {{ {' '.join(unpack)} {ret} }}"
-            rec = f"record_saved({node}, {first}, {{{self._edges()}}}, {{{', '.join(saved)}}}, {str(save_result).lower()}, {lam})"
+            rec = f"record_saved({node}, {first}, {{{self._edges()}}}, {{{self._saved_values(saved)}}}, {str(save_result).lower()}, {lam})"
         else:
             lam = f"[{cap}](const Tensor& grad) {{ {ret} }}"
             rec = f"record_lambda({node}, {first}, {{{self._edges()}}}, {lam})"
