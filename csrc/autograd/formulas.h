@@ -120,6 +120,13 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// matmul_autograd.cpp: the gradients of self and other in alpha * self @ other (mm or bmm), and of the addend in
+// beta * self + alpha * ...
+Tensor product_grad_self(const Tensor& g, const Tensor& other, const IntList& self_sizes, const IntList& self_strides,
+                         Scalar alpha = Scalar(int64_t(1)));
+Tensor product_grad_other(const Tensor& g, const Tensor& self, const IntList& other_sizes, const IntList& other_strides,
+                          Scalar alpha = Scalar(int64_t(1)));
+Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta);
 // vision_autograd.cpp
 const char* pad_node_name(int64_t mode);
 const char* upsample_node_name(int64_t mode, size_t nd);
