@@ -120,6 +120,12 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// linalg_autograd.cpp
+Tensor linalg_inv_backward(const Tensor& g, const Tensor& inverse);
+Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
+Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det);
+Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const Tensor& A, const Tensor& sign);
+Tensor cholesky_backward(const Tensor& gL, bool upper, const Tensor& L);
 // matmul_autograd.cpp: the gradients of self and other in alpha * self @ other (mm or bmm), and of the addend in
 // beta * self + alpha * ...
 Tensor product_grad_self(const Tensor& g, const Tensor& other, const IntList& self_sizes, const IntList& self_strides,
