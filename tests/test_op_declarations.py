@@ -142,6 +142,20 @@ def test_generator_refuses_bad_entries():
     assert "{other}, false" in source
 
 
+
+def test_generator_joint_formula_runs_once_for_its_inputs():
+    gen = _generator()
+    entry = {"func": "f(Tensor self, Tensor other, Tensor w) -> Tensor", "cpu": "f_cpu",
+             "derivatives": {"other, self": "h(grad, self, other, grad_input_mask)", "w": "grad * w"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # one TensorList for both, in the key's order, computed when one of them wants a gradient (edges 1 and 0)
+    assert ("TensorList joint0_(2); { const std::array<bool, 2> grad_input_mask{should_compute_output(1), "
+            "should_compute_output(0)}; if (grad_input_mask[0] || grad_input_mask[1]) joint0_ = "
+            "h(grad, self, other, grad_input_mask); }") in source
+    assert "return TensorList{joint0_[1], joint0_[0], should_compute_output(2) ? grad * w : Tensor()};" in source
+    with pytest.raises(ValueError, match="not a Tensor argument"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"self, nope": "h(grad)"})]})
+
 def test_generator_gives_several_differentiable_results_one_node():
     gen = _generator()
     entry = {"func": "f(Tensor self) -> (Tensor Q, Tensor R, Tensor idx)", "cpu": "f_cpu",
