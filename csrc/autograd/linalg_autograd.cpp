@@ -131,6 +131,23 @@ Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const T
   return col(col(gl)) * mH(inv(A));
 }
 
+// A X = B: gB = A^-H g (one solve), gA = -gB X^H.
+TensorList linalg_solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, const std::array<bool, 2>& mask) {
+  Tensor gB = solve(mH(A), g);
+  return {mask[0] ? -mm(gB, mH(X)) : nullptr, mask[1] ? gB : nullptr};
+}
+
+// A X = B (left) or X A = B, A triangular: gB solves with A^H; gA = -gB X^H (or -X^H gB) on A's triangle.
+TensorList solve_triangular_backward(const Tensor& g, const Tensor& A, const Tensor& X, bool upper, bool left, bool unit,
+                                     const std::array<bool, 2>& mask) {
+  Tensor gB = solve_tri(mH(A), g, !upper, left, unit), gA;
+  if (mask[0]) {
+    gA = left ? -mm(gB, mH(X)) : -mm(mH(X), gB);
+    gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
+  }
+  return {gA, mask[1] ? gB : nullptr};
+}
+
 namespace {
 
 Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode) {
@@ -243,32 +260,6 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
   record_multi(name, std::move(edges), outputs, saved_inputs, saved_outputs, std::move(fn));
 }
 
-Tensor2 linalg_solve_ex_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool check) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_solve_ex, ks, A, B, check);
-  const bool ga = requires_grad(A), gb = requires_grad(B);
-  record("LinalgSolveExBackward0", {A, B}, {std::get<0>(r)}, {A}, {0}, [ga, gb](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve(mH(s[0]), g[0]);
-    return TensorList{ga ? -mm(gB, mH(s[1])) : nullptr, gb ? gB : nullptr};
-  });
-  return r;
-}
-
-Tensor linalg_solve_triangular_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool upper,
-                                                         bool left, bool unit) {
-  Tensor X = redispatch_no_grad(ops::linalg_solve_triangular, ks, A, B, upper, left, unit);
-  const bool ga = requires_grad(A), gb = requires_grad(B);
-  record("LinalgSolveTriangularBackward0", {A, B}, {X}, {A}, {0}, [=](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve_tri(mH(s[0]), g[0], !upper, left, unit);
-    Tensor gA;
-    if (ga) {
-      gA = left ? -mm(gB, mH(s[1])) : -mm(mH(s[1]), gB);
-      gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
-    }
-    return TensorList{gA, gb ? gB : nullptr};
-  });
-  return X;
-}
-
 Tensor2 linalg_qr_autograd(DispatchKeySet ks, const Tensor& A, const std::string& mode) {
   Tensor2 r = redispatch_no_grad(ops::linalg_qr, ks, A, mode);
   const bool has_q = mode != "r";
@@ -321,8 +312,6 @@ Tensor3 linalg_svd_autograd(DispatchKeySet ks, const Tensor& A, bool full, bool 
 
 }  // namespace
 
-FL_REGISTER_KERNEL(linalg_solve_ex, Autograd, linalg_solve_ex_autograd)
-FL_REGISTER_KERNEL(linalg_solve_triangular, Autograd, linalg_solve_triangular_autograd)
 FL_REGISTER_KERNEL(linalg_qr, Autograd, linalg_qr_autograd)
 FL_REGISTER_KERNEL(linalg_eigh, Autograd, linalg_eigh_autograd)
 FL_REGISTER_KERNEL(linalg_eig, Autograd, linalg_eig_autograd)

@@ -1,4 +1,5 @@
-// The vision ops' backward helpers (vision.yaml names them) and the grid sampler's hand-written autograd kernels.
+// The vision ops' backward helpers (vision.yaml names them) and the grid sampler backward ops' hand-written autograd
+// kernels (nodes with several outputs).
 // pad and upsample are linear, so their backward ops are linear too and each one's derivative is the forward op
 // again (double backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
 // those of its grad_grid come from grid_sampler_double_backward, and the derivatives of that (third and
@@ -43,17 +44,6 @@ Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, 
 }  // namespace fl::formulas
 
 namespace fl::autograd {
-
-FL_REGISTER_KERNEL(grid_sampler, Autograd, [](DispatchKeySet ks, const Tensor& input, const Tensor& grid, int64_t interp,
-                                              int64_t padding, bool align) {
-  Tensor r = redispatch_no_grad(ops::grid_sampler, ks, input, grid, interp, padding, align);
-  const bool input_grad = requires_grad(input);
-  return record_saved(input->dim() == 4 ? "GridSampler2DBackward0" : "GridSampler3DBackward0", r,
-                      {gradient_edge(input), gradient_edge(grid)}, {input, grid}, false,
-                      [interp, padding, align, input_grad](const Tensor& g, const TensorList& s) {
-                        return ops::grid_sampler_backward(g, s[0], s[1], interp, padding, align, input_grad);
-                      });
-})
 
 namespace {
 // grad_input = A(grid)^T g is linear in g: for <gg, grad_input> = <A(grid) gg, g>, the derivative for g
