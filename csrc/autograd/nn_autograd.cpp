@@ -1,6 +1,5 @@
 // Autograd kernels of the nn primitives: softmax family, native_layer_norm, native_batch_norm,
-// activations and the
-// fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
+// activations, and the fused attention's backward formula (attention.yaml). Their gradients come from dedicated backward ops (like PyTorch's *_backward
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
 // create_graph (so do layer_norm, rms_norm and batch_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.

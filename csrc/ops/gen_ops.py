@@ -30,7 +30,10 @@ indices, are kept by value when read). Formulas over `grads[i]` or `grad_<result
 gradient arrived) give the node one output per result; the results they read are saved as outputs.
 
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
-one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value.
+one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value. A tensor
+that only some inputs' formulas read whole is saved only when one of those inputs requires grad (as torchgen).
+`A, B: f(...)` is a joint formula: one call gives those inputs' gradients (a TensorList in the key's order), run
+once when one of them is wanted; `grad_input_mask[i]` says whether the i-th is.
 """
 import os
 import re
