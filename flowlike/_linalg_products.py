@@ -115,7 +115,12 @@ ger = outer
 @_autocast.lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
-    return write_out(out, _C._addmm(input, mat1, mat2, beta=beta, alpha=alpha), "addmm", exact_dtype=True)
+    # the face keeps its defaults converted: leaving out beta=1, alpha=1 spares converting them by keyword per call
+    if beta == 1 and alpha == 1:
+        r = _C._addmm(input, mat1, mat2)
+    else:
+        r = _C._addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+    return write_out(out, r, "addmm", exact_dtype=True)
 
 
 @_autocast.lower_precision
