@@ -21,7 +21,7 @@ matrix_exp = _L.matrix_exp
 
 def lu(A, pivot=True, get_infos=False):
     """torch.lu (deprecated spelling of linalg.lu_factor_ex): (LU, pivots) or (LU, pivots, infos)."""
-    LU, pivots, info = _C._linalg_lu_factor_ex(A, pivot, False)
+    LU, pivots, info = _C._linalg_lu_factor_ex(A, pivot=pivot)
     return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
@@ -62,8 +62,8 @@ class _CholeskySolve(Function):
     @staticmethod
     def forward(ctx, b, factor, upper):
         first, second = (factor.mH, factor) if upper else (factor, factor.mH)
-        x = _C._linalg_solve_triangular(second, _C._linalg_solve_triangular(first, b, False, True, False), True, True,
-                                        False)
+        y = _C._linalg_solve_triangular(first, b, upper=False)
+        x = _C._linalg_solve_triangular(second, y, upper=True)
         ctx.save_for_backward(factor, x)
         ctx.upper = upper
         return x

@@ -115,7 +115,12 @@ ger = outer
 @_autocast.lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
-    return write_out(out, _C._addmm(input, mat1, mat2, beta, alpha), "addmm", exact_dtype=True)
+    # the face keeps its defaults converted: leaving out beta=1, alpha=1 spares converting them by keyword per call
+    if beta == 1 and alpha == 1:
+        r = _C._addmm(input, mat1, mat2)
+    else:
+        r = _C._addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+    return write_out(out, r, "addmm", exact_dtype=True)
 
 
 @_autocast.lower_precision
@@ -123,13 +128,13 @@ def _addmm_activation(input, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
     """relu(beta * input + alpha * (mat1 @ mat2)), or its gelu (erf form) with use_gelu: addmm with the activation
     applied as the GEMM stores each tile (float32), the values of addmm then the activation bit for bit. Linear +
     activation is _addmm_activation(bias, x, weight.t())."""
-    return _C._addmm_activation(input, mat1, mat2, beta, alpha, bool(use_gelu))
+    return _C._addmm_activation(input, mat1, mat2, beta=beta, alpha=alpha, use_gelu=bool(use_gelu))
 
 
 @_autocast.lower_precision
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2)."""
-    return write_out(out, _C._baddbmm(input, batch1, batch2, beta, alpha), "baddbmm", exact_dtype=True)
+    return write_out(out, _C._baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), "baddbmm", exact_dtype=True)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -137,7 +142,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if mat.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
     col = input.unsqueeze(-1) if input.dim() == 1 else input
-    return write_out(out, _C._addmm(col, mat, vec.unsqueeze(1), beta, alpha).squeeze(1), "addmv",
+    return write_out(out, _C._addmm(col, mat, vec.unsqueeze(1), beta=beta, alpha=alpha).squeeze(1), "addmv",
                      exact_dtype=True)
 
 
@@ -164,7 +169,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
     lhs = batch1.permute(1, 0, 2).reshape(n, b * k)
     rhs = batch2.reshape(b * k, batch2.shape[2])
-    return write_out(out, _C._addmm(input, lhs, rhs, beta, alpha), "addbmm", exact_dtype=True)
+    return write_out(out, _C._addmm(input, lhs, rhs, beta=beta, alpha=alpha), "addbmm", exact_dtype=True)
 
 
 def tensordot(a, b, dims=2, out=None):

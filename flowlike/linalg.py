@@ -80,12 +80,12 @@ _LAPACK_TYPES = (D.float32, D.float64, D.complex64, D.complex128)
 
 def inv_ex(A, *, check_errors=False):
     """(inverse, info) of square matrices; info > 0 marks a singular matrix (no error unless check_errors)."""
-    return return_types.linalg_inv_ex(*_C._linalg_inv_ex(A, check_errors))
+    return return_types.linalg_inv_ex(*_C._linalg_inv_ex(A, check_errors=check_errors))
 
 
 def inv(A):
     """The inverse of square matrices (batched); LinAlgError for a singular one."""
-    return _C._linalg_inv_ex(A, True)[0]
+    return _C._linalg_inv_ex(A, check_errors=True)[0]
 
 
 def _solve(A, B, left, check_errors):
@@ -96,7 +96,7 @@ def _solve(A, B, left, check_errors):
         A = A.mT
     B = B.unsqueeze(-1) if vector else (B if left else B.mT)
     A, B = _broadcast_batch(A, B)
-    X, info = _C._linalg_solve_ex(A, B, check_errors)
+    X, info = _C._linalg_solve_ex(A, B, check_errors=check_errors)
     X = X.squeeze(-1) if vector else (X if left else X.mT)
     return X, info
 
@@ -114,7 +114,7 @@ def solve(A, B, *, left=True):
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """Solves the triangular system A X = B (left) or X A = B; batch dims broadcast."""
     A, B = _broadcast_batch(A, B)
-    return _C._linalg_solve_triangular(A, B, upper, left, unitriangular)
+    return _C._linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 # ---- determinants ---------------------------------------------------------------------------------
@@ -133,12 +133,12 @@ def slogdet(A):
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info) of the Cholesky factorization; info > 0 marks a matrix that is not positive-definite."""
-    return return_types.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, upper, check_errors))
+    return return_types.linalg_cholesky_ex(*_C._linalg_cholesky_ex(A, upper=upper, check_errors=check_errors))
 
 
 def cholesky(A, *, upper=False):
     """L with A = L L^T (or U with A = U^T U when upper); LinAlgError when A is not positive-definite."""
-    return _C._linalg_cholesky_ex(A, upper, True)[0]
+    return _C._linalg_cholesky_ex(A, upper=upper, check_errors=True)[0]
 
 
 def qr(A, mode="reduced"):
@@ -194,7 +194,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         A2, Bm = _broadcast_batch(A, Bm)
     else:
         A2 = A
-    sol, res, rank, sv = _C._linalg_lstsq(A2, Bm, -1.0 if rcond is None else builtins.float(rcond), driver)
+    sol, res, rank, sv = _C._linalg_lstsq(A2, Bm, -1.0 if rcond is None else builtins.float(rcond), driver=driver)
     if _needs_grad(A, B):  # differentiable composites with the same values
         sol = _matmul(pinv(A2), Bm)
         if res.numel():
@@ -210,12 +210,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """(LU, pivots, info): A = P L U packed as LAPACK's getrf does (pivots 1-based int32)."""
-    return return_types.linalg_lu_factor_ex(*_C._linalg_lu_factor_ex(A, pivot, check_errors))
+    return return_types.linalg_lu_factor_ex(*_C._linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors))
 
 
 def lu_factor(A, *, pivot=True):
     """(LU, pivots) of A = P L U; an error when some U[i, i] is exactly 0."""
-    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, True)
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot=pivot, check_errors=True)
     return return_types.linalg_lu_factor(LU, pivots)
 
 
@@ -232,7 +232,7 @@ def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
 
 def lu(A, *, pivot=True):
     """(P, L, U) with A = P L U, L unit lower triangular (m x k), U upper triangular (k x n)."""
-    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot, False)
+    LU, pivots, _ = _C._linalg_lu_factor_ex(A, pivot=pivot)
     return return_types.linalg_lu(*_lu_unpack(LU, pivots))
 
 
@@ -244,11 +244,11 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     P = _C._lu_pivots_to_permutation(pivots, LU.shape[-1], LU.dtype)
     if not adjoint:  # X = U^-1 L^-1 P^T B
         LU_, Y = _broadcast_batch(LU, _matmul(P.mT, B))
-        Y = _C._linalg_solve_triangular(LU_, Y, False, True, True)
-        return _C._linalg_solve_triangular(LU_, Y, True, True, False)
+        Y = _C._linalg_solve_triangular(LU_, Y, upper=False, unitriangular=True)
+        return _C._linalg_solve_triangular(LU_, Y, upper=True)
     LU_, Y = _broadcast_batch(LU, B)  # X = P L^-H U^-H B
-    Y = _C._linalg_solve_triangular(LU_.mH, Y, False, True, False)
-    return _matmul(P, _C._linalg_solve_triangular(LU_.mH, Y, True, True, True))
+    Y = _C._linalg_solve_triangular(LU_.mH, Y, upper=False)
+    return _matmul(P, _C._linalg_solve_triangular(LU_.mH, Y, upper=True, unitriangular=True))
 
 
 # ---- composites -----------------------------------------------------------------------------------
@@ -465,7 +465,7 @@ def cond(A, p=None):
         S = svdvals(A)
         return S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
     _check_square("linalg.cond", A)
-    Ainv, info = _C._linalg_inv_ex(A, False)
+    Ainv, info = _C._linalg_inv_ex(A)
     r = matrix_norm(A, p) * matrix_norm(Ainv, p)
     return _C.where(info > 0, math.inf, r)
 

@@ -5,7 +5,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
-from helpers import assert_same, check_both, outcome_type, resolve, to_flowlike  # noqa: E402
+from helpers import assert_same, check_both, outcome_type, resolve, run_both, to_flowlike  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
@@ -201,3 +201,24 @@ def test_errors_match(name, shapes, dtypes):
 def test_non_tensor_argument_is_a_type_error():
     assert outcome_type(lambda: fl.mm(fl.ones(2, 2), 3)) is outcome_type(lambda: torch.mm(torch.ones(2, 2), 3))
     assert outcome_type(lambda: fl.ones(2, 2) @ 3) is outcome_type(lambda: torch.ones(2, 2) @ 3)
+
+
+@pytest.mark.parametrize("name,shapes", [("mm", [(3, 4), (4, 5)]), ("bmm", [(2, 3, 4), (2, 4, 5)]),
+                                         ("addmm", [(5,), (3, 4), (4, 5)]), ("baddbmm", [(5,), (2, 3, 4), (2, 4, 5)])])
+@pytest.mark.parametrize("grad_operand", [0, 1])
+@pytest.mark.parametrize("changed", [0, 1])
+def test_products_save_only_the_operand_a_gradient_needs(name, shapes, grad_operand, changed):
+    # as torch: an operand is saved (and version-checked at backward) only when the other operand requires grad, so
+    # an in-place change of an operand no gradient needs leaves backward working
+    def body(lib):
+        ts = [lib.from_numpy(RNG.standard_normal(s)) for s in shapes]
+        first = len(ts) - 2  # the two product operands follow the addend
+        ts[first + grad_operand].requires_grad_()
+        y = getattr(lib, name)(*ts)
+        with lib.no_grad():
+            ts[first + changed].add_(1)
+        return outcome_type(lambda: y.sum().backward())
+
+    want, got = run_both(body)
+    assert got is want
+    assert (want is None) == (changed == grad_operand)  # the case itself discriminates

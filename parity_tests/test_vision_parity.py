@@ -237,6 +237,20 @@ def test_embedding_max_norm_and_dtypes():
     dual(lambda lib, F, w, i: F.embedding(i, w), np.arange(12).reshape(6, 2), np.array([[5, 0]]))
 
 
+def test_embedding_indices_changed_in_place_before_backward():
+    # as torch: the indices are a saved (version-checked) variable of the backward node
+    def body(lib, change):
+        w, i = lib.tensor(arr((6, 3)), requires_grad=True), lib.tensor([0, 2, 5])
+        y = lib.nn.functional.embedding(i, w)
+        if change:
+            i.add_(0)
+        return outcome_type(lambda: y.sum().backward())
+
+    for change in (False, True):
+        want, got = body(torch, change), body(fl, change)
+        assert got is want and (want is None) != change
+
+
 @pytest.mark.parametrize("bad", [
     lambda lib, F, w, i: F.embedding(i + 10, w),
     lambda lib, F, w, i: F.embedding(i.float(), w),

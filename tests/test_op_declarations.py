@@ -133,9 +133,28 @@ def test_generator_refuses_bad_entries():
                                "derivatives": {"self": "grad * other", "other": "g(grad, self->sizes)"}})
     assert "FL_DECLARE_OP(f, Tensor(const Tensor&, const Tensor&, int64_t))" in header
     assert "Tensor f_cpu(const Tensor&, const Tensor&, int64_t);" in header
-    # other is read whole (saved); self only for its sizes (kept by value)
-    assert "{other}, false" in source and "self_sizes = self->sizes" in source
+    # other is read whole, by self's formula only: saved only when self requires grad (as torchgen); self only for
+    # its sizes (kept by value)
+    assert "{requires_grad(self) ? other : Tensor()}, false" in source and "self_sizes = self->sizes" in source
+    # read whole by every formula: saved unconditionally
+    _, source = generate({"func": "f(Tensor self, Tensor other) -> Tensor", "cpu": "f_cpu",
+                          "derivatives": {"self": "grad * other", "other": "grad * other"}})
+    assert "{other}, false" in source
 
+
+
+def test_generator_joint_formula_runs_once_for_its_inputs():
+    gen = _generator()
+    entry = {"func": "f(Tensor self, Tensor other, Tensor w) -> Tensor", "cpu": "f_cpu",
+             "derivatives": {"other, self": "h(grad, self, other, grad_input_mask)", "w": "grad * w"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # one TensorList for both, in the key's order, computed when one of them wants a gradient (edges 1 and 0)
+    assert ("TensorList joint0_(2); { const std::array<bool, 2> grad_input_mask{should_compute_output(1), "
+            "should_compute_output(0)}; if (grad_input_mask[0] || grad_input_mask[1]) joint0_ = "
+            "h(grad, self, other, grad_input_mask); }") in source
+    assert "return TensorList{joint0_[1], joint0_[0], should_compute_output(2) ? grad * w : Tensor()};" in source
+    with pytest.raises(ValueError, match="not a Tensor argument"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"self, nope": "h(grad)"})]})
 
 def test_generator_gives_several_differentiable_results_one_node():
     gen = _generator()

@@ -1,6 +1,8 @@
 // Tensor arithmetic for writing backward formulas. Everything goes through the dispatcher, so a
 // formula evaluated with grad mode on (create_graph=True) records its own graph.
 #pragma once
+#include <array>
+
 #include "../ops/complex.h"
 #include "../ops/index.h"
 #include "../ops/pointwise.h"
@@ -120,7 +122,30 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// linalg_autograd.cpp
+Tensor linalg_inv_backward(const Tensor& g, const Tensor& inverse);
+TensorList linalg_solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, const std::array<bool, 2>& mask);
+TensorList solve_triangular_backward(const Tensor& g, const Tensor& A, const Tensor& X, bool upper, bool left, bool unit,
+                                     const std::array<bool, 2>& mask);
+Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
+Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det);
+Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const Tensor& A, const Tensor& sign);
+Tensor cholesky_backward(const Tensor& gL, bool upper, const Tensor& L);
+// matmul_autograd.cpp: the gradients of self and other in alpha * self @ other (mm or bmm), and of the addend in
+// beta * self + alpha * ...
+Tensor product_grad_self(const Tensor& g, const Tensor& other, const IntList& self_sizes, const IntList& self_strides,
+                         Scalar alpha = Scalar(int64_t(1)));
+Tensor product_grad_other(const Tensor& g, const Tensor& self, const IntList& other_sizes, const IntList& other_strides,
+                          Scalar alpha = Scalar(int64_t(1)));
+Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta);
+// vision_autograd.cpp
+const char* pad_node_name(int64_t mode);
+const char* upsample_node_name(int64_t mode, size_t nd);
+Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx);
 // nn_autograd.cpp
+TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                              const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
+                              bool is_causal, double scale, bool gqa, const std::array<bool, 4>& mask_);
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
 // reduce_autograd.cpp
 Tensor sum_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);

@@ -1,9 +1,9 @@
-// Autograd kernels of the torch.linalg primitives (ops/linalg.h), with the formulas of PyTorch's
-// derivatives.yaml / FunctionsManual.cpp, for real and complex inputs (torch's convention for complex
-// gradients: the conjugate transpose mH wherever the real formula has a transpose). The formulas call ops through the
-// dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are differentiable again.
-// The factorizations have several differentiable outputs, so they record a LinalgBackward node
-// that receives one gradient per output.
+// The backward formulas of the torch.linalg primitives (linalg.yaml names them) and the autograd kernels of those
+// written by hand, with the formulas of PyTorch's derivatives.yaml / FunctionsManual.cpp, for real and complex inputs
+// (torch's convention for complex gradients: the conjugate transpose mH wherever the real formula has a transpose).
+// The formulas call ops through the dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are
+// differentiable again. The factorizations have several differentiable outputs: one MultiOutputBackward node
+// receives one gradient per output.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,58 +15,8 @@
 #include "autograd.h"
 #include "formulas.h"
 
-namespace fl::autograd {
+namespace fl::formulas {
 namespace {
-
-using namespace fl::formulas;
-
-// A node over several outputs: fn(one gradient per output, undefined where none arrived; saved
-// tensors) returns one gradient per input. Saved outputs are re-attached to their own output slot.
-struct LinalgBackward : Node {
-  std::string node_name;
-  size_t num_outputs = 0;
-  std::vector<SavedVariable> saved;
-  std::vector<int> saved_output_nr;  // -1 for a saved input
-  std::function<TensorList(const TensorList&, const TensorList&)> fn;
-
-  std::string name() const override { return node_name; }
-  void release_saved() override { for (auto& s : saved) s.reset(); }
-  TensorList apply(TensorList&& grads) override {
-    bool any = false;
-    for (auto& g : grads) any = any || g != nullptr;
-    if (!any) return TensorList(next_edges.size());
-    grads.resize(num_outputs);
-    auto self = shared_from_this();
-    TensorList s;
-    for (size_t i = 0; i < saved.size(); ++i) {
-      Tensor t = saved[i].unpack(self);
-      if (t && saved_output_nr[i] > 0 && t->autograd && t->meta().grad_fn == self) t->meta().output_nr = saved_output_nr[i];
-      s.push_back(t);
-    }
-    return fn(grads, s);
-  }
-};
-
-// Records outputs[i] (where defined) as output i of a LinalgBackward over `inputs`, saving
-// `saved_inputs` and then the outputs numbered in `saved_outputs`.
-void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved_inputs,
-            const std::vector<int>& saved_outputs, std::function<TensorList(const TensorList&, const TensorList&)> fn) {
-  auto node = std::make_shared<LinalgBackward>();
-  node->node_name = name;
-  node->num_outputs = outputs.size();
-  node->fn = std::move(fn);
-  for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
-  for (const Tensor& t : saved_inputs) {
-    node->saved.emplace_back(t, false);
-    node->saved_output_nr.push_back(-1);
-  }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i]) set_history(outputs[i], node, static_cast<uint32_t>(i));
-  for (int i : saved_outputs) {
-    node->saved.emplace_back(outputs[i], true);
-    node->saved_output_nr.push_back(i);
-  }
-}
 
 Tensor mT(const Tensor& t) { return ops::transpose(t, -2, -1); }
 Tensor mH(const Tensor& t) { return conj_of(mT(t)); }
@@ -113,6 +63,8 @@ Tensor prod_of_others(const Tensor& s) {
   return exclusive(s) * ops::flip(exclusive(ops::flip(s, {-1})), {-1});
 }
 
+}  // namespace
+
 // d det(A) = det(A) tr(A^-1 dA); singular matrices take the SVD form det = det(U) det(Vh) prod(S)
 // (as PyTorch), whose product rule needs no inverse.
 Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det) {
@@ -138,29 +90,6 @@ Tensor cholesky_backward(const Tensor& gL0, bool upper, const Tensor& L0) {
   return solve_tri(L, gA, false, false, false);
 }
 
-Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode) {
-  FL_CHECK(mode != "r", Error, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
-                               "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
-  const int64_t m = Q->sizes[Q->dim() - 2], n = R->sizes.back();
-  FL_CHECK(mode == "reduced" || m <= n, Error, "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
-  Tensor gA = gQ ? (gR ? mm(gR, mH(R)) - mm(mH(Q), gQ) : -mm(mH(Q), gQ)) : mm(gR, mH(R));
-  if (m >= n) {  // the diagonal of sym is real: halving it halves its real part, as torch
-    Tensor sym = ops::triu(gA, 0);
-    sym = sym + mH(sym);
-    sym = sym - diag_embed(diag(sym) * 0.5);
-    gA = add_opt(mm(Q, sym), gQ);
-    return solve_tri(mH(R), gA, false, false, false);
-  }
-  Tensor X = -gA, skew = ops::tril(X - mH(X), 0);
-  skew = skew - diag_embed(diag(skew) * 0.5);  // (an imaginary diagonal, 0 for real inputs: its imaginary part halved)
-  gA = mm(Q, skew);
-  gA = solve_tri(mH(ops::narrow(R, -1, 0, m)), gA, false, false, false);
-  IntList rest = R->sizes;
-  rest.back() = n - m;
-  gA = ops::cat({gA, zeros_like(empty(rest, gA->dtype))}, -1);
-  return gR ? gA + mm(Q, gR) : gA;
-}
-
 // Gradient of A = P L U through the packed factor (torch's lu_factor_ex_backward / linalg_lu_backward).
 Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots) {
   const int64_t m = LU->sizes[LU->dim() - 2], n = LU->sizes.back(), k = std::min(m, n);
@@ -183,6 +112,65 @@ Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pi
     gA = solve_tri(mH(U), gA, false, false, false);
   }
   return mm(P, gA);
+}
+
+Tensor linalg_inv_backward(const Tensor& g, const Tensor& inverse) {
+  Tensor invH = mH(inverse);
+  return -mm(invH, mm(g, invH));
+}
+
+// gA = g A^-H with g = g_logabsdet - i Im(conj(g_sign) sign) (torch's slogdet_backward); the sign of a real
+// determinant is locally constant, so only logabsdet carries a gradient there.
+Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const Tensor& A, const Tensor& sign) {
+  Tensor gl = g_logabsdet;
+  if (cplx(A) && g_sign) {
+    Tensor phase = -times_i(ops::imag(conj_of(g_sign) * sign));
+    gl = gl ? gl + phase : phase;
+  }
+  if (!gl) return zeros_like(A);
+  return col(col(gl)) * mH(inv(A));
+}
+
+// A X = B: gB = A^-H g (one solve), gA = -gB X^H.
+TensorList linalg_solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, const std::array<bool, 2>& mask) {
+  Tensor gB = solve(mH(A), g);
+  return {mask[0] ? -mm(gB, mH(X)) : nullptr, mask[1] ? gB : nullptr};
+}
+
+// A X = B (left) or X A = B, A triangular: gB solves with A^H; gA = -gB X^H (or -X^H gB) on A's triangle.
+TensorList solve_triangular_backward(const Tensor& g, const Tensor& A, const Tensor& X, bool upper, bool left, bool unit,
+                                     const std::array<bool, 2>& mask) {
+  Tensor gB = solve_tri(mH(A), g, !upper, left, unit), gA;
+  if (mask[0]) {
+    gA = left ? -mm(gB, mH(X)) : -mm(mH(X), gB);
+    gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
+  }
+  return {gA, mask[1] ? gB : nullptr};
+}
+
+namespace {
+
+Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode) {
+  FL_CHECK(mode != "r", Error, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                               "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+  const int64_t m = Q->sizes[Q->dim() - 2], n = R->sizes.back();
+  FL_CHECK(mode == "reduced" || m <= n, Error, "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+  Tensor gA = gQ ? (gR ? mm(gR, mH(R)) - mm(mH(Q), gQ) : -mm(mH(Q), gQ)) : mm(gR, mH(R));
+  if (m >= n) {  // the diagonal of sym is real: halving it halves its real part, as torch
+    Tensor sym = ops::triu(gA, 0);
+    sym = sym + mH(sym);
+    sym = sym - diag_embed(diag(sym) * 0.5);
+    gA = add_opt(mm(Q, sym), gQ);
+    return solve_tri(mH(R), gA, false, false, false);
+  }
+  Tensor X = -gA, skew = ops::tril(X - mH(X), 0);
+  skew = skew - diag_embed(diag(skew) * 0.5);  // (an imaginary diagonal, 0 for real inputs: its imaginary part halved)
+  gA = mm(Q, skew);
+  gA = solve_tri(mH(ops::narrow(R, -1, 0, m)), gA, false, false, false);
+  IntList rest = R->sizes;
+  rest.back() = n - m;
+  gA = ops::cat({gA, zeros_like(empty(rest, gA->dtype))}, -1);
+  return gR ? gA + mm(Q, gR) : gA;
 }
 
 Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
@@ -256,79 +244,20 @@ Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const
 }
 
 
-Tensor2 linalg_inv_ex_autograd(DispatchKeySet ks, const Tensor& A, bool check) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_inv_ex, ks, A, check);
-  record("LinalgInvExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [](const TensorList& g, const TensorList& s) {
-    Tensor invH = mH(s[0]);
-    return TensorList{-mm(invH, mm(g[0], invH))};
-  });
-  return r;
-}
+}  // namespace
+}  // namespace fl::formulas
 
-Tensor3 linalg_lu_factor_ex_autograd(DispatchKeySet ks, const Tensor& A, bool pivot, bool check) {
-  Tensor3 r = redispatch_no_grad(ops::linalg_lu_factor_ex, ks, A, pivot, check);
-  record("LinalgLuFactorExBackward0", {A}, {std::get<0>(r)}, {std::get<1>(r)}, {0}, [](const TensorList& g, const TensorList& s) {
-    return TensorList{lu_factor_backward(g[0], s[1], s[0])};
-  });
-  return r;
-}
+namespace fl::autograd {
+namespace {
 
-Tensor2 linalg_solve_ex_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool check) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_solve_ex, ks, A, B, check);
-  const bool ga = requires_grad(A), gb = requires_grad(B);
-  record("LinalgSolveExBackward0", {A, B}, {std::get<0>(r)}, {A}, {0}, [ga, gb](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve(mH(s[0]), g[0]);
-    return TensorList{ga ? -mm(gB, mH(s[1])) : nullptr, gb ? gB : nullptr};
-  });
-  return r;
-}
+using namespace fl::formulas;
 
-Tensor linalg_det_autograd(DispatchKeySet ks, const Tensor& A) {
-  Tensor r = redispatch_no_grad(ops::linalg_det, ks, A);
-  record("LinalgDetBackward0", {A}, {r}, {A}, {0}, [](const TensorList& g, const TensorList& s) {
-    return TensorList{det_backward(g[0], s[0], s[1])};
-  });
-  return r;
-}
-
-Tensor2 linalg_slogdet_autograd(DispatchKeySet ks, const Tensor& A) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_slogdet, ks, A);
-  // gA = g A^-H with g = g_logabsdet - i Im(conj(g_sign) sign) (torch's slogdet_backward); the sign of a real
-  // determinant is locally constant, so only logabsdet carries a gradient there.
-  record("LinalgSlogdetBackward0", {A}, {std::get<0>(r), std::get<1>(r)}, {A}, {0}, [](const TensorList& g, const TensorList& s) {
-    Tensor gl = g[1];
-    if (cplx(s[0]) && g[0]) {
-      Tensor phase = -times_i(ops::imag(conj_of(g[0]) * s[1]));
-      gl = gl ? gl + phase : phase;
-    }
-    if (!gl) return TensorList{zeros_like(s[0])};
-    return TensorList{col(col(gl)) * mH(inv(s[0]))};
-  });
-  return r;
-}
-
-Tensor2 linalg_cholesky_ex_autograd(DispatchKeySet ks, const Tensor& A, bool upper, bool check) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_cholesky_ex, ks, A, upper, check);
-  record("LinalgCholeskyExBackward0", {A}, {std::get<0>(r)}, {}, {0}, [upper](const TensorList& g, const TensorList& s) {
-    return TensorList{cholesky_backward(g[0], upper, s[0])};
-  });
-  return r;
-}
-
-Tensor linalg_solve_triangular_autograd(DispatchKeySet ks, const Tensor& A, const Tensor& B, bool upper,
-                                                         bool left, bool unit) {
-  Tensor X = redispatch_no_grad(ops::linalg_solve_triangular, ks, A, B, upper, left, unit);
-  const bool ga = requires_grad(A), gb = requires_grad(B);
-  record("LinalgSolveTriangularBackward0", {A, B}, {X}, {A}, {0}, [=](const TensorList& g, const TensorList& s) {
-    Tensor gB = solve_tri(mH(s[0]), g[0], !upper, left, unit);
-    Tensor gA;
-    if (ga) {
-      gA = left ? -mm(gB, mH(s[1])) : -mm(mH(s[1]), gB);
-      gA = upper ? ops::triu(gA, unit ? 1 : 0) : ops::tril(gA, unit ? -1 : 0);
-    }
-    return TensorList{gA, gb ? gB : nullptr};
-  });
-  return X;
+// Records outputs[i] (where defined) as output i of a MultiOutputBackward over `inputs`.
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved_inputs,
+            const std::vector<int>& saved_outputs, std::function<TensorList(const TensorList&, const TensorList&)> fn) {
+  std::vector<Edge> edges;
+  for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
+  record_multi(name, std::move(edges), outputs, saved_inputs, saved_outputs, std::move(fn));
 }
 
 Tensor2 linalg_qr_autograd(DispatchKeySet ks, const Tensor& A, const std::string& mode) {
@@ -383,13 +312,6 @@ Tensor3 linalg_svd_autograd(DispatchKeySet ks, const Tensor& A, bool full, bool 
 
 }  // namespace
 
-FL_REGISTER_KERNEL(linalg_inv_ex, Autograd, linalg_inv_ex_autograd)
-FL_REGISTER_KERNEL(linalg_lu_factor_ex, Autograd, linalg_lu_factor_ex_autograd)
-FL_REGISTER_KERNEL(linalg_solve_ex, Autograd, linalg_solve_ex_autograd)
-FL_REGISTER_KERNEL(linalg_det, Autograd, linalg_det_autograd)
-FL_REGISTER_KERNEL(linalg_slogdet, Autograd, linalg_slogdet_autograd)
-FL_REGISTER_KERNEL(linalg_cholesky_ex, Autograd, linalg_cholesky_ex_autograd)
-FL_REGISTER_KERNEL(linalg_solve_triangular, Autograd, linalg_solve_triangular_autograd)
 FL_REGISTER_KERNEL(linalg_qr, Autograd, linalg_qr_autograd)
 FL_REGISTER_KERNEL(linalg_eigh, Autograd, linalg_eigh_autograd)
 FL_REGISTER_KERNEL(linalg_eig, Autograd, linalg_eig_autograd)

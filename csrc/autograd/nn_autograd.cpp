@@ -1,6 +1,5 @@
 // Autograd kernels of the nn primitives: softmax family, native_layer_norm, native_batch_norm,
-// activations and the
-// fused attention. Their gradients come from dedicated backward ops (like PyTorch's *_backward
+// activations, and the fused attention's backward formula (attention.yaml). Their gradients come from dedicated backward ops (like PyTorch's *_backward
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
 // create_graph (so do layer_norm, rms_norm and batch_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.
@@ -216,29 +215,28 @@ Tensor activation_backward_autograd(DispatchKeySet ks, const Tensor& g, const Te
 FL_ACTIVATIONS(FL_X)
 #undef FL_X
 
-FL_REGISTER_KERNEL(scaled_dot_product_attention, Autograd,
-                   ([](DispatchKeySet ks, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                      double dropout_p, bool is_causal, double scale, bool gqa, Generator* gen) {
-  auto [out, lse, seed_offset] = redispatch_no_grad(ops::scaled_dot_product_attention, ks, q, k, v, mask, dropout_p,
-                                                    is_causal, scale, gqa, gen);
-  const bool mask_grad = requires_grad(mask);
-  std::vector<Edge> edges{gradient_edge(q), gradient_edge(k), gradient_edge(v), gradient_edge(mask)};
-  record_saved("ScaledDotProductFlashAttentionForCpuBackward0", out, std::move(edges), {q, k, v, mask, lse, seed_offset},
-               true, [dropout_p, is_causal, scale, gqa, mask_grad](const Tensor& g, const TensorList& s) {
-                 Tensor gq, gk, gv, gm;
-                 if (thread_state().grad_enabled) {  // create_graph
-                   TensorList r = attention_grads_composite(g, s[0], s[1], s[2], s[3], is_causal, scale, mask_grad,
-                                                            s[5], dropout_p);
-                   gq = r[0], gk = r[1], gv = r[2], gm = r[3];
-                 } else {
-                   std::tie(gq, gk, gv, gm) = ops::scaled_dot_product_attention_backward(
-                       g, s[0], s[1], s[2], s[3], s[6], s[4], s[5], dropout_p, is_causal, scale, gqa, mask_grad);
-                 }
-                 // batch dims that were broadcast sum back to each input's shape
-                 return TensorList{sum_to(gq, s[0]->sizes), sum_to(gk, s[1]->sizes), sum_to(gv, s[2]->sizes),
-                                   mask_grad ? sum_to(gm, s[3]->sizes) : nullptr};
-               });
-  return std::make_tuple(out, lse, seed_offset);
-}))
-
 }  // namespace fl::autograd
+
+namespace fl::formulas {
+
+// scaled_dot_product_attention (attention.yaml): the fused backward kernel, or under create_graph the composite of
+// differentiable ops; batch dims that were broadcast sum back to each input's shape.
+TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                              const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
+                              bool is_causal, double scale, bool gqa, const std::array<bool, 4>& mask_) {
+  const bool mask_grad = mask_[3];
+  Tensor gq, gk, gv, gm;
+  if (thread_state().grad_enabled) {  // create_graph
+    TensorList r = autograd::attention_grads_composite(g, q, k, v, mask, is_causal, scale, mask_grad, seed_offset,
+                                                       dropout_p);
+    gq = r[0], gk = r[1], gv = r[2], gm = r[3];
+  } else {
+    std::tie(gq, gk, gv, gm) = ops::scaled_dot_product_attention_backward(g, q, k, v, mask, out, lse, seed_offset,
+                                                                          dropout_p, is_causal, scale, gqa, mask_grad);
+  }
+  return {autograd::sum_to(gq, q->sizes), autograd::sum_to(gk, k->sizes), autograd::sum_to(gv, v->sizes),
+          mask_grad ? autograd::sum_to(gm, mask->sizes) : nullptr};
+}
+
+}  // namespace fl::formulas
+

@@ -1,6 +1,7 @@
-// Autograd kernels of the vision ops (ops/vision.h). pad and upsample are linear, so their
-// backward ops are linear too and each one's derivative is the forward op again (double
-// backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
+// The vision ops' backward helpers (vision.yaml names them) and the grid sampler backward ops' hand-written autograd
+// kernels (nodes with several outputs).
+// pad and upsample are linear, so their backward ops are linear too and each one's derivative is the forward op
+// again (double backward). grid_sampler_backward's grad_input is linear in grad_output, which gives its derivatives;
 // those of its grad_grid come from grid_sampler_double_backward, and the derivatives of that (third and
 // higher, as torch's) from a composite of differentiable ops that flowlike/nn/_grid_sample.py registers.
 #include "../ops/pointwise.h"
@@ -9,8 +10,7 @@
 #include "autograd.h"
 #include "formulas.h"
 
-namespace fl::autograd {
-namespace {
+namespace fl::formulas {
 
 const char* pad_node_name(int64_t mode) {
   switch (static_cast<PadMode>(mode)) {
@@ -32,51 +32,18 @@ const char* upsample_node_name(int64_t mode, size_t nd) {
   }
 }
 
-}  // namespace
+// embedding_dense_backward is linear in its gradient; the derivative reads the rows back, none for padding_idx
+// (PyTorch's embedding_dense_double_backward, which ignores scale_grad_by_freq too).
+Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx) {
+  Tensor rows = ops::embedding(gg, indices, -1, false);
+  if (padding_idx >= 0)
+    rows = where(ops::unsqueeze(bin(BinaryOp::eq, indices, wrap_scalar(Scalar(padding_idx))), -1), num(0.0), rows);
+  return rows;
+}
 
-FL_REGISTER_KERNEL(pad, Autograd, [](DispatchKeySet ks, const Tensor& self, const IntList& pad, int64_t mode, double value) {
-  Tensor r = redispatch_no_grad(ops::pad, ks, self, pad, mode, value);
-  return record_lambda(pad_node_name(mode), r, {gradient_edge(self)}, [in = self->sizes, pad, mode](const Tensor& g) {
-    if (static_cast<PadMode>(mode) != PadMode::Constant) return TensorList{ops::pad_backward(g, in, pad, mode)};
-    IntList crop(pad.size());  // the constant pad's adjoint is the crop: a pad by the negated widths
-    for (size_t i = 0; i < pad.size(); ++i) crop[i] = -pad[i];
-    return TensorList{ops::pad(g, crop, mode, 0.0)};
-  });
-})
-FL_REGISTER_KERNEL(pad_backward, Autograd, [](DispatchKeySet ks, const Tensor& grad, const IntList& in, const IntList& pad,
-                                              int64_t mode) {
-  Tensor r = redispatch_no_grad(ops::pad_backward, ks, grad, in, pad, mode);
-  return record_lambda("PadBackwardBackward0", r, {gradient_edge(grad)}, [pad, mode](const Tensor& gg) {
-    return TensorList{ops::pad(gg, pad, mode, 0.0)};
-  });
-})
+}  // namespace fl::formulas
 
-FL_REGISTER_KERNEL(upsample, Autograd, [](DispatchKeySet ks, const Tensor& self, const IntList& out, int64_t mode, bool align,
-                                          const std::vector<double>& scales) {
-  Tensor r = redispatch_no_grad(ops::upsample, ks, self, out, mode, align, scales);
-  return record_lambda(upsample_node_name(mode, out.size()), r, {gradient_edge(self)},
-                       [in = self->sizes, out, mode, align, scales](const Tensor& g) {
-                         return TensorList{ops::upsample_backward(g, in, out, mode, align, scales)};
-                       });
-})
-FL_REGISTER_KERNEL(upsample_backward, Autograd, [](DispatchKeySet ks, const Tensor& grad, const IntList& in, const IntList& out,
-                                                   int64_t mode, bool align, const std::vector<double>& scales) {
-  Tensor r = redispatch_no_grad(ops::upsample_backward, ks, grad, in, out, mode, align, scales);
-  return record_lambda("UpsampleBackwardBackward0", r, {gradient_edge(grad)}, [out, mode, align, scales](const Tensor& gg) {
-    return TensorList{ops::upsample(gg, out, mode, align, scales)};
-  });
-})
-
-FL_REGISTER_KERNEL(grid_sampler, Autograd, [](DispatchKeySet ks, const Tensor& input, const Tensor& grid, int64_t interp,
-                                              int64_t padding, bool align) {
-  Tensor r = redispatch_no_grad(ops::grid_sampler, ks, input, grid, interp, padding, align);
-  const bool input_grad = requires_grad(input);
-  return record_saved(input->dim() == 4 ? "GridSampler2DBackward0" : "GridSampler3DBackward0", r,
-                      {gradient_edge(input), gradient_edge(grid)}, {input, grid}, false,
-                      [interp, padding, align, input_grad](const Tensor& g, const TensorList& s) {
-                        return ops::grid_sampler_backward(g, s[0], s[1], interp, padding, align, input_grad);
-                      });
-})
+namespace fl::autograd {
 
 namespace {
 // grad_input = A(grid)^T g is linear in g: for <gg, grad_input> = <A(grid) gg, g>, the derivative for g
@@ -171,27 +138,5 @@ FL_REGISTER_KERNEL(grid_sampler_double_backward, Autograd, ([](DispatchKeySet ks
     if (r[i]) set_history(r[i], node, static_cast<uint32_t>(i));
   return r;
 }))
-
-FL_REGISTER_KERNEL(embedding, Autograd, [](DispatchKeySet ks, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
-                                           bool scale_grad_by_freq) {
-  Tensor r = redispatch_no_grad(ops::embedding, ks, weight, indices, padding_idx, scale_grad_by_freq);
-  return record_lambda("EmbeddingBackward0", r, {gradient_edge(weight)},
-                       [indices, n = weight->sizes[0], padding_idx, scale_grad_by_freq](const Tensor& g) {
-                         return TensorList{ops::embedding_dense_backward(g, indices, n, padding_idx, scale_grad_by_freq)};
-                       });
-})
-// embedding_dense_backward is linear in g; its derivative reads the rows back, none for padding_idx
-// (PyTorch's embedding_dense_double_backward, which ignores scale_grad_by_freq too).
-FL_REGISTER_KERNEL(embedding_dense_backward, Autograd, [](DispatchKeySet ks, const Tensor& g, const Tensor& indices, int64_t n,
-                                                          int64_t padding_idx, bool scale_grad_by_freq) {
-  Tensor r = redispatch_no_grad(ops::embedding_dense_backward, ks, g, indices, n, padding_idx, scale_grad_by_freq);
-  return record_lambda("EmbeddingDenseBackwardBackward0", r, {gradient_edge(g)}, [indices, padding_idx](const Tensor& gg) {
-    using namespace formulas;
-    Tensor rows = ops::embedding(gg, indices, -1, false);
-    if (padding_idx >= 0)
-      rows = where(ops::unsqueeze(bin(BinaryOp::eq, indices, wrap_scalar(Scalar(padding_idx))), -1), num(0.0), rows);
-    return TensorList{rows};
-  });
-})
 
 }  // namespace fl::autograd

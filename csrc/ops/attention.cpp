@@ -346,7 +346,9 @@ Tensor prepare_mask(Geo& g, const Tensor& mask, ScalarType qdt, ScalarType ct) {
   return e;
 }
 
-std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query, const Tensor& key, const Tensor& value,
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(const Tensor& query, const Tensor& key, const Tensor& value,
                                             const Tensor& mask, double dropout_p, bool is_causal, double scale, bool gqa,
                                             Generator* gen) {
   Geo g = geometry(query, key, value, gqa);
@@ -383,7 +385,7 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(DispatchKeySet, const Tensor& query,
   return {out->dtype == query->dtype ? out : to_dtype(out, query->dtype), lse, seed_offset};
 }
 
-std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& query,
+std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(const Tensor& grad, const Tensor& query,
                                                              const Tensor& key, const Tensor& value, const Tensor& mask,
                                                              const Tensor& output, const Tensor& lse_in,
                                                              const Tensor& seed_offset, double dropout_p, bool is_causal,
@@ -417,8 +419,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(DispatchKeySet, con
   return {back(gq), back(gk), back(gv), back(gm)};
 }
 
-}  // namespace
-
 Tensor sdpa_dropout_factors_cpu(const Tensor& seed_offset, double dropout_p, const IntList& sizes, ScalarType dtype) {
   Geo g;
   g.p = dropout_p;
@@ -432,22 +432,3 @@ Tensor sdpa_dropout_factors_cpu(const Tensor& seed_offset, double dropout_p, con
 }
 
 }  // namespace fl
-
-FL_DEFINE_OP(scaled_dot_product_attention,
-             "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask, float dropout_p, bool is_causal, float scale, bool enable_gqa, Generator? generator) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&, double, bool,
-                                                                 double, bool, ::fl::Generator*))
-FL_DEFINE_OP(scaled_dot_product_attention_backward,
-             "scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor? attn_mask, Tensor out, Tensor logsumexp, Tensor seed_offset, float dropout_p, bool is_causal, float scale, bool enable_gqa, bool mask_grad) -> (Tensor, Tensor, Tensor, Tensor?)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(
-                 const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-                 const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, double, bool, double, bool, bool))
-FL_DEFINE_OP(sdpa_dropout_factors,
-             "sdpa_dropout_factors(Tensor seed_offset, float dropout_p, int[] sizes, ScalarType dtype) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, double, const ::fl::IntList&, ::fl::ScalarType))
-FL_REGISTER_KERNEL(sdpa_dropout_factors, CPU, [](fl::DispatchKeySet, const fl::Tensor& so, double p, const fl::IntList& s,
-                                                 fl::ScalarType dt) { return fl::sdpa_dropout_factors_cpu(so, p, s, dt); })
-FL_REGISTER_FALLTHROUGH(sdpa_dropout_factors, Autograd)
-FL_REGISTER_KERNEL(scaled_dot_product_attention, CPU, ::fl::sdpa_cpu)
-FL_REGISTER_KERNEL(scaled_dot_product_attention_backward, CPU, ::fl::sdpa_backward_cpu)

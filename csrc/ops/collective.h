@@ -25,7 +25,5 @@ void set_collective_backend(std::shared_ptr<CollectiveBackend> backend);
 
 }  // namespace fl
 
-// in place: `input` reduced over the group's ranks (reduce_op: "sum", "avg", "product", "min", "max")
-FL_DECLARE_OP(_c10d_all_reduce_, ::fl::Tensor(const ::fl::Tensor&, const std::string&, const std::string&))
-// in place: `input` replaced by group rank `src`'s
-FL_DECLARE_OP(_c10d_broadcast_, ::fl::Tensor(const ::fl::Tensor&, int64_t, const std::string&))
+// The ops declared in collective.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/collective.h"

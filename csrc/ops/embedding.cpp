@@ -8,14 +8,6 @@
 #include "../kernels/loops.h"
 #include "vision.h"
 
-FL_DEFINE_OP(embedding,
-             "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))
-FL_DEFINE_OP(embedding_dense_backward,
-             "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, "
-             "bool scale_grad_by_freq) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
-
 namespace fl {
 namespace {
 
@@ -30,7 +22,9 @@ std::vector<int64_t> flat_indices(const Tensor& indices, int64_t n, const char* 
   return v;
 }
 
-Tensor embedding_cpu(DispatchKeySet, const Tensor& weight, const Tensor& indices, int64_t, bool) {
+}  // namespace
+
+Tensor embedding_cpu(const Tensor& weight, const Tensor& indices, int64_t, bool) {
   FL_CHECK(weight->dim() == 2, Error, "'weight' must be 2-D");
   const int64_t n = weight->sizes[0], d = weight->sizes[1];
   std::vector<int64_t> idx = flat_indices(indices, n, "embedding");
@@ -48,6 +42,8 @@ Tensor embedding_cpu(DispatchKeySet, const Tensor& weight, const Tensor& indices
   for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * row, src + idx[i] * rs, row);
   return out;
 }
+
+namespace {
 
 template <typename T>
 void accumulate_rows(T* out, const T* g, const std::vector<int64_t>& idx, int64_t d, int64_t padding_idx,
@@ -72,7 +68,9 @@ void accumulate_rows(T* out, const T* g, const std::vector<int64_t>& idx, int64_
   }
 }
 
-Tensor embedding_dense_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& indices, int64_t num_weights,
+}  // namespace
+
+Tensor embedding_dense_backward_cpu(const Tensor& grad, const Tensor& indices, int64_t num_weights,
                                     int64_t padding_idx, bool scale_grad_by_freq) {
   std::vector<int64_t> idx = flat_indices(indices, num_weights, "embedding_backward");
   const int64_t m = static_cast<int64_t>(idx.size());
@@ -94,8 +92,4 @@ Tensor embedding_dense_backward_cpu(DispatchKeySet, const Tensor& grad, const Te
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_REGISTER_KERNEL(embedding, CPU, ::fl::embedding_cpu)
-FL_REGISTER_KERNEL(embedding_dense_backward, CPU, ::fl::embedding_dense_backward_cpu)

@@ -30,7 +30,10 @@ indices, are kept by value when read). Formulas over `grads[i]` or `grad_<result
 gradient arrived) give the node one output per result; the results they read are saved as outputs.
 
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
-one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value.
+one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value. A tensor
+that only some inputs' formulas read whole is saved only when one of those inputs requires grad (as torchgen).
+`A, B: f(...)` is a joint formula: one call gives those inputs' gradients (a TensorList in the key's order), run
+once when one of them is wanted; `grad_input_mask[i]` says whether the i-th is.
 """
 import os
 import re
@@ -135,11 +138,20 @@ class Derivative:
     def __init__(self, op, schema, formulas, node, output_differentiability=None):
         self.op, self.schema, self.node = op, schema, node or _camel(op) + "Backward0"
         by_name = {a.name: a for a in schema.args}
-        for name in formulas:
-            if name not in by_name or by_name[name].base != "Tensor":
-                raise ValueError(f"{op}: the derivative names '{name}', which is not a Tensor argument")
-        self.inputs = [a for a in schema.args if a.name in formulas]  # the edges, in schema order
-        self.formulas = {k: str(v).strip() for k, v in formulas.items()}
+        self.formulas = {str(k): str(v).strip() for k, v in formulas.items()}
+        # `a, b: f(...)` is one formula for several inputs (torch's joint formulas: one backward kernel call for
+        # all): a TensorList of their gradients in that order, undefined where grad_input_mask (one flag per input
+        # named) says none is wanted
+        self.formula_of, self.joint = {}, {}
+        for key, text in self.formulas.items():
+            names = [n.strip() for n in key.split(",")]
+            for name in names:
+                if name not in by_name or by_name[name].base != "Tensor":
+                    raise ValueError(f"{op}: the derivative names '{name}', which is not a Tensor argument")
+                self.formula_of[name] = text
+                if len(names) > 1:
+                    self.joint[name] = names
+        self.inputs = [a for a in schema.args if a.name in self.formula_of]  # the edges, in schema order
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
         if schema.returns[0].base != "Tensor" or schema.returns[0].list:
             raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
@@ -180,7 +192,7 @@ class Derivative:
     def _arguments_read(self, body, captures, renames):
         """Sorts the arguments the formulas read: tensors read whole are returned (to be saved); other
         arguments, and the metadata fields of tensors read only for those, are captured by value."""
-        saved = []
+        saved, self._save_if = [], {}
         for a in self.schema.args:
             if not self._uses(body, a.name):
                 continue
@@ -190,9 +202,19 @@ class Derivative:
             whole, metas = self._reads(body, a.name)
             if whole:
                 saved.append(a.name)
+                readers = [i.name for i in self.inputs if self._reads(self.formula_of[i.name], a.name)[0]]
+                if len(readers) < len(self.inputs):
+                    # as torchgen: saved only when an input whose formula reads it requires grad (mm's mat1 only for
+                    # mat2's gradient); the metadata the other formulas read is kept by value
+                    self._save_if[a.name] = " || ".join(f"requires_grad({r})" for r in readers)
+                    self._keep_metadata(a.name, a.name, metas, captures, renames)
             else:
                 self._keep_metadata(a.name, a.name, metas, captures, renames)
         return saved
+
+    def _saved_values(self, saved):
+        """What record_saved/record_multi save: each tensor of `saved`, or an undefined one where not needed."""
+        return ", ".join(f"{self._save_if[n]} ? {n} : Tensor()" if n in self._save_if else n for n in saved)
 
     @staticmethod
     def _keep_metadata(name, source, metas, captures, renames):
@@ -202,14 +224,26 @@ class Derivative:
 
     def _gradients(self, renames):
         """The returned gradient per input; with several inputs, only those that lead to what backward wants."""
-        outs = []
+        outs, joints, number = [], [], {}
+        index = {a.name: i for i, a in enumerate(self.inputs)}
         for a in self.inputs:
-            f = self.formulas[a.name]
+            f = self.formula_of[a.name]
             for k, v in renames.items():
                 f = f.replace(k, v)
             f = "formulas::not_implemented(\"" + self.op + "\")" if f == "not_implemented" else f
-            outs.append(f"should_compute_output({len(outs)}) ? {f} : Tensor()" if len(self.inputs) > 1 else f)
-        return "return TensorList{" + ", ".join(outs) + "};"
+            names = self.joint.get(a.name)
+            if names:
+                key = tuple(names)
+                if key not in number:  # the joint formula runs once, when one of its inputs wants a gradient
+                    number[key] = j = len(joints)
+                    mask = ", ".join(f"should_compute_output({index[n]})" for n in names)
+                    wanted = " || ".join(f"grad_input_mask[{i}]" for i in range(len(names)))
+                    joints.append(f"TensorList joint{j}_({len(names)}); {{ const std::array<bool, {len(names)}> "
+                                  f"grad_input_mask{{{mask}}}; if ({wanted}) joint{j}_ = {f}; }}")
+                outs.append(f"joint{number[key]}_[{names.index(a.name)}]")
+            else:
+                outs.append(f"should_compute_output({len(outs)}) ? {f} : Tensor()" if len(self.inputs) > 1 else f)
+        return " ".join(joints + ["return TensorList{" + ", ".join(outs) + "};"])
 
     def _node_name(self):
         return f'"{self.node}"' if re.fullmatch(r"\w+", self.node) else self.node
@@ -239,7 +273,7 @@ class Derivative:
         lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
                f"{' '.join(unpack)} {self._gradients(renames)} }}")
         return "\n".join(self._header() + [
-            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{', '.join(saved)}}}, "
+            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
 
     def _single_code(self):
@@ -274,7 +308,7 @@ class Derivative:
         node = self._node_name()
         if saved or save_result:
             lam = f"[{cap}](const Tensor& grad, const TensorList& saved_) {{ {' '.join(unpack)} {ret} }}"
-            rec = f"record_saved({node}, {first}, {{{self._edges()}}}, {{{', '.join(saved)}}}, {str(save_result).lower()}, {lam})"
+            rec = f"record_saved({node}, {first}, {{{self._edges()}}}, {{{self._saved_values(saved)}}}, {str(save_result).lower()}, {lam})"
         else:
             lam = f"[{cap}](const Tensor& grad) {{ {ret} }}"
             rec = f"record_lambda({node}, {first}, {{{self._edges()}}}, {lam})"

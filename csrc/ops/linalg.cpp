@@ -178,9 +178,11 @@ std::string not_converged(int info, const char* what) {
                  what, " (error code: ", info, ").");
 }
 
+}  // namespace
+
 // ---- LU: inv, solve, det, slogdet -----------------------------------------------------------------
 
-Tensor2 inv_ex_cpu(DispatchKeySet, const Tensor& A, bool check_errors) {
+Tensor2 inv_ex_cpu(const Tensor& A, bool check_errors) {
   check_input("linalg.inv", A, true);
   const int64_t n = cols(A), nb = count(batch_of(A));
   Tensor out = fortran_copy(A), info = zeros(batch_of(A), ScalarType::Int32);
@@ -203,7 +205,7 @@ Tensor2 inv_ex_cpu(DispatchKeySet, const Tensor& A, bool check_errors) {
   return {out, info};
 }
 
-Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool check_errors) {
+Tensor2 solve_ex_cpu(const Tensor& A, const Tensor& B, bool check_errors) {
   check_input("linalg.solve", A, true, "lu_cpu");
   check_pair("linalg.solve", A, B);
   const int64_t n = cols(A), k = cols(B), nb = count(batch_of(A));
@@ -230,7 +232,7 @@ Tensor2 solve_ex_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool chec
   return {X, info};
 }
 
-Tensor3 lu_factor_ex_cpu(DispatchKeySet, const Tensor& A, bool pivot, bool check_errors) {
+Tensor3 lu_factor_ex_cpu(const Tensor& A, bool pivot, bool check_errors) {
   FL_CHECK(A->dim() >= 2, Error, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", shape_str(A->sizes), " instead");
   check_dtype("linalg.lu_factor", A->dtype, "lu_cpu", "lu_cpu");
   FL_CHECK(pivot, Error, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
@@ -250,8 +252,12 @@ Tensor3 lu_factor_ex_cpu(DispatchKeySet, const Tensor& A, bool pivot, bool check
   return {LU, piv, info};
 }
 
+namespace {
+
 // LAPACK's row interchanges (row i swapped with piv[i] - 1, in order) as the permutation P of A = P L U.
-Tensor pivots_to_permutation_cpu(DispatchKeySet, const Tensor& pivots, int64_t m, ScalarType dt) {
+}  // namespace
+
+Tensor pivots_to_permutation_cpu(const Tensor& pivots, int64_t m, ScalarType dt) {
   FL_CHECK(pivots->dtype == ScalarType::Int32 && pivots->dim() >= 1, Error, "lu_unpack: LU_pivots is expected to be a 1-D or "
            "batched int32 tensor, got ", c10_type_name(pivots->dtype), " of shape ", shape_str(pivots->sizes));
   Tensor pv = contiguous(pivots);
@@ -278,6 +284,8 @@ Tensor pivots_to_permutation_cpu(DispatchKeySet, const Tensor& pivots, int64_t m
   return P;
 }
 
+namespace {
+
 // LU-factors every matrix of A (of type T) and passes (i, factor, pivots, n) to fn, which reads its diagonal.
 // det(A^T) = det(A), so a row-major A is factored as it lies (LAPACK sees A^T), without a transposing copy.
 template <typename T, typename F>
@@ -293,7 +301,9 @@ void lu_each(const Tensor& A, F fn) {
   });
 }
 
-Tensor det_cpu(DispatchKeySet, const Tensor& A) {
+}  // namespace
+
+Tensor det_cpu(const Tensor& A) {
   check_input("linalg.det", A, true, "lu_cpu");
   Tensor out = empty(batch_of(A), A->dtype);
   dispatch_lapack(A->dtype, [&](auto tag) {
@@ -308,7 +318,7 @@ Tensor det_cpu(DispatchKeySet, const Tensor& A) {
   return out;
 }
 
-Tensor2 slogdet_cpu(DispatchKeySet, const Tensor& A) {
+Tensor2 slogdet_cpu(const Tensor& A) {
   check_input("linalg.slogdet", A, true);
   // The sign is det / |det| (a unit complex number for complex A), logabsdet is real.
   Tensor sign = empty(batch_of(A), A->dtype), logabs = empty(batch_of(A), to_real_type(A->dtype));
@@ -335,9 +345,13 @@ Tensor2 slogdet_cpu(DispatchKeySet, const Tensor& A) {
   return {sign, logabs};
 }
 
+namespace {
+
+}  // namespace
+
 // ---- triangular: cholesky, solve_triangular ------------------------------------------------------
 
-Tensor2 cholesky_ex_cpu(DispatchKeySet, const Tensor& A, bool upper, bool check_errors) {
+Tensor2 cholesky_ex_cpu(const Tensor& A, bool upper, bool check_errors) {
   check_input("linalg.cholesky", A, true, "cholesky_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
   Tensor L = fortran_copy(A), info = zeros(batch_of(A), ScalarType::Int32);
@@ -361,7 +375,7 @@ Tensor2 cholesky_ex_cpu(DispatchKeySet, const Tensor& A, bool upper, bool check_
   return {L, info};
 }
 
-Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
+Tensor solve_triangular_cpu(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit) {
   check_input("linalg.solve_triangular", A, true, "triangular_solve_cpu", "triangular_solve_cpu");
   check_pair("linalg.solve_triangular", A, B);
   const int64_t n = cols(A), r = rows(B), c = cols(B), nb = count(batch_of(A));
@@ -391,9 +405,13 @@ Tensor solve_triangular_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, bo
   return X;
 }
 
+namespace {
+
+}  // namespace
+
 // ---- orthogonal factorizations: qr, eigh, svd, lstsq --------------------------------------------
 
-Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
+Tensor2 qr_cpu(const Tensor& A, const std::string& mode) {
   FL_CHECK(mode == "reduced" || mode == "complete" || mode == "r", Error, "qr received unrecognized mode '", mode,
            "' but expected one of 'reduced' (default), 'r', or 'complete'");
   check_input("linalg.qr", A, false, "geqrf_cpu");
@@ -423,7 +441,7 @@ Tensor2 qr_cpu(DispatchKeySet, const Tensor& A, const std::string& mode) {
   return {Q, R};
 }
 
-Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool compute_v) {
+Tensor2 eigh_cpu(const Tensor& A, const std::string& uplo, bool compute_v) {
   FL_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u", Error,
            "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   check_input("linalg.eigh", A, true, "linalg_eigh_cpu", "linalg_eigh_cpu");
@@ -443,7 +461,7 @@ Tensor2 eigh_cpu(DispatchKeySet, const Tensor& A, const std::string& uplo, bool 
   return {L, compute_v ? V : empty({0}, A->dtype)};
 }
 
-Tensor2 eig_cpu(DispatchKeySet, const Tensor& A, bool compute_v) {
+Tensor2 eig_cpu(const Tensor& A, bool compute_v) {
   check_input("linalg.eig", A, true, "linalg_eig_out_cpu");
   const int64_t n = cols(A), nb = count(batch_of(A));
   const ScalarType ct = to_complex_type(A->dtype);
@@ -490,6 +508,8 @@ Tensor2 eig_cpu(DispatchKeySet, const Tensor& A, bool compute_v) {
   return {L, V};
 }
 
+namespace {
+
 // Fills every matrix of a Fortran-layout (batch, r, c) tensor with the identity's first columns.
 void set_identity(const Tensor& t) {
   fill(t, Scalar(int64_t(0)));
@@ -502,7 +522,9 @@ void set_identity(const Tensor& t) {
   });
 }
 
-Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
+}  // namespace
+
+Tensor3 svd_cpu(const Tensor& A, bool full, bool compute_uv) {
   check_input("linalg.svd", A, false, "linalg_svd_cpu");
   const int64_t m = rows(A), n = cols(A), k = std::min(m, n), nb = count(batch_of(A));
   const int64_t uc = full ? m : k, vr = full ? n : k;
@@ -542,7 +564,7 @@ Tensor3 svd_cpu(DispatchKeySet, const Tensor& A, bool full, bool compute_uv) {
   return {U, S, Vh};
 }
 
-Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
+Tensor4 lstsq_cpu(const Tensor& A, const Tensor& B, double rcond, const std::string& driver) {
   FL_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss", Error,
            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   FL_CHECK(lapack_type(A->dtype), Error, "This function doesn't handle types other than float and double");
@@ -611,51 +633,4 @@ Tensor4 lstsq_cpu(DispatchKeySet, const Tensor& A, const Tensor& B, double rcond
   return {solution, res, rank, sv};
 }
 
-}  // namespace
 }  // namespace fl
-
-using fl::Tensor;
-FL_DEFINE_OP(linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-             ::fl::Tensor2(const Tensor&, bool))
-FL_DEFINE_OP(linalg_lu_factor_ex,
-             "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)",
-             ::fl::Tensor3(const Tensor&, bool, bool))
-FL_DEFINE_OP(lu_pivots_to_permutation, "lu_pivots_to_permutation(Tensor pivots, int m, ScalarType dtype) -> Tensor",
-             Tensor(const Tensor&, int64_t, ::fl::ScalarType))
-FL_DEFINE_OP(linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool check_errors=False) -> (Tensor result, Tensor info)",
-             ::fl::Tensor2(const Tensor&, const Tensor&, bool))
-FL_DEFINE_OP(linalg_det, "linalg_det(Tensor A) -> Tensor", Tensor(const Tensor&))
-FL_DEFINE_OP(linalg_slogdet, "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", ::fl::Tensor2(const Tensor&))
-FL_DEFINE_OP(linalg_cholesky_ex, "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
-             ::fl::Tensor2(const Tensor&, bool, bool))
-FL_DEFINE_OP(linalg_solve_triangular,
-             "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
-             Tensor(const Tensor&, const Tensor&, bool, bool, bool))
-FL_DEFINE_OP(linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", ::fl::Tensor2(const Tensor&, const std::string&))
-FL_DEFINE_OP(linalg_eigh, "_linalg_eigh(Tensor A, str UPLO='L', bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
-             ::fl::Tensor2(const Tensor&, const std::string&, bool))
-FL_DEFINE_OP(linalg_eig, "_linalg_eig(Tensor A, bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
-             ::fl::Tensor2(const Tensor&, bool))
-FL_DEFINE_OP(linalg_svd, "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor Vh)",
-             ::fl::Tensor3(const Tensor&, bool, bool))
-FL_DEFINE_OP(linalg_lstsq,
-             "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
-             ::fl::Tensor4(const Tensor&, const Tensor&, double, const std::string&))
-
-FL_REGISTER_KERNEL(linalg_inv_ex, CPU, ::fl::inv_ex_cpu)
-FL_REGISTER_KERNEL(linalg_lu_factor_ex, CPU, ::fl::lu_factor_ex_cpu)
-FL_REGISTER_KERNEL(lu_pivots_to_permutation, CPU, ::fl::pivots_to_permutation_cpu)
-FL_REGISTER_KERNEL(linalg_solve_ex, CPU, ::fl::solve_ex_cpu)
-FL_REGISTER_KERNEL(linalg_det, CPU, ::fl::det_cpu)
-FL_REGISTER_KERNEL(linalg_slogdet, CPU, ::fl::slogdet_cpu)
-FL_REGISTER_KERNEL(linalg_cholesky_ex, CPU, ::fl::cholesky_ex_cpu)
-FL_REGISTER_KERNEL(linalg_solve_triangular, CPU, ::fl::solve_triangular_cpu)
-FL_REGISTER_KERNEL(linalg_qr, CPU, ::fl::qr_cpu)
-FL_REGISTER_KERNEL(linalg_eigh, CPU, ::fl::eigh_cpu)
-FL_REGISTER_KERNEL(linalg_eig, CPU, ::fl::eig_cpu)
-FL_REGISTER_KERNEL(linalg_svd, CPU, ::fl::svd_cpu)
-FL_REGISTER_KERNEL(linalg_lstsq, CPU, ::fl::lstsq_cpu)
-
-// Not differentiable (Note [Dispatch order]): pivots carry no gradient; lstsq's gradient comes from the differentiable composite in flowlike/linalg.py.
-FL_REGISTER_FALLTHROUGH(lu_pivots_to_permutation, Autograd)
-FL_REGISTER_FALLTHROUGH(linalg_lstsq, Autograd)

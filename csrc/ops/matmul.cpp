@@ -100,37 +100,21 @@ Tensor addend(const char* op, const Tensor& self, const IntList& sizes, ScalarTy
 }
 
 }  // namespace
-}  // namespace fl
 
-FL_DEFINE_OP(mm, "mm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DEFINE_OP(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DEFINE_OP(addmm, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
-FL_DEFINE_OP(_addmm_activation,
-             "_addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
-             "bool use_gelu=False) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar,
-                          bool))
-FL_DEFINE_OP(baddbmm, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
-
-namespace fl {
-namespace {
-
-Tensor mm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
+Tensor mm_cpu(const Tensor& a, const Tensor& b) {
   check_mm("mm", a, b);
   Tensor out = empty({a->sizes[0], b->sizes[1]}, a->dtype);
   gemm_into(as_batch(out), as_batch(a), as_batch(b), Scalar(int64_t(1)), Scalar(int64_t(0)));
   return out;
 }
-Tensor bmm_cpu(DispatchKeySet, const Tensor& a, const Tensor& b) {
+Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
   check_bmm("bmm", a, b);
   if (is_float8(a->dtype)) throw_unsupported_dtype("bmm", a->dtype);  // torch's CPU build: float8 mm/addmm only
   Tensor out = empty({a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype);
   gemm_into(out, a, b, Scalar(int64_t(1)), Scalar(int64_t(0)));
   return out;
 }
-Tensor addmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+Tensor addmm_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_mm("addmm", a, b);
   Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
   gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
@@ -139,7 +123,7 @@ Tensor addmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tens
 // relu or gelu (use_gelu; erf-based, as PyTorch's CPU kernel) of addmm. float32 runs the activation as the
 // GEMM's epilogue, with the activation op's own kernel: the values are addmm's then the activation's bit for
 // bit. Other dtypes run addmm, then the activation op (relu of integers: max(x, 0)).
-Tensor addmm_activation_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta,
+Tensor addmm_activation_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta,
                             Scalar alpha, bool use_gelu) {
   check_mm("addmm", a, b);
   Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
@@ -152,15 +136,13 @@ Tensor addmm_activation_cpu(DispatchKeySet, const Tensor& self, const Tensor& a,
   if (is_floating(out->dtype) || use_gelu) return activation_op(kind)(out, 0.0, 0.0, 0.0, out);
   return ops::maximum(out, scalar_tensor(Scalar(int64_t(0)), out->dtype), Scalar(int64_t(1)), out);
 }
-Tensor baddbmm_cpu(DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+Tensor baddbmm_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_bmm("baddbmm", a, b);
   if (is_float8(a->dtype)) throw_unsupported_dtype("baddbmm", a->dtype);
   Tensor out = addend("baddbmm", self, {a->sizes[0], a->sizes[1], b->sizes[2]}, a->dtype, beta);
   gemm_into(out, a, b, alpha, beta);
   return out;
 }
-
-}  // namespace
 
 namespace ops {
 
@@ -213,9 +195,3 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 }  // namespace ops
 }  // namespace fl
-
-FL_REGISTER_KERNEL(mm, CPU, ::fl::mm_cpu)
-FL_REGISTER_KERNEL(bmm, CPU, ::fl::bmm_cpu)
-FL_REGISTER_KERNEL(addmm, CPU, ::fl::addmm_cpu)
-FL_REGISTER_KERNEL(_addmm_activation, CPU, ::fl::addmm_activation_cpu)
-FL_REGISTER_KERNEL(baddbmm, CPU, ::fl::baddbmm_cpu)

@@ -5,16 +5,8 @@
 #pragma once
 #include "../core/dispatch.h"
 
-FL_DECLARE_OP(mm, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_DECLARE_OP(bmm, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-// addmm(self, mat1, mat2, beta, alpha) = beta * self + alpha * mat1 @ mat2 (self broadcasts)
-FL_DECLARE_OP(addmm, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
-// _addmm_activation(self, mat1, mat2, beta, alpha, use_gelu) = relu, or gelu when use_gelu, of addmm (as
-// torch._addmm_activation): the activation fused into the GEMM's stores for float32. Linear + activation
-// is _addmm_activation(bias, x, weight.t()).
-FL_DECLARE_OP(_addmm_activation, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar,
-                                              ::fl::Scalar, bool))
-FL_DECLARE_OP(baddbmm, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Scalar, ::fl::Scalar))
+// The ops declared in matmul.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/matmul.h"
 
 namespace fl::ops {
 // torch.matmul: dot, mv, mm, broadcast bmm by the operands' ranks.

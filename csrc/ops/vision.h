@@ -1,7 +1,7 @@
 // Vision and embedding ops of torch.nn.functional: padding, interpolation, grid sampling and the
 // embedding lookup, each with a dedicated backward op (the heavy kernels, as PyTorch's
-// *_backward ops). Kernels compute float16/bfloat16 in float32. Autograd kernels are in
-// autograd/vision_autograd.cpp, bindings in python/bind_vision.cpp; the Python surface
+// *_backward ops), declared in vision.yaml. Kernels compute float16/bfloat16 in float32. The grid sampler's autograd
+// kernels are in autograd/vision_autograd.cpp; the Python surface
 // (argument parsing, PyTorch's checks and messages) is flowlike/nn/_functional_vision.py.
 #pragma once
 #include <functional>
@@ -34,23 +34,6 @@ void cubic_coefficients(T* c, T t) {
 
 }  // namespace fl
 
-// pad(input, pad, mode, value): `pad` as F.pad (last dim first, (left, right) pairs).
-FL_DECLARE_OP(pad, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, double))
-FL_DECLARE_OP(pad_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t))
-// upsample(input, output_size (spatial), mode, align_corners, scales (one per spatial dim, <= 0: none))
-FL_DECLARE_OP(upsample, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool, const std::vector<double>&))
-// upsample_backward(grad, input_sizes (full), output_size, mode, align_corners, scales)
-FL_DECLARE_OP(upsample_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t,
-                                             bool, const std::vector<double>&))
-// grid_sampler(input, grid, interpolation, padding, align_corners): 4-D or 5-D input.
-FL_DECLARE_OP(grid_sampler, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
-// -> {grad_input (null unless input_grad), grad_grid}
-FL_DECLARE_OP(grid_sampler_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-                                                      int64_t, int64_t, bool, bool))
-// grid_sampler_double_backward(grad_output, input, grid, gg_grid, ...) -> {d grad_output, d input, d grid}: the
-// derivatives of <gg_grid, grad_grid> (grid_sampler_backward's grid gradient) for a double backward.
-FL_DECLARE_OP(grid_sampler_double_backward, ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-                                                             const ::fl::Tensor&, int64_t, int64_t, bool))
 namespace fl::autograd {
 // (saved {grad_output, input, grid, gg_grid}, grads of grid_sampler_double_backward's three outputs, interp, padding,
 // align) -> grads of its four inputs: the third derivative of grid_sample (vision_autograd.cpp), set from Python.
@@ -58,7 +41,5 @@ using GridSamplerThirdDerivative =
     std::function<TensorList(const TensorList&, const TensorList&, int64_t, int64_t, bool)>;
 void set_grid_sampler_third_derivative(GridSamplerThirdDerivative f);
 }  // namespace fl::autograd
-// embedding(weight, indices, padding_idx, scale_grad_by_freq): rows of weight; the last two only
-// shape the gradient.
-FL_DECLARE_OP(embedding, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))
-FL_DECLARE_OP(embedding_dense_backward, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
+// The ops declared in vision.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/vision.h"

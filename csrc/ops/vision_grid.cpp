@@ -11,19 +11,6 @@
 #include "../kernels/loops.h"
 #include "vision.h"
 
-FL_DEFINE_OP(grid_sampler,
-             "grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool))
-FL_DEFINE_OP(grid_sampler_backward,
-             "grid_sampler_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, "
-             "int padding_mode, bool align_corners, bool input_grad) -> Tensor[]",
-             ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t, bool, bool))
-FL_DEFINE_OP(grid_sampler_double_backward,
-             "grid_sampler_double_backward(Tensor grad_output, Tensor input, Tensor grid, Tensor gg_grid, "
-             "int interpolation_mode, int padding_mode, bool align_corners) -> Tensor[]",
-             ::fl::TensorList(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t,
-                              int64_t, bool))
-
 namespace fl {
 namespace {
 
@@ -431,7 +418,9 @@ Tensor as_compute(const Tensor& t) {
   return contiguous(t);
 }
 
-Tensor grid_sampler_cpu(DispatchKeySet, const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding,
+}  // namespace
+
+Tensor grid_sampler_cpu(const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding,
                         bool align) {
   GridGeom g = make_geom(input, grid, interp, padding, align);
   FL_CHECK(is_floating(input->dtype), Error, "\"grid_sampler_2d_cpu\" not implemented for '", c10_type_name(input->dtype), "'");
@@ -448,7 +437,7 @@ Tensor grid_sampler_cpu(DispatchKeySet, const Tensor& input, const Tensor& grid,
   return out->dtype == input->dtype ? out : to_dtype(out, input->dtype);
 }
 
-TensorList grid_sampler_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const Tensor& grid,
+TensorList grid_sampler_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& grid,
                                      int64_t interp, int64_t padding, bool align, bool input_grad) {
   GridGeom g = make_geom(input, grid, interp, padding, align);
   FL_CHECK(grad->sizes == g.out_sizes, Error, "grid_sampler_backward: expected grad_output of size ",
@@ -475,7 +464,7 @@ TensorList grid_sampler_backward_cpu(DispatchKeySet, const Tensor& grad, const T
   return {gin, ggrid};
 }
 
-TensorList grid_sampler_double_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const Tensor& grid,
+TensorList grid_sampler_double_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& grid,
                                             const Tensor& gg_grid, int64_t interp, int64_t padding, bool align) {
   GridGeom g = make_geom(input, grid, interp, padding, align);
   FL_CHECK(grad->sizes == g.out_sizes && gg_grid->sizes == grid->sizes, Error,
@@ -500,9 +489,4 @@ TensorList grid_sampler_double_backward_cpu(DispatchKeySet, const Tensor& grad, 
   return r;
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_REGISTER_KERNEL(grid_sampler, CPU, ::fl::grid_sampler_cpu)
-FL_REGISTER_KERNEL(grid_sampler_backward, CPU, ::fl::grid_sampler_backward_cpu)
-FL_REGISTER_KERNEL(grid_sampler_double_backward, CPU, ::fl::grid_sampler_double_backward_cpu)

@@ -9,11 +9,6 @@
 #include "../kernels/loops.h"
 #include "vision.h"
 
-FL_DEFINE_OP(pad, "pad(Tensor self, SymInt[] pad, int mode=0, float value=0) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, double))
-FL_DEFINE_OP(pad_backward, "pad_backward(Tensor grad, SymInt[] input_sizes, SymInt[] pad, int mode) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t))
-
 namespace fl {
 namespace {
 
@@ -166,7 +161,9 @@ void pad_backward_impl(const Tensor& gin, const Tensor& g, const PadPlan& p) {
   }
 }
 
-Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t mode, double value) {
+}  // namespace
+
+Tensor pad_cpu(const Tensor& self, const IntList& pad, int64_t mode, double value) {
   PadPlan p(self->sizes, pad, static_cast<PadMode>(mode));
   // torch has no reflection/replication kernels for bool and the float8 storage types
   if ((self->dtype == ScalarType::Bool || is_float8(self->dtype)) &&
@@ -191,7 +188,7 @@ Tensor pad_cpu(DispatchKeySet, const Tensor& self, const IntList& pad, int64_t m
   return out;
 }
 
-Tensor pad_backward_cpu(DispatchKeySet, const Tensor& grad, const IntList& input_sizes, const IntList& pad, int64_t mode) {
+Tensor pad_backward_cpu(const Tensor& grad, const IntList& input_sizes, const IntList& pad, int64_t mode) {
   PadPlan p(input_sizes, pad, static_cast<PadMode>(mode));
   FL_CHECK(grad->sizes == p.out_full, Error, "pad_backward: expected grad of size ", shape_str(p.out_full), " but got ",
            shape_str(grad->sizes));
@@ -205,8 +202,4 @@ Tensor pad_backward_cpu(DispatchKeySet, const Tensor& grad, const IntList& input
   return gin;
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_REGISTER_KERNEL(pad, CPU, ::fl::pad_cpu)
-FL_REGISTER_KERNEL(pad_backward, CPU, ::fl::pad_backward_cpu)

@@ -14,14 +14,6 @@
 #include "../kernels/loops.h"
 #include "vision.h"
 
-FL_DEFINE_OP(upsample, "upsample(Tensor self, SymInt[] output_size, int mode, bool align_corners, float[] scales) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, int64_t, bool, const std::vector<double>&))
-FL_DEFINE_OP(upsample_backward,
-             "upsample_backward(Tensor grad, SymInt[] input_size, SymInt[] output_size, int mode, bool align_corners, "
-             "float[] scales) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, int64_t, bool,
-                          const std::vector<double>&))
-
 namespace fl {
 namespace {
 
@@ -279,7 +271,9 @@ Tensor run_floating(const Tensor& t, const char* name, F f) {
   throw_unsupported_dtype(name, dt);
 }
 
-Tensor upsample_cpu(DispatchKeySet, const Tensor& self, const IntList& output_size, int64_t mode, bool align_corners,
+}  // namespace
+
+Tensor upsample_cpu(const Tensor& self, const IntList& output_size, int64_t mode, bool align_corners,
                     const std::vector<double>& scales) {
   Plan p = make_plan("upsample", self->sizes, output_size, mode, align_corners, scales);
   if (numel_of(p.out_sizes) == 0) return empty(p.out_sizes, self->dtype);
@@ -294,7 +288,7 @@ Tensor upsample_cpu(DispatchKeySet, const Tensor& self, const IntList& output_si
   });
 }
 
-Tensor upsample_backward_cpu(DispatchKeySet, const Tensor& grad, const IntList& input_size, const IntList& output_size,
+Tensor upsample_backward_cpu(const Tensor& grad, const IntList& input_size, const IntList& output_size,
                              int64_t mode, bool align_corners, const std::vector<double>& scales) {
   Plan p = make_plan("upsample_backward", input_size, output_size, mode, align_corners, scales);
   FL_CHECK(grad->sizes == p.out_sizes, Error, "upsample_backward: expected grad of size ", shape_str(p.out_sizes),
@@ -309,8 +303,4 @@ Tensor upsample_backward_cpu(DispatchKeySet, const Tensor& grad, const IntList& 
   });
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_REGISTER_KERNEL(upsample, CPU, ::fl::upsample_cpu)
-FL_REGISTER_KERNEL(upsample_backward, CPU, ::fl::upsample_backward_cpu)

@@ -23,8 +23,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     keeps key j for query i when j <= i (top-left aligned); dropout_p drops attention weights
     with flowlike's generator; enable_gqa lets key/value have fewer heads (dim -3) than query.
     """
+    # the op's results are (output, logsumexp, dropout seed and offset); a NaN scale is the default 1/sqrt(E)
     return _C._scaled_dot_product_attention(query, key, value, attn_mask, float(dropout_p), bool(is_causal),
-                                            None if scale is None else float(scale), bool(enable_gqa), None)
+                                            math.nan if scale is None else float(scale), bool(enable_gqa), None)[0]
 
 
 def _canonical_mask(mask, mask_name, target_type):

@@ -10,12 +10,12 @@ __all__ = ["linear", "bilinear"]
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, for input (*, in_features), weight (out_features, in_features), bias (out_features)."""
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:
-        return _C._addmm(bias, input, weight.t(), 1, 1)  # bias added inside the GEMM (beta=1)
+        return _C._addmm(bias, input, weight.t())  # bias added inside the GEMM (beta=1)
     if input.dim() == 3 and bias is not None and bias.dim() <= 1 and weight.dim() == 2 and input.is_contiguous():
         # as torch's linear: a contiguous (B, T, K) input is one addmm on its (B*T, K) view, the bias inside the GEMM
         lead = input.shape[:-1]
         flat = input.reshape(lead[0] * lead[1], input.shape[-1])
-        return _C._addmm(bias, flat, weight.t(), 1, 1).view(*lead, weight.shape[0])
+        return _C._addmm(bias, flat, weight.t()).view(*lead, weight.shape[0])
     if input.dim() == 0 or weight.dim() not in (1, 2):
         raise RuntimeError(f"linear(): input and weight must be at least 1-D and weight at most 2-D, got {input.dim()}-D "
                            f"input and {weight.dim()}-D weight")
