@@ -108,6 +108,8 @@ inline IntList negated(const IntList& v) {
   for (size_t i = 0; i < v.size(); ++i) out[i] = -v[i];
   return out;
 }
+// The last n sizes (a pooled plane's, when n is the number of spatial dims).
+inline IntList last_sizes(const IntList& sizes, size_t n) { return IntList(sizes.end() - n, sizes.end()); }
 
 // Backward formulas that op declarations (csrc/ops/*.yaml) name, defined in their family's autograd file.
 // views_autograd.cpp
@@ -122,6 +124,8 @@ Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& ind
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
 // nn_autograd.cpp
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
+// pool_autograd.cpp: each value's gradient, gathered back from its flat position in the last plane_dims dims of g
+Tensor plane_gather(const Tensor& g, const Tensor& indices, const IntList& values_sizes, size_t plane_dims);
 // reduce_autograd.cpp
 Tensor sum_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
 Tensor mean_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
