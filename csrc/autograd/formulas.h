@@ -24,7 +24,7 @@ inline Tensor operator-(const Tensor& a) { return un(UnaryOp::neg, a); }
 #define FL_FORMULA_UNARY(name) inline Tensor name(const Tensor& a) { return un(UnaryOp::name, a); }
 FL_FORMULA_UNARY(exp) FL_FORMULA_UNARY(exp2) FL_FORMULA_UNARY(log) FL_FORMULA_UNARY(sin) FL_FORMULA_UNARY(cos)
 FL_FORMULA_UNARY(sinh) FL_FORMULA_UNARY(cosh) FL_FORMULA_UNARY(rsqrt) FL_FORMULA_UNARY(sign) FL_FORMULA_UNARY(trunc)
-FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs)
+FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs) FL_FORMULA_UNARY(log1p)
 #undef FL_FORMULA_UNARY
 
 // The conjugate of a complex value a formula uses (a view with the conjugate bit); other values as they are. The
@@ -122,6 +122,14 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// loss_autograd.cpp: the fused backward kernels, or under create_graph the same written with differentiable ops
+Tensor nll_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
+                     int64_t ignore_index, const Tensor& total_weight);
+Tensor cross_entropy_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight,
+                               int64_t reduction, int64_t ignore_index, double label_smoothing, const Tensor& stats,
+                               const Tensor& total_weight);
+Tensor softplus_neg(const Tensor& x);  // softplus(-x) = -log(sigmoid(x)), overflow-free
+Tensor bce_with_logits_grad_self(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& pos_weight);
 // nn_autograd.cpp
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
 // pool_autograd.cpp: each value's gradient, gathered back from its flat position in the last plane_dims dims of g
