@@ -1,5 +1,4 @@
-// Autograd kernels of convolution and of im2col/col2im (each the other's adjoint, so they are
-// differentiable any number of times).
+// Convolution's backward formula (conv.yaml) and _conv2d_bias_act's autograd kernel.
 //
 // Convolution's gradients come from the convolution_backward op (no derivative of its own, as in
 // PyTorch's CPU kernels). When the backward itself is recorded (create_graph=True), they are written
@@ -10,6 +9,7 @@
 #include "../ops/reduce.h"
 #include "../ops/views.h"
 #include "autograd.h"
+#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -72,25 +72,6 @@ TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tens
   return grads;
 }
 
-Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                            const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
-                            const IntList& output_padding, int64_t groups) {
-  Tensor r = redispatch_no_grad(ops::convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
-                                output_padding, groups);
-  return record_saved("ConvolutionBackward0", r, {gradient_edge(input), gradient_edge(weight), gradient_edge(bias)},
-                      {input, weight}, false, [=](const Tensor& g, const TensorList& s) {
-                        // (autograd.grad for one of them: the others are not computed)
-                        const bool gi = should_compute_output(0), gw = should_compute_output(1),
-                                   gb = should_compute_output(2);
-                        if (thread_state().grad_enabled)
-                          return differentiable_grads(g, s[0], s[1], stride, padding, dilation, transposed,
-                                                      output_padding, groups, gi, gw, gb);
-                        auto [dx, dw, db] = ops::convolution_backward(g, s[0], s[1], stride, padding, dilation,
-                                                                      transposed, output_padding, groups, gi, gw, gb);
-                        return TensorList{dx, dw, db};
-                      });
-}
-
 // With a gradient to compute: the unfused pair, each op recording its own backward (the activation's
 // gradient, then convolution_backward), so the fused op is as differentiable as they are.
 Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -101,27 +82,24 @@ Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tenso
   return act ? activation_op(*act)(y, 0.0, 0.0, 0.0, nullptr) : y;
 }
 
-Tensor im2col_autograd(DispatchKeySet ks, const Tensor& input, const IntList& kernel, const IntList& dilation,
-                       const IntList& padding, const IntList& stride) {
-  Tensor r = redispatch_no_grad(ops::im2col, ks, input, kernel, dilation, padding, stride);
-  IntList plane{input->sizes[2], input->sizes[3]};
-  return record_lambda("Im2ColBackward0", r, {gradient_edge(input)}, [=](const Tensor& g) {
-    return TensorList{ops::col2im(g, plane, kernel, dilation, padding, stride)};
-  });
-}
-
-Tensor col2im_autograd(DispatchKeySet ks, const Tensor& input, const IntList& output_size, const IntList& kernel,
-                       const IntList& dilation, const IntList& padding, const IntList& stride) {
-  Tensor r = redispatch_no_grad(ops::col2im, ks, input, output_size, kernel, dilation, padding, stride);
-  return record_lambda("Col2ImBackward0", r, {gradient_edge(input)},
-                       [=](const Tensor& g) { return TensorList{ops::im2col(g, kernel, dilation, padding, stride)}; });
-}
-
 }  // namespace
 
-FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
 FL_REGISTER_KERNEL(_conv2d_bias_act, Autograd, conv2d_bias_act_autograd)
-FL_REGISTER_KERNEL(im2col, Autograd, im2col_autograd)
-FL_REGISTER_KERNEL(col2im, Autograd, col2im_autograd)
 
 }  // namespace fl::autograd
+
+namespace fl::formulas {
+
+Tensor convolution_grad(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
+                        const IntList& padding, const IntList& dilation, bool transposed,
+                        const IntList& output_padding, int64_t groups, int which) {
+  const bool gi = which == 0, gw = which == 1, gb = which == 2;
+  if (thread_state().grad_enabled)
+    return autograd::differentiable_grads(g, input, weight, stride, padding, dilation, transposed, output_padding,
+                                          groups, gi, gw, gb)[which];
+  auto [dx, dw, db] = ops::convolution_backward(g, input, weight, stride, padding, dilation, transposed,
+                                                output_padding, groups, gi, gw, gb);
+  return gi ? dx : gw ? dw : db;
+}
+
+}  // namespace fl::formulas
