@@ -135,3 +135,44 @@ def test_generator_refuses_bad_entries():
     assert "Tensor f_cpu(const Tensor&, const Tensor&, int64_t);" in header
     # other is read whole (saved); self only for its sizes (kept by value)
     assert "{other}, false" in source and "self_sizes = self->sizes" in source
+
+
+def test_generator_gives_several_differentiable_results_one_node():
+    gen = _generator()
+    entry = {"func": "f(Tensor self) -> (Tensor Q, Tensor R, Tensor idx)", "cpu": "f_cpu",
+             "output_differentiability": [True, True, False],
+             "derivatives": {"self": "g(grad_Q, grads[1], Q, idx, self->sizes)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # Q is read whole: saved as output 0 (no cycle); idx is not differentiable: kept by value; self by its sizes
+    assert "record_multi(\"FBackward0\", {gradient_edge(self)}, {std::get<0>(out_), std::get<1>(out_), Tensor()}, {}, {0}" in source
+    assert "idx = std::get<2>(out_)" in source and "self_sizes = self->sizes" in source
+    assert "const Tensor& grad_Q = grads[0];" in source
+    with pytest.raises(ValueError, match="output_differentiability needs one"):
+        gen.generate("t", {"ops": [dict(entry, output_differentiability=[True, True])]})
+    with pytest.raises(ValueError, match="output_differentiability needs formulas"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"self": "grad"})]})
+
+
+def test_multi_output_node_receives_each_results_gradient():
+    import torch
+
+    data = fl.randn(3, 4).tolist()
+    x, tx = fl.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    v, m = fl.var_mean(x, 1)
+    tv, tm = torch.var_mean(tx, 1)
+    assert v.grad_fn is m.grad_fn and v.grad_fn.name() == tv.grad_fn.name()
+    m.sum().backward()  # only the mean's gradient arrives
+    tm.sum().backward()
+    assert fl.allclose(x.grad, fl.tensor(tx.grad.tolist()))
+    v, m = fl.var_mean(x, 1)
+    tv, tm = torch.var_mean(tx, 1)
+    (v * 3 + m).sum().backward()
+    (tv * 3 + tm).sum().backward()
+    assert fl.allclose(x.grad, fl.tensor(tx.grad.tolist()), atol=1e-6)
+    # the input is a saved variable now: writing it in place before backward is torch's error
+    y = x * 1
+    v, _ = fl.var_mean(y, 0)
+    with fl.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        v.sum().backward()

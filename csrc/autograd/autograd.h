@@ -204,6 +204,24 @@ struct SavedBackward : Node {
 Tensor record_saved(const char* name, const Tensor& result, std::vector<Edge> edges, const TensorList& inputs,
                     bool save_result, std::function<TensorList(const Tensor&, const TensorList&)> fn);
 
+// A node over several outputs (factorizations, norms with statistics): fn(one gradient per forward output,
+// undefined where none arrived; the saved tensors) returns one gradient per edge. Saved outputs are re-attached
+// to their own output slot on unpack, so double backward sees their real history.
+struct MultiOutputBackward : Node {
+  std::string node_name;
+  size_t num_outputs = 0;
+  std::vector<SavedVariable> saved;
+  std::vector<int> saved_output_nr;  // -1 for a saved input
+  std::function<TensorList(const TensorList&, const TensorList&)> fn;
+  TensorList apply(TensorList&& grads) override;
+  std::string name() const override { return node_name; }
+  void release_saved() override { for (auto& s : saved) s.reset(); }
+};
+// Records each defined outputs[i] as output i of a MultiOutputBackward over `edges`, saving `saved_inputs` and
+// then the outputs numbered in `saved_outputs` (in that order, as fn receives them).
+void record_multi(const char* name, std::vector<Edge> edges, const TensorList& outputs, const TensorList& saved_inputs,
+                  const std::vector<int>& saved_outputs, std::function<TensorList(const TensorList&, const TensorList&)> fn);
+
 // Whether the node the engine is running needs to compute the gradient for its next edge i (torch's
 // task_should_compute_output): false for an edge with no node, and for one that does not lead to the inputs of
 // autograd.grad / backward(inputs=) (Note [Only the needed nodes run]). Only for a node's apply, which only the

@@ -151,6 +151,8 @@ Tensor norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p
 Tensor selected_backward(const Tensor& g, const IntList& in_sizes, int64_t dim, bool keepdim, const Tensor& indices);
 Tensor evenly_distribute_backward(const Tensor& g, const Tensor& x, const Tensor& r);
 Tensor reverse_cumsum(const Tensor& t, int64_t dim);
+Tensor var_mean_backward(const Tensor& g_var, const Tensor& g_mean, const Tensor& x, const IntList& dims,
+                         double correction, bool keepdim);
 Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
 Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
 

@@ -1,7 +1,6 @@
-// Backward formulas of the reductions and scans (declared with their ops in csrc/ops/reduce.yaml), and the two
-// autograd kernels written by hand: quantile (weights computed at the forward) and var_mean (one node, two
-// outputs). The gradient of a reduction is broadcast back over the reduced dims (expand_reduced), then
-// weighted per op.
+// Backward formulas of the reductions and scans (declared with their ops in csrc/ops/reduce.yaml), and the
+// autograd kernel written by hand for quantile (weights computed at the forward). The gradient of a reduction
+// is broadcast back over the reduced dims (expand_reduced), then weighted per op.
 #include <cmath>
 #include <limits>
 
@@ -134,6 +133,22 @@ Tensor reverse_cumsum(const Tensor& t, int64_t dim) {
 // cumprod: grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, exact with zeros: before a row's first
 // zero it is reverse_cumsum(g * r) / x_i; at the first zero, the same sum with that zero replaced by
 // 1; after it, 0 (every product holds the zero).
+// var_mean's two outputs: each gradient that arrives contributes.
+Tensor var_mean_backward(const Tensor& g_var, const Tensor& g_mean, const Tensor& x, const IntList& dims,
+                         double correction, bool keepdim) {
+  const int64_t n = reduced_count(x->sizes, dims);
+  Tensor gx;
+  if (g_var) {
+    Tensor mean = ops::mean(x, dims, true, ScalarType::NumTypes);
+    gx = expand_reduced(g_var, x->sizes, dims, keepdim) * (x - mean) * (2.0 / (double(n) - correction));
+  }
+  if (g_mean) {
+    Tensor gm = expand_reduced(g_mean, x->sizes, dims, keepdim) * (1.0 / double(n));
+    gx = gx ? gx + gm : gm;
+  }
+  return gx;
+}
+
 Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim) {
   const Tensor xv = conj_of(x), rv = conj_of(r);
   Tensor zero = bin(BinaryOp::eq, xv, num(0.0));
@@ -234,42 +249,5 @@ FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, c
                         return TensorList{gx, cast_grad(gq, qdt)};
                       });
 }))
-
-// var_mean has two outputs; each gradient that arrives contributes.
-struct VarMeanBackward : Node {
-  Tensor x;
-  IntList dims;
-  double correction;
-  bool keepdim;
-  std::string name() const override { return "VarMeanBackward0"; }
-  void release_saved() override { x.reset(); }
-  TensorList apply(TensorList&& grads) override {
-    FL_CHECK(x, Error, "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                       "have already been freed). Specify retain_graph=True if you need to backward through the graph a second time.");
-    int64_t n = reduced_count(x->sizes, dims);
-    Tensor gx;
-    if (grads.size() > 0 && grads[0]) {
-      Tensor mean = ops::mean(x, dims, true, ScalarType::NumTypes);
-      gx = expand_reduced(grads[0], x->sizes, dims, keepdim) * (x - mean) * (2.0 / (double(n) - correction));
-    }
-    if (grads.size() > 1 && grads[1]) {
-      Tensor gm = expand_reduced(grads[1], x->sizes, dims, keepdim) * (1.0 / double(n));
-      gx = gx ? gx + gm : gm;
-    }
-    return {gx};
-  }
-};
-FL_REGISTER_KERNEL(var_mean, Autograd, [](DispatchKeySet ks, const Tensor& x, const IntList& d, double c, bool k) {
-  TensorPair r = redispatch_no_grad(ops::var_mean, ks, x, d, c, k);
-  auto node = std::make_shared<VarMeanBackward>();
-  node->x = x;
-  node->dims = d;
-  node->correction = c;
-  node->keepdim = k;
-  node->next_edges = {gradient_edge(x)};
-  set_history(std::get<0>(r), node, 0);
-  set_history(std::get<1>(r), node, 1);
-  return r;
-})
 
 }  // namespace fl::autograd

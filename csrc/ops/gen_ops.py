@@ -22,7 +22,12 @@ An entry (see the README's "Adding an op"):
       # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
       # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
+      output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
+
+With several results, formulas over `grad` make only the first result differentiable (the others, such as
+indices, are kept by value when read). Formulas over `grads[i]` or `grad_<result name>` (undefined where no
+gradient arrived) give the node one output per result; the results they read are saved as outputs.
 
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
 one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value.
@@ -127,7 +132,7 @@ def _camel(name):
 class Derivative:
     """The generated Autograd kernel of one entry."""
 
-    def __init__(self, op, schema, formulas, node):
+    def __init__(self, op, schema, formulas, node, output_differentiability=None):
         self.op, self.schema, self.node = op, schema, node or _camel(op) + "Backward0"
         by_name = {a.name: a for a in schema.args}
         for name in formulas:
@@ -138,6 +143,18 @@ class Derivative:
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
         if schema.returns[0].base != "Tensor" or schema.returns[0].list:
             raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
+        body = " ".join(self.formulas.values())
+        # Several differentiable results: the formulas read grads[i] or grad_<result name> (undefined where no
+        # gradient arrived), and the node has one output per result.
+        self.multi_grad = len(schema.returns) > 1 and (
+            re.search(r"(?<![\w.>:])grads\[", body) is not None
+            or any(self._uses(body, "grad_" + n) for n in self.out_names))
+        diff = output_differentiability or [r.is_tensor for r in schema.returns]
+        if len(diff) != len(schema.returns) or any(d and not r.is_tensor for d, r in zip(diff, schema.returns)):
+            raise ValueError(f"{op}: output_differentiability needs one true/false per result, true only for a Tensor")
+        if output_differentiability and not self.multi_grad:
+            raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
+        self.differentiable = diff
 
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
@@ -149,21 +166,22 @@ class Derivative:
         return self._uses(bare, name) or not metas <= set(_META), metas
 
     def code(self):
+        return self._multi_code() if self.multi_grad else self._single_code()
+
+    def _header(self):
         s = self.schema
         params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
         argnames = ", ".join(a.name for a in s.args)
-        multi = len(s.returns) > 1
-        body = " ".join(self.formulas.values())
-        primary = "result" if not multi else self.out_names[0]
-        first = "std::get<0>(out_)" if multi else "out_"
-        saved, captures, renames = [], [], {}
+        first = "std::get<0>(out_)" if len(s.returns) > 1 else "out_"
+        return [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
+                f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});",
+                f"  if (!is_differentiable({first}->dtype)) return out_;"]
 
-        def keep_metadata(name, source, metas):  # the fields a formula reads, captured by value
-            for m in sorted(metas):
-                captures.append(f"{name}_{m} = {source}->{m}")
-                renames[f"{name}->{m}"] = f"{name}_{m}"
-
-        for a in s.args:
+    def _arguments_read(self, body, captures, renames):
+        """Sorts the arguments the formulas read: tensors read whole are returned (to be saved); other
+        arguments, and the metadata fields of tensors read only for those, are captured by value."""
+        saved = []
+        for a in self.schema.args:
             if not self._uses(body, a.name):
                 continue
             if not a.is_tensor:
@@ -173,45 +191,93 @@ class Derivative:
             if whole:
                 saved.append(a.name)
             else:
-                keep_metadata(a.name, a.name, metas)
-        whole, metas = self._reads(body, "result")
-        save_result = whole or (multi and self._uses(body, primary))
-        if not save_result:
-            keep_metadata("result", first, metas)
-        for i, n in enumerate(self.out_names[1:], 1):  # other results (indices): kept by value
-            if self._uses(body, n):
-                captures.append(f"{n} = std::get<{i}>(out_)")
-        lines = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
-                 f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});"]
-        lines.append(f"  if (!is_differentiable({first}->dtype)) return out_;")
-        if not multi and not any(a.writes for a in s.args):
-            # an op that hands back one of its inputs (conj of a real tensor) is the identity: nothing to record
-            same = " || ".join(f"out_ == {a.name}" for a in s.args if a.is_tensor)
-            if same:
-                lines.append(f"  if ({same}) return out_;")
-        edges = ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
+                self._keep_metadata(a.name, a.name, metas, captures, renames)
+        return saved
+
+    @staticmethod
+    def _keep_metadata(name, source, metas, captures, renames):
+        for m in sorted(metas):
+            captures.append(f"{name}_{m} = {source}->{m}")
+            renames[f"{name}->{m}"] = f"{name}_{m}"
+
+    def _gradients(self, renames):
+        """The returned gradient per input; with several inputs, only those that lead to what backward wants."""
         outs = []
         for a in self.inputs:
             f = self.formulas[a.name]
             for k, v in renames.items():
                 f = f.replace(k, v)
             f = "formulas::not_implemented(\"" + self.op + "\")" if f == "not_implemented" else f
-            # with several inputs, only the gradients that lead to what backward wants are computed
             outs.append(f"should_compute_output({len(outs)}) ? {f} : Tensor()" if len(self.inputs) > 1 else f)
+        return "return TensorList{" + ", ".join(outs) + "};"
+
+    def _node_name(self):
+        return f'"{self.node}"' if re.fullmatch(r"\w+", self.node) else self.node
+
+    def _edges(self):
+        return ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
+
+    def _multi_code(self):
+        """A MultiOutputBackward with one output per result. Differentiable results that the formulas read are
+        saved as outputs (no cycle through the node); non-differentiable ones (indices) are kept by value."""
+        body = " ".join(self.formulas.values())
+        captures, renames, saved_outs, unpack_outs = [], {}, [], []
+        saved = self._arguments_read(body, captures, renames)
+        for i, n in enumerate(self.out_names):
+            used = [x for x in dict.fromkeys([n] + (["result"] if i == 0 else [])) if self._uses(body, x)]
+            if not used:
+                continue
+            if not self.differentiable[i]:
+                captures.extend(f"{x} = std::get<{i}>(out_)" for x in used)
+                continue
+            unpack_outs.extend(f"const Tensor& {x} = saved_[{len(saved) + len(saved_outs)}];" for x in used)
+            saved_outs.append(str(i))
+        unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)] + unpack_outs
+        unpack += [f"const Tensor& grad_{n} = grads[{i}];" for i, n in enumerate(self.out_names)
+                   if self._uses(body, "grad_" + n)]
+        outputs = ", ".join(f"std::get<{i}>(out_)" if d else "Tensor()" for i, d in enumerate(self.differentiable))
+        lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
+               f"{' '.join(unpack)} {self._gradients(renames)} }}")
+        return "\n".join(self._header() + [
+            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{', '.join(saved)}}}, "
+            f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
+
+    def _single_code(self):
+        """A node for the first result (the others, such as indices, have no gradient)."""
+        s = self.schema
+        multi = len(s.returns) > 1
+        body = " ".join(self.formulas.values())
+        primary = "result" if not multi else self.out_names[0]
+        first = "std::get<0>(out_)" if multi else "out_"
+        captures, renames = [], {}
+        saved = self._arguments_read(body, captures, renames)
+        whole, metas = self._reads(body, "result")
+        save_result = whole or (multi and self._uses(body, primary))
+        if not save_result:
+            self._keep_metadata("result", first, metas, captures, renames)
+        for i, n in enumerate(self.out_names[1:], 1):  # other results (indices): kept by value
+            if self._uses(body, n):
+                captures.append(f"{n} = std::get<{i}>(out_)")
+        lines = self._header()
+        if not multi and not any(a.writes for a in s.args):
+            # an op that hands back one of its inputs (conj of a real tensor) is the identity: nothing to record
+            same = " || ".join(f"out_ == {a.name}" for a in s.args if a.is_tensor)
+            if same:
+                lines.append(f"  if ({same}) return out_;")
         unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)]
         if save_result:
             unpack.append(f"const Tensor& {'result' if not multi else primary} = saved_[{len(saved)}];")
             if multi and self._uses(body, "result"):
                 unpack.append(f"const Tensor& result = {primary};")
         cap = ", ".join(captures)
-        ret = "return TensorList{" + ", ".join(outs) + "};"
-        node = f'"{self.node}"' if re.fullmatch(r"\w+", self.node) else self.node
+        ret = self._gradients(renames)
+        node = self._node_name()
         if saved or save_result:
             lam = f"[{cap}](const Tensor& grad, const TensorList& saved_) {{ {' '.join(unpack)} {ret} }}"
-            rec = f"record_saved({node}, {first}, {{{edges}}}, {{{', '.join(saved)}}}, {str(save_result).lower()}, {lam})"
+            rec = f"record_saved({node}, {first}, {{{self._edges()}}}, {{{', '.join(saved)}}}, {str(save_result).lower()}, {lam})"
         else:
             lam = f"[{cap}](const Tensor& grad) {{ {ret} }}"
-            rec = f"record_lambda({node}, {first}, {{{edges}}}, {lam})"
+            rec = f"record_lambda({node}, {first}, {{{self._edges()}}}, {lam})"
         lines.append(f"  {first} = {rec};" if multi else f"  return {rec};")
         if multi:
             lines.append("  return out_;")
@@ -258,7 +324,7 @@ def generate(family, doc):
         elif d is None:
             raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd: manual`")
         else:
-            defs.append(Derivative(name, schema, d, e.get("node")).code())
+            defs.append(Derivative(name, schema, d, e.get("node"), e.get("output_differentiability")).code())
         for key in _listed(e.get("fallthrough")):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, {key})")
         faces = _listed(e.get("python"))
