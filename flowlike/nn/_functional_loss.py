@@ -90,7 +90,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_c10name(target.dtype)}")
     if isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and input.dim() >= 2 and target.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")  # (a batch needs a target each)
+    _check_weight_needs_no_grad(weight)
     return _C._nll_loss(input, target, weight, _get_enum(reduction), ignore_index)[0]  # (loss, total_weight)
+
+
+def _check_weight_needs_no_grad(weight):
+    """The class weights of nll_loss / cross_entropy (class indices) have no gradient: torch's error when they would
+    need one (the op's node records a gradient for input only)."""
+    if isinstance(weight, _C.Tensor) and weight.requires_grad and _fl.is_grad_enabled():
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. "
+                           "This input cannot have requires_grad True.")
 
 
 @_autocast.fp32
@@ -102,6 +111,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     enum = _get_enum(reduction)
     if input.shape == target.shape:
         return _cross_entropy_probabilities(input, target, weight, enum, ignore_index, label_smoothing)
+    _check_weight_needs_no_grad(weight)
     return _C._cross_entropy_loss(input, target, weight, enum, ignore_index, float(label_smoothing))[0]
 
 
