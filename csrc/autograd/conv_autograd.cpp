@@ -1,4 +1,4 @@
-// Convolution's backward formula (conv.yaml) and _conv2d_bias_act's autograd kernel.
+// The autograd kernels of convolution and _conv2d_bias_act (conv.yaml declares them `autograd: manual`).
 //
 // Convolution's gradients come from the convolution_backward op (no derivative of its own, as in
 // PyTorch's CPU kernels). When the backward itself is recorded (create_graph=True), they are written
@@ -9,7 +9,6 @@
 #include "../ops/reduce.h"
 #include "../ops/views.h"
 #include "autograd.h"
-#include "formulas.h"
 
 namespace fl::autograd {
 namespace {
@@ -72,6 +71,25 @@ TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tens
   return grads;
 }
 
+Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                            const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
+                            const IntList& output_padding, int64_t groups) {
+  Tensor r = redispatch_no_grad(ops::convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
+                                output_padding, groups);
+  return record_saved("ConvolutionBackward0", r, {gradient_edge(input), gradient_edge(weight), gradient_edge(bias)},
+                      {input, weight}, false, [=](const Tensor& g, const TensorList& s) {
+                        // (autograd.grad for one of them: the others are not computed)
+                        const bool gi = should_compute_output(0), gw = should_compute_output(1),
+                                   gb = should_compute_output(2);
+                        if (thread_state().grad_enabled)
+                          return differentiable_grads(g, s[0], s[1], stride, padding, dilation, transposed,
+                                                      output_padding, groups, gi, gw, gb);
+                        auto [dx, dw, db] = ops::convolution_backward(g, s[0], s[1], stride, padding, dilation,
+                                                                      transposed, output_padding, groups, gi, gw, gb);
+                        return TensorList{dx, dw, db};
+                      });
+}
+
 // With a gradient to compute: the unfused pair, each op recording its own backward (the activation's
 // gradient, then convolution_backward), so the fused op is as differentiable as they are.
 Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -84,22 +102,7 @@ Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tenso
 
 }  // namespace
 
+FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
 FL_REGISTER_KERNEL(_conv2d_bias_act, Autograd, conv2d_bias_act_autograd)
 
 }  // namespace fl::autograd
-
-namespace fl::formulas {
-
-Tensor convolution_grad(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
-                        const IntList& padding, const IntList& dilation, bool transposed,
-                        const IntList& output_padding, int64_t groups, int which) {
-  const bool gi = which == 0, gw = which == 1, gb = which == 2;
-  if (thread_state().grad_enabled)
-    return autograd::differentiable_grads(g, input, weight, stride, padding, dilation, transposed, output_padding,
-                                          groups, gi, gw, gb)[which];
-  auto [dx, dw, db] = ops::convolution_backward(g, input, weight, stride, padding, dilation, transposed,
-                                                output_padding, groups, gi, gw, gb);
-  return gi ? dx : gw ? dw : db;
-}
-
-}  // namespace fl::formulas

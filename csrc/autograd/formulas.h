@@ -116,11 +116,6 @@ inline IntList last_sizes(const IntList& sizes, size_t n) { return IntList(sizes
 IntList inverse_permutation(const IntList& dims);
 Tensor trace_backward(const Tensor& g, const IntList& in_sizes);
 Tensor repeat_backward(const Tensor& g, const IntList& in_sizes, const IntList& repeats);
-// conv_autograd.cpp: convolution's gradient for its input (which = 0), weight (1) or bias (2): that part of
-// convolution_backward, or under create_graph a convolution again
-Tensor convolution_grad(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
-                        const IntList& padding, const IntList& dilation, bool transposed,
-                        const IntList& output_padding, int64_t groups, int which);
 // fft_autograd.cpp
 Tensor fft_r2c_backward(const Tensor& g, const IntList& dim, int64_t normalization, const IntList& in_sizes);
 Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalization);
