@@ -35,6 +35,8 @@ FLAGS = ["-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-
          "-shared", "-w"]
 BLOCK = 4096          # elements per task of the innermost loop
 PARALLEL_MIN = 32768  # fewer elements run on one thread
+STREAM_MIN = 1 << 23  # bytes of a row group's output from which it is written with streaming stores (as eager's)
+ROW_BUFFER_MAX = 65536  # bytes of a row kept in a buffer on the stack
 # the headers fused_prelude.h includes (their contents are part of the cache key)
 _HEADERS = ["graph/fused_prelude.h", "core/dtype.h", "kernels/vec_math.h", "ops/activation_math.h",
             "ops/pointwise_list.h", "ops/pointwise_math.h", "ops/pointwise_special.h"]
@@ -166,16 +168,21 @@ def group_source(group, meta):
     if group.columns:
         return "\n".join(lines + _columns(group, meta, outer_sizes, strides, inner))
     blocks = 1 if group.rows else -(-inner // BLOCK)
-    lines.append(f"  #pragma omp parallel for schedule(static) if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})")
+    inner_stride = [s[-1] if sizes else 0 for s in strides]
+    index = {vid: k for k, vid in enumerate(operands)}
+    rows = _Rows(group, meta, index, inner_stride, inner, numel) if group.rows else None
+    parallel = f"if({outer * blocks} > 1 && {numel} >= {PARALLEL_MIN})"
+    if rows and rows.streamed:  # each thread orders its streaming stores before the region ends
+        lines += [f"  #pragma omp parallel {parallel}", "  {", "  #pragma omp for schedule(static)"]
+    else:
+        lines.append(f"  #pragma omp parallel for schedule(static) {parallel}")
     lines.append(f"  for (int64_t task = 0; task < {outer * blocks}; ++task) {{")
     lines.append(f"    const int64_t begin = (task % {blocks}) * {BLOCK};")
     lines.append(f"    const int64_t end = std::min<int64_t>({inner}, begin + {BLOCK});")
     lines += _offsets(outer_sizes, strides, f"task / {blocks}", "    ")
-    inner_stride = [s[-1] if sizes else 0 for s in strides]
-    index = {vid: k for k, vid in enumerate(operands)}
-    if group.rows:
-        lines += _Rows(group, meta, index, inner_stride, inner).lines
-        lines += ["  }", "}"]
+    if rows:
+        lines += rows.lines
+        lines += ["  }", "  stream_fence();", "  }", "}"] if rows.streamed else ["  }", "}"]
         return "\n".join(lines)
     # dense float32 ops that fall back to libm for some inputs (exp, sigmoid): the block runs vectorized without the
     # fallback, noting whether an element needed it, and runs again exactly if one did (where the condition is
@@ -271,11 +278,16 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=No
     return lines
 
 
-_REDUCE = {  # init, combine (over acc and v), the omp simd reduction clause, finish (over acc and the row's length n)
-    "sum": ("0", "acc += v;", "+:acc", "acc"),
-    "mean": ("0", "acc += v;", "+:acc", "acc / n"),
-    "amax": ("-INFINITY", "acc = std::max(acc, v); nan |= static_cast<int>(v != v);", "max:acc", "nan ? NAN : acc"),
-    "amin": ("INFINITY", "acc = std::min(acc, v); nan |= static_cast<int>(v != v);", "min:acc", "nan ? NAN : acc"),
+# init, combine (over acc and v), the omp simd reduction clauses, finish (over acc and the row's length n). amax and
+# amin note a NaN in `nan`, of the accumulator's type: GCC keeps a reduction of another type than the loop's values
+# (an int flag in a float loop) in a stack array, a store and a reload per iteration, which made the loop ~1.5x slower.
+_REDUCE = {
+    "sum": ("0", "acc += v;", ("+:acc",), "acc"),
+    "mean": ("0", "acc += v;", ("+:acc",), "acc / n"),
+    "amax": ("-INFINITY", "acc = std::max(acc, v); nan = std::max(nan, v != v ? OM(1) : OM(0));", ("max:acc", "max:nan"),
+             "nan != 0 ? NAN : acc"),
+    "amin": ("INFINITY", "acc = std::min(acc, v); nan = std::max(nan, v != v ? OM(1) : OM(0));", ("min:acc", "max:nan"),
+             "nan != 0 ? NAN : acc"),
 }
 
 
@@ -285,7 +297,7 @@ class _Rows:
     reduction's result and what is computed from it alone) are computed once per row, between the loops. The
     reductions sum in the order OpenMP's simd reduction picks: float reassociation, as any vectorized sum."""
 
-    def __init__(self, group, meta, index, inner_stride, n):
+    def __init__(self, group, meta, index, inner_stride, n, numel):
         self.group, self.meta, self.index, self.stride, self.n = group, meta, index, inner_stride, n
         self.node_of = {node.out: node for node in group.nodes}
         self.inputs = set(group.inputs)
@@ -302,8 +314,16 @@ class _Rows:
             if node.kind == "reduce":
                 self._reduce(node)
         full = [v for v in group.outputs if not self._row_level(v)]
+        # outputs too large to stay cached are written a row at a time with streaming stores (stream_row)
+        self.streamed = [v for v in full if inner_stride[index[v]] == 1 and numel * _dtype_size(meta[v][2]) >= STREAM_MIN
+                         and n * _dtype_size(meta[v][2]) <= ROW_BUFFER_MAX]
+        for v in self.streamed:
+            self.lines.append(f"    alignas(64) {CTYPES[meta[v][2]]} so{index[v]}[{n}];")
         if full:
             self._loop(lambda emit: [self._store(v, emit(v)) for v in full])
+        for v in self.streamed:
+            k = index[v]
+            self.lines.append(f"    stream_row(p{k} + o{k}, so{k}, {n});")
         for vid in group.outputs:
             if self._row_level(vid):
                 self._row_value(vid)
@@ -361,8 +381,8 @@ class _Rows:
             stmts.append(f"      const {t} v{vid} = static_cast<{t}>({expr});"
                          f"  // {node.op}")
             if fast and node.kind == "unary" and node.params["dense"]:
-                checked.append(node)
-                stmts.append(f"      exact |= static_cast<int>(dense_{node.op}_libm(v{node.inputs[0]}));")
+                checked.append(node)  # (a float flag in these float32 loops: see _REDUCE)
+                stmts.append(f"      exact = std::max(exact, dense_{node.op}_libm(v{node.inputs[0]}) ? 1.0f : 0.0f);")
             return f"v{vid}"
         after = tail(emit)
         return stmts + after, bool(checked)
@@ -372,10 +392,10 @@ class _Rows:
         combine), emit(vid) names a value computed in the iteration. Dense float32 ops run their vectorizable form,
         and the loop runs again exactly (after `reset`) if an element needed libm."""
         fast, checked = self._body(tail, fast=True)
-        clause = " ".join(f"reduction({c})" for c in (*clauses, "|:exact") if checked or c != "|:exact")
+        clause = " ".join(f"reduction({c})" for c in (*clauses, "max:exact") if checked or c != "max:exact")
         self.lines.append("    {")
         if checked:
-            self.lines.append("    int exact = 0;")
+            self.lines.append("    float exact = 0;")
         self.lines.append(f"    #pragma omp simd {clause}".rstrip())
         self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
         self.lines += fast
@@ -391,27 +411,31 @@ class _Rows:
 
     def _store(self, vid, name):
         k = self.index[vid]
+        if vid in self.streamed:
+            return f"      so{k}[i] = {name};"
         offset = f"o{k} + i * {self.stride[k]}" if self.stride[k] else f"o{k}"
         return f"      p{k}[{offset}] = {name};"
 
     def _reduce(self, node):
         (x,) = node.inputs
         om, t = opmath(node.compute), CTYPES[self.meta[node.out][2]]
-        init, combine, clause, finish = _REDUCE[node.op]
-        reset = [f"acc = {init}; nan = 0;"]
+        init, combine, clauses, finish = _REDUCE[node.op]
+        combine = combine.replace("OM(", f"{om}(")
+        flags = any("nan" in c for c in clauses)
+        reset = [f"acc = {init};" + (" nan = 0;" if flags else "")]
         # the reduced value, when a later loop reads it again (softmax's exp), is kept in a row buffer instead of
         # being computed twice
         keep = (x not in self.inputs and x not in self.cached and not self._row_level(x)
-                and self.n * _dtype_size(self.meta[x][2]) <= 65536
+                and self.n * _dtype_size(self.meta[x][2]) <= ROW_BUFFER_MAX
                 and (x in self.outputs or any(r is not node for r in self.readers.get(x, ()))))
         store = [f"      s{x}[i] = v{x};"] if keep else []
         if keep:
             self.lines.append(f"    alignas(64) {CTYPES[self.meta[x][2]]} s{x}[{self.n}];")
         self.lines.append(f"    {t} v{node.out};  // {node.op}")
         self.lines.append("    {")
-        self.lines.append(f"    {om} acc = {init}; int nan = 0;")
+        self.lines.append(f"    {om} acc = {init};" + (f" {om} nan = 0;" if flags else ""))
         self._loop(lambda emit: [f"      {{ const {om} v = static_cast<{om}>({emit(x)}); {combine} }}", *store],
-                   reset, (clause, "|:nan"))
+                   reset, clauses)
         if keep:
             self.cached.add(x)
         self.lines.append(f"    v{node.out} = static_cast<{t}>({finish.replace('/ n', f'/ {om}({self.n})')});")

@@ -7,36 +7,27 @@ from . import _C
 from . import _dtype as _D
 
 
-def _overlaps(a, b):
-    """Whether two dense tensors share memory (torch's get_overlap_status, which does not judge strided ones)."""
-    if not a.numel() or not b.numel() or not a.is_contiguous() or not b.is_contiguous():
-        return False
-    a0, b0 = a.data_ptr(), b.data_ptr()
-    return a0 < b0 + b.numel() * b.element_size() and b0 < a0 + a.numel() * a.element_size()
+def _check_no_overlap(out, inputs, partial=()):
+    # torch's assert_no_overlap: an out= written in another order than its inputs are read may not alias them; for
+    # `partial` (assert_no_partial_overlap) an exact alias is allowed (csrc/kernels/overlap.h)
+    _C._check_out_overlap(out, list(inputs), list(partial))
 
 
-def _check_no_overlap(out, inputs):
-    # torch's assert_no_overlap: an out= written in another order than its inputs are read may not alias them
-    if any(_overlaps(out, t) for t in inputs):
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
-                           "to a single memory location. Please clone() the tensor before performing the operation.")
-
-
-def write_out(out, result, op, exact_dtype=False, warn_resize=True, inputs=()):
+def write_out(out, result, op, exact_dtype=False, warn_resize=True, inputs=(), partial=()):
     """Writes `result` into `out` and returns out (the result itself when out is None), as torch's out= does: no
     autograd through out=; the result's dtype must cast to out's (with `exact_dtype`, as torch's products
     require, equal it); an out of another shape is resized, with torch's deprecation warning when it had
     elements (not for the ops that torch resizes silently: factories, histogram); an out of the right shape may
-    not be expanded (several results per element), and out may not share memory with any of `inputs` (checked
-    before the resize, which must not resize an input, and after it). A tuple result goes into a tuple of outs,
-    which is returned."""
+    not be expanded (several results per element), and out may not share memory with any of `inputs`, nor share
+    part of it with any of `partial` (checked before the resize, which must not resize an input, and after it). A
+    tuple result goes into a tuple of outs, which is returned."""
     if out is None:
         return result
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(result)} Tensors")
-        return tuple(write_out(o, r, op, exact_dtype, warn_resize, inputs) for o, r in zip(out, result))
-    _check_no_overlap(out, inputs)
+        return tuple(write_out(o, r, op, exact_dtype, warn_resize, inputs, partial) for o, r in zip(out, result))
+    _check_no_overlap(out, inputs, partial)
     if result.requires_grad and _C.is_grad_enabled():
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but "
                            "one of the arguments requires grad.")
@@ -54,7 +45,7 @@ def write_out(out, result, op, exact_dtype=False, warn_resize=True, inputs=()):
                           "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                           "elements with t.resize_(0).", UserWarning, stacklevel=3)
         out.resize_(result.shape)
-        _check_no_overlap(out, inputs)
+        _check_no_overlap(out, inputs, partial)
     elif any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")

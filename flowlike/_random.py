@@ -107,7 +107,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     """A random permutation of 0..n-1."""
     dtype = _dtype_of(dtype, out)
     check_device(device)
-    return _finish(_C._randperm(int_arg(n, "randperm", "n"), dtype or D.int64, generator), requires_grad, out, "randperm")
+    return _finish(_C._randperm(int_arg(n, "randperm", "n"), dtype=dtype or D.int64, generator=generator), requires_grad, out, "randperm")
 
 
 @_meta.factory
@@ -143,7 +143,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     silently as torch's)."""
     if out is not None and out.dtype != D.int64:
         raise RuntimeError(f"multinomial expects Long tensor out, got: {D.c10_name(out.dtype)}")
-    return write_out(out, _C.multinomial(input, num_samples, replacement, generator=generator), "multinomial",
+    return write_out(out, _C._multinomial(input, num_samples, replacement, generator=generator), "multinomial",
                      warn_resize=False)
 
 

@@ -9,20 +9,16 @@ torch = pytest.importorskip("torch")
 
 import flowlike as fl  # noqa: E402
 
+from helpers import check_both  # noqa: E402
+
 RNG = np.random.default_rng(11)
 
 
 def check(fn_name, x, transform=None, **kw):
-    """Runs F.<fn_name>(..., return_indices=True) on both libraries over the same values; asserts equal results."""
-    xt, xf = torch.from_numpy(x.copy()), fl.from_numpy(x.copy())
-    if transform is not None:
-        xt, xf = transform(xt), transform(xf)
-    yt, it = getattr(torch.nn.functional, fn_name)(xt, return_indices=True, **kw)
-    yf, i_f = getattr(fl.nn.functional, fn_name)(xf, return_indices=True, **kw)
-    assert tuple(yf.shape) == tuple(yt.shape) and yf.dtype.is_floating_point == yt.dtype.is_floating_point
-    np.testing.assert_array_equal(yf.float().numpy() if yt.dtype == torch.bfloat16 else yf.numpy(),
-                                  yt.float().numpy() if yt.dtype == torch.bfloat16 else yt.numpy())
-    np.testing.assert_array_equal(i_f.numpy(), it.numpy())
+    """The dual run (helpers.check_both, exact) of F.<fn_name>(..., return_indices=True) over the same values."""
+    def body(lib, t):
+        return getattr(lib.nn.functional, fn_name)(t if transform is None else transform(t), return_indices=True, **kw)
+    check_both(body, x, exact=True)
 
 
 CASES = [  # (function, input shape, kwargs): widths past the 16-output block, strides 1, 2, 3, edges with padding

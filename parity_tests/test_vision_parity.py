@@ -1,7 +1,6 @@
 """Vision, sparse, dropout and distance functions: flowlike against real torch (values, dtypes, shapes,
 gradients and exception types)."""
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
 import flowlike.nn.functional as flF  # noqa: E402
 
-from helpers import assert_same, outcome_type  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both  # noqa: E402
 
 TF = torch.nn.functional
 
@@ -24,32 +23,16 @@ def arr(shape, seed=0, dtype=np.float32, low=None, high=None):
 
 
 def dual(fn, *arrays, grad=(), rtol=1e-5, atol=1e-5, grad_rtol=1e-4, grad_atol=1e-4):
-    """Runs fn(lib, F, *tensors) on torch and on flowlike; compares results and the gradients of the
-    inputs listed in `grad` (for a random output gradient)."""
-    tt = [torch.tensor(a, requires_grad=i in grad) for i, a in enumerate(arrays)]
-    ft = [fl.tensor(a, requires_grad=i in grad) for i, a in enumerate(arrays)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rt = fn(torch, TF, *tt)
-        rf = fn(fl, flF, *ft)
-    assert_same(rf, rt, rtol, atol)
-    if grad:
-        g = np.random.default_rng(99).standard_normal(tuple(rt.shape)).astype(np.asarray(arrays[grad[0]]).dtype)
-        rt.backward(torch.tensor(g))
-        rf.backward(fl.tensor(g))
-        for i in grad:
-            assert_same(ft[i].grad, tt[i].grad, grad_rtol, grad_atol)
-    return rf, rt
+    """The dual run (helpers.check_both) of fn(lib, F, *tensors), F being lib's nn.functional: equal results, and
+    the gradients of the inputs at the positions in `grad`. Returns (flowlike's result, torch's)."""
+    want, got = check_both(lambda lib, *ts: fn(lib, lib.nn.functional, *ts), *arrays, grad=grad or False, rtol=rtol,
+                           atol=atol, grad_rtol=grad_rtol, grad_atol=grad_atol, quiet=True)
+    return got, want
 
 
 def same_error(fn, *arrays):
-    tt = [torch.tensor(a) for a in arrays]
-    ft = [fl.tensor(a) for a in arrays]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        et = outcome_type(lambda: fn(torch, TF, *tt))
-        ef = outcome_type(lambda: fn(fl, flF, *ft))
-    assert et is not None and ef is et, (ef, et)
+    """fn(lib, F, *tensors) raises the same exception class with both libraries (helpers.assert_raises_same)."""
+    assert_raises_same(lambda lib, *ts: fn(lib, lib.nn.functional, *ts), *arrays)
 
 
 # ---- pad ------------------------------------------------------------------------------------

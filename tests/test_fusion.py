@@ -370,6 +370,24 @@ def test_layer_norm_and_rms_norm_out_of_primitives(shape):
     assert_row_group(rms_norm_primitives, (x, w), ["mul", "mean", "add", "rsqrt", "mul", "mul"])
 
 
+@pytest.mark.parametrize("dtype", [fl.float32, fl.float64])
+def test_large_row_outputs_are_streamed_and_equal_eager(dtype):
+    # 8 MB and more of output: each row is written with streaming stores (stream_row); rows of 1001 elements start
+    # at every alignment, so the row copy's unaligned head and tail run too
+    rows = (1 << 23) // (1001 * dtype.itemsize) + 1
+    x = fl.randn(rows, 1001, dtype=dtype) * 3
+    w, b = fl.randn(1001, dtype=dtype), fl.randn(1001, dtype=dtype)
+    assert_row_group(softmax_primitives, (x,), ["amax", "sub", "exp", "sum", "div"])
+    assert_row_group(layer_norm_primitives, (x, w, b),
+                     ["mean", "sub", "mul", "mean", "add", "rsqrt", "mul", "mul", "add"])
+    graph = graph_of(softmax_primitives)
+    graph(x)
+    assert "stream_row(" in "".join(plan_of(graph).fusion.sources)
+    small = graph_of(softmax_primitives)
+    small(x[:8])
+    assert "stream_row(" not in "".join(plan_of(small).fusion.sources)
+
+
 def test_row_reductions_keep_nan_and_inf():
     x = fl.randn(4, 9)
     x[1, 3] = float("nan")

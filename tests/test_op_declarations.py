@@ -176,3 +176,37 @@ def test_multi_output_node_receives_each_results_gradient():
         y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         v.sum().backward()
+
+
+def test_faces_take_torchs_numpy_spellings_and_check_tensor_lists():
+    import torch
+
+    data = fl.randn(2, 3).tolist()
+    x, tx = fl.tensor(data), torch.tensor(data)
+    # torch's parser also takes axis= for dim=, keepdims= for keepdim=, x= for input=
+    for call in (lambda m, t: m.cat([t, t], axis=1), lambda m, t: m.concatenate((t, t), axis=0),
+                 lambda m, t: m.roll(t, 1, 0), lambda m, t: m.flip(t, [0]), lambda m, t: m.tril(t, diagonal=-1)):
+        assert call(fl, x).tolist() == call(torch, tx).tolist()
+    for ours, theirs in (([x, None], [tx, None]), ((x, 3), (tx, 3)), (x, tx)):
+        with pytest.raises(TypeError) as ours_error:
+            fl.cat(ours)
+        with pytest.raises(TypeError) as torchs_error:
+            torch.cat(theirs)
+        assert str(ours_error.value) == str(torchs_error.value)
+    out = fl.empty(0)
+    assert fl.cat([x, x], out=out) is out and out.shape == (4, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
+        fl.cat([x], axes=0)
+
+
+def test_dtype_defaults_and_generated_random_faces():
+    assert fl._C._randperm(4).dtype == fl.int64  # `ScalarType dtype=long`
+    assert fl._C._randperm(4, dtype=None).dtype == fl.int64
+    assert fl._C._randperm(4, dtype=fl.float32).dtype == fl.float32
+    g1, g2 = fl.Generator().manual_seed(3), fl.Generator().manual_seed(3)
+    a = fl.empty(5).uniform_(2.0, 3.0, generator=g1)
+    b = fl.empty(5).uniform_(2.0, 3.0, generator=g2)
+    assert a.tolist() == b.tolist() and all(2.0 <= v < 3.0 for v in a.tolist())
+    assert str(inspect.signature(fl.multinomial)) == "(input, num_samples, replacement=False, *, generator=None, out=None)"
+    with pytest.raises(TypeError, match="positional arguments"):
+        fl.empty(3).normal_(0.0, 1.0, fl.Generator())  # generator is keyword-only, as torch's

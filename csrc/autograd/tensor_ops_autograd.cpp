@@ -1,28 +1,11 @@
-// Autograd kernels of the copy, cast and fill ops (ops/tensor_ops.h): copies pass the gradient
-// back converted to the source's dtype; in-place overwrites give self's old value a zero gradient
-// and the source (if any) the summed-down gradient.
+// The autograd kernels of tensor_ops.yaml's in-place ops, written by hand: an overwrite gives self's old value a
+// zero gradient and the source (if any) the summed-down gradient, and rebases a view's history on its base
+// (record_overwrite). The copies and casts have generated kernels.
 #include "../ops/tensor_ops.h"
 #include "autograd.h"
 
 namespace fl::autograd {
-namespace {
 
-template <typename OpT>
-Tensor copy_kernel(const char* name, const OpT& op, DispatchKeySet ks, const Tensor& t) {
-  return record_copy(name, t, redispatch_no_grad(op, ks, t));
-}
-
-}  // namespace
-
-FL_REGISTER_KERNEL(clone, Autograd, [](DispatchKeySet ks, const Tensor& t) {
-  return copy_kernel("CloneBackward0", ops::clone, ks, t);
-})
-FL_REGISTER_KERNEL(contiguous, Autograd, [](DispatchKeySet ks, const Tensor& t) {
-  return copy_kernel("CloneBackward0", ops::contiguous, ks, t);
-})
-FL_REGISTER_KERNEL(_to_copy, Autograd, [](DispatchKeySet ks, const Tensor& t, ScalarType dtype, bool copy) {
-  return record_copy("ToCopyBackward0", t, redispatch_no_grad(ops::_to_copy, ks, t, dtype, copy));
-})
 FL_REGISTER_KERNEL(copy_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& src) {
   check_inplace(self, src);
   redispatch_no_grad(ops::copy_, ks, self, src);

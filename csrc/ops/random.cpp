@@ -55,7 +55,9 @@ void fill_random(const Tensor& t, Generator* gen, int per_block, F f) {
   t->bump_version();
 }
 
-Tensor uniform_cpu(DispatchKeySet, const Tensor& t, double lo, double hi, Generator* gen) {
+}  // namespace
+
+Tensor uniform_cpu(const Tensor& t, double lo, double hi, Generator* gen) {
   FL_CHECK(lo <= hi, Error, "uniform_ expects to return a [from, to) range, but found from=", lo, " > to=", hi);
   FL_DISPATCH_FLOATING(t->dtype, "uniform_", {
     bool dbl = std::is_same_v<scalar_t, double>;
@@ -67,7 +69,7 @@ Tensor uniform_cpu(DispatchKeySet, const Tensor& t, double lo, double hi, Genera
   return t;
 }
 
-Tensor normal_cpu(DispatchKeySet, const Tensor& t, double mean, double std, Generator* gen) {
+Tensor normal_cpu(const Tensor& t, double mean, double std, Generator* gen) {
   FL_CHECK(std >= 0, Error, "normal expects std >= 0.0, but found std ", std);
   FL_DISPATCH_FLOATING(t->dtype, "normal_", {
     // Box-Muller: each block's 4 words give two uniforms in double precision -> two normals
@@ -82,7 +84,7 @@ Tensor normal_cpu(DispatchKeySet, const Tensor& t, double mean, double std, Gene
   return t;
 }
 
-Tensor random_cpu(DispatchKeySet, const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
+Tensor random_cpu(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
   FL_CHECK(lo < hi, Error, "random_ expects 'from' to be less than 'to', but got from=", lo, " >= to=", hi);
   uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   FL_DISPATCH_ALL(t->dtype, "random_", {
@@ -96,9 +98,9 @@ Tensor random_cpu(DispatchKeySet, const Tensor& t, int64_t lo, int64_t hi, Gener
   return t;
 }
 
-Tensor bernoulli_cpu(DispatchKeySet, const Tensor& t, const Tensor& p, Generator* gen) {
+Tensor bernoulli_cpu(const Tensor& t, const Tensor& p, Generator* gen) {
   Tensor u = empty(t->sizes, ScalarType::Float64);
-  uniform_cpu({}, u, 0.0, 1.0, gen);
+  uniform_cpu(u, 0.0, 1.0, gen);
   Tensor pd = to_dtype(p, ScalarType::Float64);
   FL_CHECK(broadcast_shapes(t->sizes, pd->sizes, "bernoulli_") == t->sizes, Error, "bernoulli_: probability of shape ",
            shape_str(p->sizes), " cannot be broadcast to ", shape_str(t->sizes));
@@ -118,7 +120,7 @@ Tensor bernoulli_cpu(DispatchKeySet, const Tensor& t, const Tensor& p, Generator
   return t;
 }
 
-Tensor randperm_cpu(DispatchKeySet, int64_t n, ScalarType dtype, Generator* gen) {
+Tensor randperm_cpu(int64_t n, ScalarType dtype, Generator* gen) {
   FL_CHECK(n >= 0, Error, "randperm: n must be non-negative, got ", n);
   Tensor idx = empty({n}, ScalarType::Int64);
   int64_t* v = idx->data<int64_t>();
@@ -133,7 +135,7 @@ Tensor randperm_cpu(DispatchKeySet, int64_t n, ScalarType dtype, Generator* gen)
   return to_dtype(idx, dtype);
 }
 
-Tensor multinomial_cpu(DispatchKeySet, const Tensor& probs, int64_t k, bool replacement, Generator* gen) {
+Tensor multinomial_cpu(const Tensor& probs, int64_t k, bool replacement, Generator* gen) {
   FL_CHECK(probs->dim() == 1 || probs->dim() == 2, Error, "multinomial: prob_dist must be 1 or 2 dim, got ", probs->dim());
   FL_CHECK(is_floating(probs->dtype), Error, "multinomial only supports floating-point dtypes for input, got: ",
            dtype_name(probs->dtype));
@@ -142,7 +144,7 @@ Tensor multinomial_cpu(DispatchKeySet, const Tensor& probs, int64_t k, bool repl
   FL_CHECK(replacement || k <= cats, Error, "multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   Tensor p = contiguous(to_dtype(probs, ScalarType::Float64));
   Tensor u = empty({rows, k}, ScalarType::Float64);
-  uniform_cpu({}, u, 0.0, 1.0, gen);
+  uniform_cpu(u, 0.0, 1.0, gen);
   Tensor out = empty(probs->dim() == 1 ? IntList{k} : IntList{rows, k}, ScalarType::Int64);
   const double* pd = p->data<double>();
   const double* ud = u->data<double>();
@@ -170,33 +172,9 @@ Tensor multinomial_cpu(DispatchKeySet, const Tensor& probs, int64_t k, bool repl
   return out;
 }
 
-}  // namespace
-
 Generator& default_generator() {
   static Generator* g = new Generator();
   return *g;
 }
 
 }  // namespace fl
-
-FL_DEFINE_OP(uniform_, "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
-             ::fl::Tensor(const ::fl::Tensor&, double, double, ::fl::Generator*))
-FL_REGISTER_KERNEL(uniform_, CPU, ::fl::uniform_cpu)
-FL_DEFINE_OP(normal_, "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
-             ::fl::Tensor(const ::fl::Tensor&, double, double, ::fl::Generator*))
-FL_REGISTER_KERNEL(normal_, CPU, ::fl::normal_cpu)
-FL_DEFINE_OP(random_, "random_(Tensor(a!) self, int from, int to, *, Generator? generator=None) -> Tensor(a!)",
-             ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, ::fl::Generator*))
-FL_REGISTER_KERNEL(random_, CPU, ::fl::random_cpu)
-FL_DEFINE_OP(bernoulli_, "bernoulli_(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Generator*))
-FL_REGISTER_KERNEL(bernoulli_, CPU, ::fl::bernoulli_cpu)
-FL_DEFINE_OP(randperm, "randperm(int n, *, ScalarType dtype=long, Generator? generator=None) -> Tensor",
-             ::fl::Tensor(int64_t, ::fl::ScalarType, ::fl::Generator*))
-FL_REGISTER_KERNEL(randperm, CPU, ::fl::randperm_cpu)
-FL_DEFINE_OP(multinomial, "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, int64_t, bool, ::fl::Generator*))
-FL_REGISTER_KERNEL(multinomial, CPU, ::fl::multinomial_cpu)
-
-// Not differentiable (Note [Dispatch order]): samples: no gradient.
-FL_REGISTER_FALLTHROUGH(multinomial, Autograd)

@@ -23,9 +23,5 @@ Generator& default_generator();
 
 }  // namespace fl
 
-FL_DECLARE_OP(uniform_, ::fl::Tensor(const ::fl::Tensor&, double, double, ::fl::Generator*))
-FL_DECLARE_OP(normal_, ::fl::Tensor(const ::fl::Tensor&, double, double, ::fl::Generator*))
-FL_DECLARE_OP(random_, ::fl::Tensor(const ::fl::Tensor&, int64_t, int64_t, ::fl::Generator*))
-FL_DECLARE_OP(bernoulli_, ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, ::fl::Generator*))
-FL_DECLARE_OP(randperm, ::fl::Tensor(int64_t, ::fl::ScalarType, ::fl::Generator*))
-FL_DECLARE_OP(multinomial, ::fl::Tensor(const ::fl::Tensor&, int64_t, bool, ::fl::Generator*))
+// The ops declared in random.yaml (generated: csrc/ops/gen_ops.py).
+#include "fl_generated/random.h"

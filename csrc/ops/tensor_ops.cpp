@@ -9,16 +9,15 @@
 #include "../kernels/copy.h"
 
 namespace fl {
-namespace {
 
-Tensor empty_cpu(DispatchKeySet, const IntList& sizes, ScalarType dtype) {
+Tensor empty_cpu(const IntList& sizes, ScalarType dtype) {
   int64_t n = numel_of(sizes);
   FL_CHECK(n <= (int64_t(1) << 62) / int64_t(element_size(dtype)), Error, "empty(): tensor of size ", shape_str(sizes),
            " needs more memory than can be addressed");
   return make_tensor(StorageImpl::allocate(n * element_size(dtype)), sizes, contiguous_strides(sizes), 0, dtype);
 }
 
-Tensor empty_strided_cpu(DispatchKeySet, const IntList& sizes, const IntList& strides, ScalarType dtype) {
+Tensor empty_strided_cpu(const IntList& sizes, const IntList& strides, ScalarType dtype) {
   FL_CHECK(sizes.size() == strides.size(), Error, "empty_strided: mismatch in length of strides and shape");
   int64_t extent = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
@@ -33,7 +32,7 @@ Tensor empty_strided_cpu(DispatchKeySet, const IntList& sizes, const IntList& st
   return make_tensor(StorageImpl::allocate(extent * element_size(dtype)), sizes, strides, 0, dtype);
 }
 
-Tensor empty_like_cpu(DispatchKeySet ks, const Tensor& like, ScalarType dtype) {
+Tensor empty_like_cpu(const Tensor& like, ScalarType dtype) {
   // Keep a dense non-contiguous layout (e.g. a transposed matrix) as PyTorch's preserve_format.
   if (!like->contiguous && like->dim() > 1) {
     std::vector<int64_t> perm(like->dim());
@@ -47,28 +46,28 @@ Tensor empty_like_cpu(DispatchKeySet ks, const Tensor& like, ScalarType dtype) {
       if (like->strides[perm[i]] != acc && like->sizes[perm[i]] != 1) dense = false;
       acc *= std::max<int64_t>(like->sizes[perm[i]], 1);
     }
-    if (dense) return empty_strided_cpu(ks, like->sizes, st, dtype);
+    if (dense) return empty_strided_cpu(like->sizes, st, dtype);
   }
-  return empty_cpu(ks, like->sizes, dtype);
+  return empty_cpu(like->sizes, dtype);
 }
 
-Tensor scalar_tensor_cpu(DispatchKeySet ks, Scalar s, ScalarType dtype, bool wrapped) {
-  Tensor t = empty_cpu(ks, {}, dtype);
+Tensor scalar_tensor_cpu(Scalar s, ScalarType dtype, bool wrapped) {
+  Tensor t = empty_cpu({}, dtype);
   fill_kernel(t, s);
   t->wrapped_number = wrapped;
   return t;
 }
 
-Tensor clone_cpu(DispatchKeySet ks, const Tensor& t) {
-  Tensor out = empty_like_cpu(ks, t, t->dtype);
+Tensor clone_cpu(const Tensor& t) {
+  Tensor out = empty_like_cpu(t, t->dtype);
   copy_kernel(out, t);
   return out;
 }
 
 // Row-major, unlike clone (which keeps a dense permuted layout): callers read the data linearly.
-Tensor contiguous_cpu(DispatchKeySet ks, const Tensor& t) {
+Tensor contiguous_cpu(const Tensor& t) {
   if (t->contiguous) return t;
-  Tensor out = empty_cpu(ks, t->sizes, t->dtype);
+  Tensor out = empty_cpu(t->sizes, t->dtype);
   copy_kernel(out, t);
   return out;
 }
@@ -78,15 +77,15 @@ void warn_discarding_imag(ScalarType from, ScalarType to) {
   if (is_complex(from) && !is_complex(to)) warn("Casting complex values to real discards the imaginary part");
 }
 
-Tensor to_copy_cpu(DispatchKeySet ks, const Tensor& t, ScalarType dtype, bool copy) {
+Tensor to_copy_cpu(const Tensor& t, ScalarType dtype, bool copy) {
   if (t->dtype == dtype && !copy) return t;
   warn_discarding_imag(t->dtype, dtype);
-  Tensor out = empty_like_cpu(ks, t, dtype);
+  Tensor out = empty_like_cpu(t, dtype);
   copy_kernel(out, t);
   return out;
 }
 
-Tensor resize_cpu(DispatchKeySet, const Tensor& self, const IntList& sizes) {
+Tensor resize_cpu(const Tensor& self, const IntList& sizes) {
   if (self->sizes == sizes) return self;
   const int64_t n = numel_of(sizes, "resize_");
   int64_t bytes = 0;
@@ -110,7 +109,7 @@ Tensor resize_cpu(DispatchKeySet, const Tensor& self, const IntList& sizes) {
 
 // As torch: the storage grows when the geometry reaches past its end; self keeps its own version
 // counter and bumps it.
-Tensor set_cpu(DispatchKeySet, const Tensor& self, const Tensor& source, int64_t offset, const IntList& sizes,
+Tensor set_cpu(const Tensor& self, const Tensor& source, int64_t offset, const IntList& sizes,
                const IntList& strides) {
   FL_CHECK(offset >= 0, Error, "Tensor: invalid storage offset ", offset);
   FL_CHECK(sizes.size() == strides.size(), Error, "unequal size length (", sizes.size(), ") and stride length (",
@@ -138,13 +137,41 @@ Tensor set_cpu(DispatchKeySet, const Tensor& self, const Tensor& source, int64_t
   return self;
 }
 
-Tensor detach_cpu(DispatchKeySet, const Tensor& t) {
+Tensor detach_cpu(const Tensor& t) {
   Tensor a = make_view(t, t->sizes, t->strides, t->offset);
   a->view_base.reset();  // not an autograd view of t
   return a;
 }
 
-}  // namespace
+Tensor lift_fresh_cpu(const Tensor& t) { return t; }
+
+Tensor copy_cpu(const Tensor& self, const Tensor& src) {
+  warn_discarding_imag(src->dtype, self->dtype);
+  copy_kernel(self, src);
+  self->bump_version();
+  return self;
+}
+
+Tensor fill_cpu(const Tensor& self, Scalar v) {
+  check_fill_value(v, self->dtype);
+  fill_kernel(self, v);
+  self->bump_version();
+  return self;
+}
+
+Tensor fill_tensor_cpu(const Tensor& self, const Tensor& v) {
+  FL_CHECK(v->dim() == 0, Error, "fill_ only supports 0-dimension value tensor but got tensor with ", v->dim(),
+           " dimensions.");
+  copy_kernel(self, v);
+  self->bump_version();
+  return self;
+}
+
+Tensor zero_cpu(const Tensor& self) {
+  fill_kernel(self, Scalar(int64_t(0)));
+  self->bump_version();
+  return self;
+}
 
 Tensor empty(const IntList& sizes, ScalarType dtype) { return ops::empty(sizes, dtype); }
 Tensor empty_strided(const IntList& sizes, const IntList& strides, ScalarType dtype) {
@@ -171,98 +198,3 @@ Tensor zeros(const IntList& sizes, ScalarType dtype) {
 }
 
 }  // namespace fl
-
-using ::fl::DispatchKeySet;
-using ::fl::IntList;
-using ::fl::Scalar;
-using ::fl::ScalarType;
-using ::fl::Tensor;
-
-FL_DEFINE_OP(empty, "empty(int[] size, *, ScalarType dtype) -> Tensor", Tensor(const IntList&, ScalarType))
-FL_REGISTER_KERNEL(empty, CPU, fl::empty_cpu)
-FL_DEFINE_OP(empty_strided, "empty_strided(int[] size, int[] stride, *, ScalarType dtype) -> Tensor",
-             Tensor(const IntList&, const IntList&, ScalarType))
-FL_REGISTER_KERNEL(empty_strided, CPU, fl::empty_strided_cpu)
-FL_DEFINE_OP(empty_like, "empty_like(Tensor self, *, ScalarType dtype) -> Tensor", Tensor(const Tensor&, ScalarType))
-FL_REGISTER_KERNEL(empty_like, CPU, fl::empty_like_cpu)
-FL_REGISTER_FALLTHROUGH(empty_like, Autograd)
-FL_DEFINE_OP(scalar_tensor, "scalar_tensor(Scalar s, *, ScalarType dtype, bool wrapped=False) -> Tensor",
-             Tensor(Scalar, ScalarType, bool))
-FL_REGISTER_KERNEL(scalar_tensor, CPU, fl::scalar_tensor_cpu)
-FL_DEFINE_OP(lift_fresh, "lift_fresh(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(lift_fresh, CPU, [](DispatchKeySet, const Tensor& t) { return t; })
-FL_REGISTER_FALLTHROUGH(lift_fresh, Autograd)
-
-FL_DEFINE_OP(clone, "clone(Tensor self) -> Tensor", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(clone, CPU, fl::clone_cpu)
-FL_DEFINE_OP(contiguous, "contiguous(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(contiguous, CPU, fl::contiguous_cpu)
-FL_DEFINE_OP(_to_copy, "_to_copy(Tensor(a) self, *, ScalarType dtype, bool copy=False) -> Tensor(a)",
-             Tensor(const Tensor&, ScalarType, bool))
-FL_REGISTER_KERNEL(_to_copy, CPU, fl::to_copy_cpu)
-FL_DEFINE_OP(_copy_into, "_copy_into(Tensor(a!) self, Tensor src) -> ()", void(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(_copy_into, CPU, [](DispatchKeySet, const Tensor& dst, const Tensor& src) { fl::copy_kernel(dst, src); })
-FL_REGISTER_FALLTHROUGH(_copy_into, Autograd)
-FL_DEFINE_OP(_accumulate_into, "_accumulate_into(Tensor(a!) self, Tensor src) -> ()", void(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(_accumulate_into, CPU, [](DispatchKeySet, const Tensor& dst, const Tensor& src) {
-  fl::accumulate_kernel(dst, src);
-})
-FL_REGISTER_FALLTHROUGH(_accumulate_into, Autograd)
-FL_DEFINE_OP(copy_, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", Tensor(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(copy_, CPU, [](DispatchKeySet, const Tensor& self, const Tensor& src) {
-  fl::warn_discarding_imag(src->dtype, self->dtype);
-  fl::copy_kernel(self, src);
-  self->bump_version();
-  return self;
-})
-
-FL_DEFINE_OP(_fill, "_fill(Tensor(a!) self, Scalar value) -> ()", void(const Tensor&, Scalar))
-FL_REGISTER_KERNEL(_fill, CPU, [](DispatchKeySet, const Tensor& t, Scalar v) { fl::fill_kernel(t, v); })
-FL_REGISTER_FALLTHROUGH(_fill, Autograd)
-FL_DEFINE_OP(fill_, "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", Tensor(const Tensor&, Scalar))
-FL_REGISTER_KERNEL(fill_, CPU, [](DispatchKeySet, const Tensor& self, Scalar v) {
-  fl::check_fill_value(v, self->dtype);
-  fl::fill_kernel(self, v);
-  self->bump_version();
-  return self;
-})
-FL_DEFINE_OP(fill_tensor_, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
-             Tensor(const Tensor&, const Tensor&))
-FL_REGISTER_KERNEL(fill_tensor_, CPU, [](DispatchKeySet, const Tensor& self, const Tensor& v) {
-  FL_CHECK(v->dim() == 0, Error, "fill_ only supports 0-dimension value tensor but got tensor with ", v->dim(),
-           " dimensions.");
-  fl::copy_kernel(self, v);
-  self->bump_version();
-  return self;
-})
-FL_DEFINE_OP(zero_, "zero_(Tensor(a!) self) -> Tensor(a!)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(zero_, CPU, [](DispatchKeySet, const Tensor& self) {
-  fl::fill_kernel(self, Scalar(int64_t(0)));
-  self->bump_version();
-  return self;
-})
-
-FL_DEFINE_OP(resize_, "resize_(Tensor(a!) self, int[] size) -> Tensor(a!)", Tensor(const Tensor&, const IntList&))
-FL_REGISTER_KERNEL(resize_, CPU, fl::resize_cpu)
-FL_DEFINE_OP(set_, "set_(Tensor(a!) self, Tensor source, int storage_offset, int[] size, int[] stride) -> Tensor(a!)",
-             Tensor(const Tensor&, const Tensor&, int64_t, const IntList&, const IntList&))
-FL_REGISTER_KERNEL(set_, CPU, fl::set_cpu)
-
-FL_DEFINE_OP(detach, "detach(Tensor(a) self) -> Tensor(a)", Tensor(const Tensor&))
-FL_REGISTER_KERNEL(detach, CPU, fl::detach_cpu)
-FL_REGISTER_FALLTHROUGH(detach, Autograd)
-
-// Conjugate-aware (Note [The conjugate bit]): the copy and fill kernels conjugate by the bits, factories and
-// aliases only read metadata.
-FL_REGISTER_FALLTHROUGH(empty_like, Conjugate)
-FL_REGISTER_FALLTHROUGH(lift_fresh, Conjugate)
-FL_REGISTER_FALLTHROUGH(clone, Conjugate)
-FL_REGISTER_FALLTHROUGH(contiguous, Conjugate)
-FL_REGISTER_FALLTHROUGH(_to_copy, Conjugate)
-FL_REGISTER_FALLTHROUGH(_copy_into, Conjugate)
-FL_REGISTER_FALLTHROUGH(copy_, Conjugate)
-FL_REGISTER_FALLTHROUGH(_fill, Conjugate)
-FL_REGISTER_FALLTHROUGH(fill_, Conjugate)
-FL_REGISTER_FALLTHROUGH(fill_tensor_, Conjugate)
-FL_REGISTER_FALLTHROUGH(zero_, Conjugate)
-FL_REGISTER_FALLTHROUGH(detach, Conjugate)

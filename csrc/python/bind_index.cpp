@@ -229,25 +229,15 @@ Tensor value_arg(py::handle h, const char* op, const char* argname) {
   return wrap_scalar(s);
 }
 
-// out= of the functions: result resized into `out` (PyTorch's rule) and copied. `inputs` may not overlap out at all,
-// `partial` not partially (torch's assert_no_overlap and assert_no_partial_overlap); both are checked before the
-// resize (an alias of an input must not be resized) and after it (the resized out may reach into an input).
+// out= of the functions, by the one convention (flowlike._out.write_out): the dtype must equal the result's; `inputs`
+// may not overlap out at all, `partial` not partially (torch's assert_no_overlap and assert_no_partial_overlap).
 Tensor write_out(const Tensor& result, const Tensor& out, const char* op, std::initializer_list<Tensor> inputs = {},
                  std::initializer_list<Tensor> partial = {}) {
   if (!out) return result;
-  check_no_internal_overlap(out);  // (torch's index ops check before resizing)
-  FL_CHECK(out->dtype == result->dtype, Error, op, "(): Expected out tensor to have dtype ", dtype_name(result->dtype),
-           ", but got ", dtype_name(out->dtype), " instead");
-  auto check_overlaps = [&] {
-    for (const Tensor& t : inputs) check_no_overlap(out, t);
-    for (const Tensor& t : partial) check_no_partial_overlap(out, t);
-  };
-  check_overlaps();
-  resize_out(out, result->sizes, op);
-  check_overlaps();
-  copy_into(out, result);
-  out->bump_version();
-  return out;
+  check_no_internal_overlap(out);  // (torch's index ops check it before resizing)
+  static py::object* convention = new py::object(py::module_::import("flowlike._out").attr("write_out"));
+  return py::cast<Tensor>((*convention)(out, result, op, py::arg("exact_dtype") = true,
+                                        py::arg("inputs") = TensorList(inputs), py::arg("partial") = TensorList(partial)));
 }
 
 TensorList index_list(py::handle indices) {

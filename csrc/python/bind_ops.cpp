@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "../core/schema.h"
+#include "../kernels/overlap.h"
 #include "../ops/random.h"
 #include "python_util.h"
 
@@ -38,9 +39,17 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
     return as_tensor(h);
   }
   if (tag == "Tensor[]") {
+    // as torch's parser: a tuple or list (not a tensor, which is iterable too) of tensors; None only in `Tensor?[]`
+    size_t position = 0;
+    while (op_schema(op).args[position].name != a.name) ++position;
+    FL_CHECK(!is_tensor(h) && (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())), TypeError, op.name, "(): argument '",
+             a.name, "' (position ", position + 1, ") must be tuple of Tensors, not ",
+             std::string(py::str(py::type::of(h).attr("__name__"))));
+    const bool optional = a.type.find('?') != std::string::npos;
     TensorList l;
-    for (py::handle e : py::iter(h)) {
-      if (!e.is_none() && !is_tensor(e)) bad_arg(op, a, e);
+    for (py::handle e : h) {
+      FL_CHECK(is_tensor(e) || (optional && e.is_none()), TypeError, "expected Tensor as element ", l.size(),
+               " in argument ", position, ", but got ", std::string(py::str(py::type::of(e).attr("__name__"))));
       l.push_back(e.is_none() ? Tensor() : as_tensor(e));
     }
     return l;
@@ -77,6 +86,18 @@ py::object default_value(const std::string& text) {
   if (text.front() == '[') return py::module_::import("ast").attr("literal_eval")(text);
   if (text.find_first_of(".e") != std::string::npos) return py::float_(std::stod(text));
   return py::int_(std::stoll(text));
+}
+
+// A dtype default in schema syntax (`ScalarType dtype=long`): torch's C type names, or a dtype's own name.
+std::optional<ScalarType> dtype_default(const std::string& text) {
+  static const std::pair<const char*, ScalarType> c_names[] = {
+      {"long", ScalarType::Int64}, {"int", ScalarType::Int32},  {"float", ScalarType::Float32},
+      {"double", ScalarType::Float64}, {"half", ScalarType::Float16}};
+  for (const auto& [name, t] : c_names)
+    if (text == name) return t;
+  for (int i = 0; i < kNumScalarTypes; ++i)
+    if (text == dtype_name(static_cast<ScalarType>(i))) return static_cast<ScalarType>(i);
+  return std::nullopt;
 }
 
 py::object to_python(const IValue& v) {
@@ -130,9 +151,15 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
     FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt};
     if (a.default_value) {
       // a default the C++ type cannot carry (None for a plain float) leaves the argument required
-      try {
-        fa.default_value = to_ivalue(op, a, fa.tag, default_value(*a.default_value));
-      } catch (const std::exception&) {
+      if (tag == "ScalarType" && *a.default_value != "None") {
+        const std::optional<ScalarType> dt = dtype_default(*a.default_value);
+        FL_CHECK(dt, Error, op.name, ": no dtype named '", *a.default_value, "' (the default of '", a.name, "')");
+        fa.default_value = *dt;
+      } else {
+        try {
+          fa.default_value = to_ivalue(op, a, fa.tag, default_value(*a.default_value));
+        } catch (const std::exception&) {
+        }
       }
     }
     f.args.push_back(std::move(fa));
@@ -169,12 +196,19 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
         throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", position, ") must be tuple of ints, not int"));
       break;
     case ArgKind::Dtype:
-      if (o == Py_None) return ScalarType::NumTypes;  // `ScalarType? dtype=None`
+      if (o == Py_None) return a.default_value ? *a.default_value : ScalarType::NumTypes;  // `ScalarType? dtype=None`
       break;
     case ArgKind::Other:
       break;
   }
   return to_ivalue(*f.op, *a.schema, a.tag, value);
+}
+
+// The numpy spellings torch's parser also accepts for these argument names (python_arg_parser's
+// numpy_compatibility_arg_names): sum(x, axis=0, keepdims=True).
+const std::vector<const char*>& numpy_aliases(const std::string& key) {
+  static const std::vector<const char*> none, dim{"axis"}, keepdim{"keepdims"}, input{"x", "a", "x1"}, other{"x2"};
+  return key == "dim" ? dim : key == "keepdim" ? keepdim : key == "input" ? input : key == "other" ? other : none;
 }
 
 // Binds a call's arguments (vectorcall form: `nargs` positional, then the values of the names in `kwnames`) by
@@ -191,10 +225,15 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
   }
   const size_t npos = spread ? first + 1 : nargs;
   auto positional = [&](size_t j) -> PyObject* { return spread && j == first ? spread.ptr() : args[j]; };
-  auto keyword = [&](const std::string& key) -> PyObject* {
+  auto keyword_named = [&](const char* key) -> PyObject* {
     for (size_t j = 0; j < nkw; ++j)
-      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), key.c_str()) == 0) return args[nargs + j];
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), key) == 0) return args[nargs + j];
     return nullptr;
+  };
+  auto keyword = [&](const std::string& key) -> PyObject* {
+    PyObject* v = keyword_named(key.c_str());
+    for (const char* alias : numpy_aliases(key)) v = v ? v : keyword_named(alias);
+    return v;
   };
   FL_CHECK(nargs >= first, TypeError, f.name, "() needs a Tensor to be called on");
   Stack stack(f.args.size());
@@ -222,12 +261,15 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
   }
   FL_CHECK(next == npos, TypeError, f.name, "() takes ", next - first, " positional arguments but ", npos - first, " were given");
   PyObject* out_arg = nullptr;
-  if (f.out && nkw && (out_arg = keyword("out"))) ++used_kwargs;
+  if (f.out && nkw && (out_arg = keyword_named("out"))) ++used_kwargs;
   if (used_kwargs != nkw) {
     for (size_t j = 0; j < nkw; ++j) {
       const std::string key = py::str(PyTuple_GET_ITEM(kwnames, j));
       bool known = f.out && key == "out";
-      for (size_t i = first; i < f.args.size(); ++i) known = known || f.args[i].key == key;
+      for (size_t i = first; i < f.args.size(); ++i) {
+        known = known || f.args[i].key == key;
+        for (const char* alias : numpy_aliases(f.args[i].key)) known = known || key == alias;
+      }
       FL_CHECK(known, TypeError, f.name, "() got an unexpected keyword argument '", key, "'");
     }
   }
@@ -363,8 +405,10 @@ std::string face_signature(const Face& f) {
     sig += a.key;
     if (a.schema->default_value) {
       const std::string& d = *a.schema->default_value;
-      sig += "=" + (d.front() == '\'' || d.front() == '"' || d == "None" || d == "True" || d == "False" || d.front() == '['
-                        ? d : std::string(py::repr(default_value(d))));
+      // a text signature holds literals only: a dtype default shows as None, which the face takes as the default
+      sig += "=" + (a.kind == ArgKind::Dtype || d.front() == '\'' || d.front() == '"' || d == "None" || d == "True" ||
+                            d == "False" || d.front() == '['
+                        ? (a.kind == ArgKind::Dtype ? "None" : d) : std::string(py::repr(default_value(d))));
     }
   }
   if (f.out) sig += kw ? ", out=None" : ", *, out=None";
@@ -404,6 +448,11 @@ void bind_faces(py::module_& m, TensorClass& cls) {
 void bind(py::module_& m, TensorClass&) {
   m.def("_call_op", &call_op, py::arg("name"),
         "Calls a declared op by name through the dispatcher, its arguments bound by its schema.");
+  m.def("_check_out_overlap", [](const Tensor& out, const TensorList& inputs, const TensorList& partial) {
+    for (const Tensor& t : inputs) check_no_overlap(out, t);
+    for (const Tensor& t : partial) check_no_partial_overlap(out, t);
+  }, py::arg("out"), py::arg("inputs"), py::arg("partial"),
+     "torch's assert_no_overlap of out with each of `inputs` and assert_no_partial_overlap with each of `partial`.");
   m.def("_schema_problems", []() {
     py::list out;
     for (const OpInfo& op : op_registry()) {

@@ -1,4 +1,5 @@
-// Python bindings of the generator and the random ops, and the threading controls.
+// Python bindings of the generator, of the random ops whose faces are not generated (random.yaml), and the
+// threading controls.
 
 #include <omp.h>
 
@@ -48,10 +49,6 @@ void bind(py::module_& m, TensorClass& cls) {
       .def_property_readonly("device", [](const Generator&) { return cpu_device_object(); });
   m.attr("default_generator") = py::cast(std::shared_ptr<Generator>(&default_generator(), [](Generator*) {}));
 
-  cls.def("uniform_", [](const Tensor& t, double lo, double hi, py::handle g) { return ops::uniform_(t, lo, hi, gen_arg(g)); },
-          py::arg("from") = 0.0, py::arg("to") = 1.0, py::kw_only(), py::arg("generator") = py::none());
-  cls.def("normal_", [](const Tensor& t, double mean, double std, py::handle g) { return ops::normal_(t, mean, std, gen_arg(g)); },
-          py::arg("mean") = 0.0, py::arg("std") = 1.0, py::kw_only(), py::arg("generator") = py::none());
   cls.def("random_", [](const Tensor& t, py::object a, py::object b, py::handle g) {
     int64_t lo = 0, hi;
     if (b.is_none() && a.is_none()) {
@@ -68,11 +65,6 @@ void bind(py::module_& m, TensorClass& cls) {
     Tensor pt = is_tensor(p) ? as_tensor(p) : scalar_tensor(Scalar(p.cast<double>()), ScalarType::Float64);
     return ops::bernoulli_(t, pt, gen_arg(g));
   }, py::arg("p") = 0.5, py::kw_only(), py::arg("generator") = py::none());
-  m.def("_randperm", [](int64_t n, py::handle dtype, py::handle g) { return ops::randperm(n, dtype_from_object(dtype), gen_arg(g)); });
-  m.def("multinomial", [](const Tensor& p, int64_t k, bool replacement, py::handle g) {
-    return ops::multinomial(p, k, replacement, gen_arg(g));
-  }, py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = py::none(),
-     "Samples indices from the rows of a probability tensor.");
 
   m.def("get_num_threads", []() { return fl::get_num_threads(); }, "Threads used for intra-op parallelism.");
   m.def("set_num_threads", [](int n) {

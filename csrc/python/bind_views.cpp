@@ -1,39 +1,12 @@
 // Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
 // as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
 #include "../autograd/autograd.h"
-#include "../kernels/overlap.h"
-#include "../ops/pointwise.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
 #include "python_util.h"
 
 namespace fl::python {
 namespace {
-
-std::vector<Tensor> tensor_list(py::handle h, const char* op) {
-  FL_CHECK(py::isinstance<py::sequence>(h) && !is_tensor(h), TypeError, op, "(): argument 'tensors' must be tuple of Tensors, not ",
-           std::string(py::str(py::type::of(h).attr("__name__"))));
-  std::vector<Tensor> out;
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) {
-    FL_CHECK(is_tensor(item), TypeError, op, "(): expected Tensor as element ", out.size(), " in argument 0, but got ",
-             std::string(py::str(py::type::of(item).attr("__name__"))));
-    out.push_back(as_tensor(item));
-  }
-  return out;
-}
-
-// Writes `result` into a user's out= tensor (resizing it as PyTorch's out= does). out may not overlap any of
-// `inputs` (torch's assert_no_overlap), before the resize (an input must not be resized) or after it.
-Tensor write_out(const Tensor& result, const Tensor& out, const char* op, const std::vector<Tensor>& inputs = {}) {
-  if (!out) return result;
-  check_can_cast(result->dtype, out->dtype, op);
-  for (const Tensor& t : inputs) check_no_overlap(out, t);
-  resize_out(out, result->sizes, op);
-  for (const Tensor& t : inputs) check_no_overlap(out, t);
-  copy_into(out, result);
-  out->bump_version();
-  return out;
-}
 
 // A method's shape given spread out, as one sequence, or by keyword: x.view(2, 3), x.view((2, 3)),
 // x.view(size=(2, 3)).
@@ -110,14 +83,6 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("as_strided_", [as_strided](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
     return restride(t, as_strided(t, size, stride, off));
   }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
-
-  for (const char* name : {"cat", "concat", "concatenate"}) {
-    m.def(name, [name](py::handle ts, int64_t dim, const Tensor& out) {
-      std::vector<Tensor> inputs = tensor_list(ts, name);
-      return write_out(ops::cat(inputs, dim), out, name, inputs);
-    }, py::arg("tensors"), py::arg("dim") = 0, py::kw_only(), py::arg("out").none(true) = py::none(),
-          "Concatenates tensors along an existing dim.");
-  }
 }
 
 }  // namespace
