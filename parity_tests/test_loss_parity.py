@@ -164,6 +164,17 @@ def test_nll_loss_errors():
     check_error("nll_loss", [randn(3, 5), np.array([1, 0, 2])], dict(weight=rand(5).astype(np.float64)))
 
 
+@pytest.mark.parametrize("fname", ["nll_loss", "cross_entropy"])
+def test_class_weight_that_requires_grad_is_an_error(fname):
+    # class weights have no gradient: torch refuses one that requires grad (in grad mode only)
+    def body(lib, x, t, w):
+        return getattr(lib.nn.functional, fname)(x, t, weight=w.requires_grad_())
+    assert_raises_same(body, randn(3, 5), np.array([1, 0, 2]), rand(5), match_message=True)
+    for lib in (flowlike, torch):
+        with lib.no_grad():
+            assert not body(lib, lib.tensor(randn(3, 5)), lib.tensor([1, 0, 2]), lib.tensor(rand(5))).requires_grad
+
+
 # ---- binary cross entropies --------------------------------------------------------------------
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

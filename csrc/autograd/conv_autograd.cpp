@@ -1,5 +1,4 @@
-// Autograd kernels of convolution and of im2col/col2im (each the other's adjoint, so they are
-// differentiable any number of times).
+// The autograd kernels of convolution and _conv2d_bias_act (conv.yaml declares them `autograd: manual`).
 //
 // Convolution's gradients come from the convolution_backward op (no derivative of its own, as in
 // PyTorch's CPU kernels). When the backward itself is recorded (create_graph=True), they are written
@@ -101,27 +100,9 @@ Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tenso
   return act ? activation_op(*act)(y, 0.0, 0.0, 0.0, nullptr) : y;
 }
 
-Tensor im2col_autograd(DispatchKeySet ks, const Tensor& input, const IntList& kernel, const IntList& dilation,
-                       const IntList& padding, const IntList& stride) {
-  Tensor r = redispatch_no_grad(ops::im2col, ks, input, kernel, dilation, padding, stride);
-  IntList plane{input->sizes[2], input->sizes[3]};
-  return record_lambda("Im2ColBackward0", r, {gradient_edge(input)}, [=](const Tensor& g) {
-    return TensorList{ops::col2im(g, plane, kernel, dilation, padding, stride)};
-  });
-}
-
-Tensor col2im_autograd(DispatchKeySet ks, const Tensor& input, const IntList& output_size, const IntList& kernel,
-                       const IntList& dilation, const IntList& padding, const IntList& stride) {
-  Tensor r = redispatch_no_grad(ops::col2im, ks, input, output_size, kernel, dilation, padding, stride);
-  return record_lambda("Col2ImBackward0", r, {gradient_edge(input)},
-                       [=](const Tensor& g) { return TensorList{ops::im2col(g, kernel, dilation, padding, stride)}; });
-}
-
 }  // namespace
 
 FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
 FL_REGISTER_KERNEL(_conv2d_bias_act, Autograd, conv2d_bias_act_autograd)
-FL_REGISTER_KERNEL(im2col, Autograd, im2col_autograd)
-FL_REGISTER_KERNEL(col2im, Autograd, col2im_autograd)
 
 }  // namespace fl::autograd

@@ -26,7 +26,7 @@ inline Tensor operator-(const Tensor& a) { return un(UnaryOp::neg, a); }
 #define FL_FORMULA_UNARY(name) inline Tensor name(const Tensor& a) { return un(UnaryOp::name, a); }
 FL_FORMULA_UNARY(exp) FL_FORMULA_UNARY(exp2) FL_FORMULA_UNARY(log) FL_FORMULA_UNARY(sin) FL_FORMULA_UNARY(cos)
 FL_FORMULA_UNARY(sinh) FL_FORMULA_UNARY(cosh) FL_FORMULA_UNARY(rsqrt) FL_FORMULA_UNARY(sign) FL_FORMULA_UNARY(trunc)
-FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs)
+FL_FORMULA_UNARY(digamma) FL_FORMULA_UNARY(isnan) FL_FORMULA_UNARY(sgn) FL_FORMULA_UNARY(abs) FL_FORMULA_UNARY(log1p)
 #undef FL_FORMULA_UNARY
 
 // The conjugate of a complex value a formula uses (a view with the conjugate bit); other values as they are. The
@@ -110,6 +110,8 @@ inline IntList negated(const IntList& v) {
   for (size_t i = 0; i < v.size(); ++i) out[i] = -v[i];
   return out;
 }
+// The last n sizes (a pooled plane's, when n is the number of spatial dims).
+inline IntList last_sizes(const IntList& sizes, size_t n) { return IntList(sizes.end() - n, sizes.end()); }
 
 // Backward formulas that op declarations (csrc/ops/*.yaml) name, defined in their family's autograd file.
 // views_autograd.cpp
@@ -142,11 +144,21 @@ Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta);
 const char* pad_node_name(int64_t mode);
 const char* upsample_node_name(int64_t mode, size_t nd);
 Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx);
+// loss_autograd.cpp: the fused backward kernels, or under create_graph the same written with differentiable ops
+Tensor nll_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
+                     int64_t ignore_index, const Tensor& total_weight);
+Tensor cross_entropy_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight,
+                               int64_t reduction, int64_t ignore_index, double label_smoothing, const Tensor& stats,
+                               const Tensor& total_weight);
+Tensor softplus_neg(const Tensor& x);  // softplus(-x) = -log(sigmoid(x)), overflow-free
+Tensor bce_with_logits_grad_self(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& pos_weight);
 // nn_autograd.cpp
 TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                               const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
                               bool is_causal, double scale, bool gqa, const std::array<bool, 4>& mask_);
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
+// pool_autograd.cpp: each value's gradient, gathered back from its flat position in the last plane_dims dims of g
+Tensor plane_gather(const Tensor& g, const Tensor& indices, const IntList& values_sizes, size_t plane_dims);
 // reduce_autograd.cpp
 Tensor sum_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);
 Tensor mean_backward(const Tensor& g, const IntList& in_sizes, const IntList& dims, bool keepdim, ScalarType dt);

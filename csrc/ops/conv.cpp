@@ -151,7 +151,9 @@ bool long_conv(int64_t out_numel, const Tensor& weight) {
   return static_cast<double>(out_numel) * per >= kGilReleaseWork;
 }
 
-Tensor convolution_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
+}  // namespace
+
+Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const Tensor& bias,
                        const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
                        const IntList& output_padding, int64_t groups) {
   ConvArgs a = conv_args(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
@@ -180,7 +182,7 @@ Tensor convolution_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight
   return finished(y, input->dtype);
 }
 
-std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(DispatchKeySet, const Tensor& grad_out, const Tensor& input,
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(const Tensor& grad_out, const Tensor& input,
                                                             const Tensor& weight, const IntList& stride,
                                                             const IntList& padding, const IntList& dilation,
                                                             bool transposed, const IntList& output_padding,
@@ -228,7 +230,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(DispatchKeySet, cons
 // cache: as each output row is copied out of the stride-1 GEMM, or as the GEMM stores each tile (its
 // epilogue), with the activation op's own kernel, so the values are the unfused ops' bit for bit; other
 // dtypes run convolution, then the activation op in place (what the unfused ops compute, too).
-Tensor conv2d_bias_act_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
+Tensor conv2d_bias_act_cpu(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
                            const std::string& activation) {
   const std::optional<Activation> act = conv2d_bias_act_kind(input, activation);
@@ -248,6 +250,8 @@ Tensor conv2d_bias_act_cpu(DispatchKeySet, const Tensor& input, const Tensor& we
                        blas::Epilogue{activation_inplace_f32, &kind});
   return y;
 }
+
+namespace {
 
 // ---- im2col / col2im (F.unfold / F.fold): 2-d, batched ----------------------------------------------
 
@@ -282,7 +286,9 @@ Geom blocks_geom(const char* op, int64_t N, int64_t C, const IntList& plane, con
   return g;
 }
 
-Tensor im2col_cpu(DispatchKeySet, const Tensor& input, const IntList& kernel, const IntList& dilation,
+}  // namespace
+
+Tensor im2col_cpu(const Tensor& input, const IntList& kernel, const IntList& dilation,
                   const IntList& padding, const IntList& stride) {
   FL_CHECK(input->dim() == 4, Error,
            "Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for "
@@ -306,7 +312,7 @@ Tensor im2col_cpu(DispatchKeySet, const Tensor& input, const IntList& kernel, co
   return finished(out, input->dtype);
 }
 
-Tensor col2im_cpu(DispatchKeySet, const Tensor& input, const IntList& output_size, const IntList& kernel,
+Tensor col2im_cpu(const Tensor& input, const IntList& output_size, const IntList& kernel,
                   const IntList& dilation, const IntList& padding, const IntList& stride) {
   FL_CHECK(input->dim() == 3, Error,
            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for "
@@ -342,8 +348,6 @@ Tensor col2im_cpu(DispatchKeySet, const Tensor& input, const IntList& output_siz
   return finished(out, input->dtype);
 }
 
-}  // namespace
-
 std::optional<Activation> conv2d_bias_act_kind(const Tensor& input, const std::string& activation) {
   const std::optional<Activation> act = epilogue_activation(activation, "_conv2d_bias_act");
   FL_CHECK(input->dim() == 4, Error, "_conv2d_bias_act: expected a 4-D input (N, C, H, W), but got input of size ",
@@ -352,39 +356,3 @@ std::optional<Activation> conv2d_bias_act_kind(const Tensor& input, const std::s
 }
 
 }  // namespace fl
-
-FL_DEFINE_OP(
-    convolution,
-    "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
-    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-    ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                 const ::fl::IntList&, const ::fl::IntList&, bool, const ::fl::IntList&, int64_t))
-FL_DEFINE_OP(convolution_backward,
-             "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, "
-             "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool input_mask, bool weight_mask, "
-             "bool bias_mask) -> "
-             "(Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                  const ::fl::Tensor&, const ::fl::IntList&,
-                                                                  const ::fl::IntList&, const ::fl::IntList&, bool,
-                                                                  const ::fl::IntList&, int64_t, bool, bool, bool))
-FL_DEFINE_OP(_conv2d_bias_act,
-             "_conv2d_bias_act(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
-             "SymInt[] dilation, SymInt groups, str activation) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                          const ::fl::IntList&, const ::fl::IntList&, int64_t, const std::string&))
-FL_DEFINE_OP(im2col,
-             "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&,
-                          const ::fl::IntList&))
-FL_DEFINE_OP(col2im,
-             "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] "
-             "stride) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&,
-                          const ::fl::IntList&, const ::fl::IntList&))
-
-FL_REGISTER_KERNEL(convolution, CPU, ::fl::convolution_cpu)
-FL_REGISTER_KERNEL(convolution_backward, CPU, ::fl::convolution_backward_cpu)
-FL_REGISTER_KERNEL(_conv2d_bias_act, CPU, ::fl::conv2d_bias_act_cpu)
-FL_REGISTER_KERNEL(im2col, CPU, ::fl::im2col_cpu)
-FL_REGISTER_KERNEL(col2im, CPU, ::fl::col2im_cpu)

@@ -24,35 +24,9 @@
 #include "../core/dispatch.h"
 #include "activation.h"
 
-// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-// `input` is batched (N, C, *spatial) with 1 to 3 spatial dims; `bias` may be undefined. `padding`
-// holds one value per spatial dim, or 2 per dim (all the low sides, then all the high sides) for
-// the asymmetric padding of padding='same' with even kernels (not transposed).
-FL_DECLARE_OP(convolution,
-              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                           const ::fl::IntList&, const ::fl::IntList&, bool, const ::fl::IntList&, int64_t))
-// (grad_input, grad_weight, grad_bias) of convolution; each computed only when its mask bit is set.
-FL_DECLARE_OP(convolution_backward,
-              std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                   const ::fl::Tensor&, const ::fl::IntList&,
-                                                                   const ::fl::IntList&, const ::fl::IntList&, bool,
-                                                                   const ::fl::IntList&, int64_t, bool, bool, bool))
-// _conv2d_bias_act(input, weight, bias, stride, padding, dilation, groups, activation) =
-// activation(conv2d(input, weight, bias)) as one op, the activation ("none", "relu", "gelu", "gelu_tanh",
-// "silu") applied as float32 output is stored, in cache: what graph mode calls for a convolution followed by
-// its activation. `input` is batched (N, C, H, W); padding as convolution's. Differentiable (the unfused
-// pair's gradients).
-FL_DECLARE_OP(_conv2d_bias_act,
-              ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                           const ::fl::IntList&, const ::fl::IntList&, int64_t, const std::string&))
+#include "fl_generated/conv.h"  // the ops, declared in conv.yaml
+
 namespace fl {
 // _conv2d_bias_act's own checks (a 4-D input, a known activation): the activation, nullopt for "none".
 std::optional<Activation> conv2d_bias_act_kind(const Tensor& input, const std::string& activation);
 }  // namespace fl
-// im2col(input (N, C, H, W), kernel_size, dilation, padding, stride) -> (N, C*kH*kW, L): F.unfold.
-FL_DECLARE_OP(im2col, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
-                                   const ::fl::IntList&, const ::fl::IntList&))
-// col2im(input (N, C*kH*kW, L), output_size, kernel_size, dilation, padding, stride) -> (N, C, H, W):
-// F.fold, the adjoint of im2col (overlapping patches add up).
-FL_DECLARE_OP(col2im, ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
-                                   const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&))

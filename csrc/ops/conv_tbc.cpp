@@ -1,6 +1,6 @@
 // conv_tbc (declared in conv.yaml): one GEMM per kernel tap, each over the time steps whose input lies inside
 // the padded range, accumulated onto the bias.
-#include "fl_generated/conv.h"
+#include "conv.h"
 #include "matmul.h"
 #include "reduce.h"
 #include "tensor_ops.h"

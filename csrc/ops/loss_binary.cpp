@@ -26,7 +26,9 @@ void bce_kernel(const ElementwiseIter& it, std::atomic<int>& bad) {
   });
 }
 
-Tensor bce_cpu(DispatchKeySet, const Tensor& self, const Tensor& target) {
+}  // namespace
+
+Tensor binary_cross_entropy_cpu(const Tensor& self, const Tensor& target) {
   FL_CHECK(is_floating(self->dtype), NotImplementedError, "\"binary_cross_entropy\" not implemented for '",
            c10_type_name(self->dtype), "'");
   FL_CHECK(target->dtype == self->dtype, Error, "Found dtype ", c10_type_name(target->dtype), " but expected ",
@@ -41,6 +43,8 @@ Tensor bce_cpu(DispatchKeySet, const Tensor& self, const Tensor& target) {
   FL_CHECK(bad.load() != 2, Error, "all elements of target should be between 0 and 1");
   return out;
 }
+
+namespace {
 
 // loss = (1 - y) * x + (1 + (pw - 1) * y) * softplus(-x), softplus(-x) = max(-x, 0) + log1p(exp(-|x|)).
 template <typename M>
@@ -109,9 +113,11 @@ void bce_logits_grad_kernel(const ElementwiseIter& it) {
   });
 }
 
+}  // namespace
+
 // grad wrt self of the unreduced loss without pos_weight, computed in target's dtype and returned
-// in self's (the autograd kernel uses it when the gradient itself needs no graph).
-Tensor bce_logits_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& self, const Tensor& target) {
+// in self's (the backward formula uses it when the gradient itself needs no graph).
+Tensor binary_cross_entropy_with_logits_backward_cpu(const Tensor& grad, const Tensor& self, const Tensor& target) {
   const ScalarType dt = target->dtype;
   Tensor g = to_dtype(grad, dt), x = to_dtype(self, dt);
   Tensor out = empty_like(x, dt);
@@ -120,7 +126,7 @@ Tensor bce_logits_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor&
   return to_dtype(out, self->dtype);
 }
 
-Tensor bce_logits_cpu(DispatchKeySet, const Tensor& self, const Tensor& target, const Tensor& pos_weight) {
+Tensor binary_cross_entropy_with_logits_cpu(const Tensor& self, const Tensor& target, const Tensor& pos_weight) {
   FL_CHECK(is_floating(self->dtype), NotImplementedError, "\"log_sigmoid_cpu\" not implemented for '",
            c10_type_name(self->dtype), "'");
   FL_CHECK(target->sizes == self->sizes, ValueError, "Target size (", shape_str(target->sizes),
@@ -146,17 +152,4 @@ Tensor bce_logits_cpu(DispatchKeySet, const Tensor& self, const Tensor& target, 
   return out;
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(binary_cross_entropy, "binary_cross_entropy(Tensor self, Tensor target) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&))
-FL_REGISTER_KERNEL(binary_cross_entropy, CPU, ::fl::bce_cpu)
-FL_DEFINE_OP(binary_cross_entropy_with_logits,
-             "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? pos_weight) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_REGISTER_KERNEL(binary_cross_entropy_with_logits, CPU, ::fl::bce_logits_cpu)
-FL_DEFINE_OP(binary_cross_entropy_with_logits_backward,
-             "binary_cross_entropy_with_logits_backward(Tensor grad, Tensor self, Tensor target) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_REGISTER_KERNEL(binary_cross_entropy_with_logits_backward, CPU, ::fl::bce_logits_backward_cpu)

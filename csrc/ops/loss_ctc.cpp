@@ -202,8 +202,10 @@ ScalarType compute_type(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 ? ScalarType::Float32 : t;
 }
 
-std::tuple<Tensor, Tensor> ctc_cpu(DispatchKeySet, const Tensor& log_probs, const Tensor& targets, const IntList& il,
-                                   const IntList& tl, int64_t blank, bool) {
+}  // namespace
+
+std::tuple<Tensor, Tensor> ctc_loss_cpu(const Tensor& log_probs, const Tensor& targets, const IntList& il,
+                                        const IntList& tl, int64_t blank, bool) {
   CtcTargets tg = ctc_targets(log_probs, targets, il, tl, blank);
   const ScalarType ct = compute_type(log_probs->dtype);
   Tensor lp = to_dtype(log_probs, ct), nll, alpha;
@@ -211,9 +213,9 @@ std::tuple<Tensor, Tensor> ctc_cpu(DispatchKeySet, const Tensor& log_probs, cons
   return {to_dtype(nll, log_probs->dtype), alpha};
 }
 
-Tensor ctc_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
-                        const IntList& il, const IntList& tl, const Tensor& nll, const Tensor& alpha, int64_t blank,
-                        bool zero_infinity) {
+Tensor ctc_loss_backward_cpu(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                             const IntList& il, const IntList& tl, const Tensor& nll, const Tensor& alpha, int64_t blank,
+                             bool zero_infinity) {
   CtcTargets tg = ctc_targets(log_probs, targets, il, tl, blank);
   const ScalarType ct = compute_type(log_probs->dtype);
   Tensor out;
@@ -223,18 +225,4 @@ Tensor ctc_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& log_pr
   return to_dtype(out, log_probs->dtype);
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(ctc_loss,
-             "ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank, "
-             "bool zero_infinity) -> (Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                                                    const ::fl::IntList&, int64_t, bool))
-FL_REGISTER_KERNEL(ctc_loss, CPU, ::fl::ctc_cpu)
-FL_DEFINE_OP(ctc_loss_backward,
-             "ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "
-             "Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&,
-                          const ::fl::IntList&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, bool))
-FL_REGISTER_KERNEL(ctc_loss_backward, CPU, ::fl::ctc_backward_cpu)

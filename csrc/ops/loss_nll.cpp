@@ -251,7 +251,9 @@ Tensor on_opmath(ScalarType dtype, const char* kernel, F&& f) {
 
 Tensor as_opmath(const Tensor& t, ScalarType dt) { return t ? contiguous(to_dtype(t, dt)) : t; }
 
-std::tuple<Tensor, Tensor> nll_loss_cpu(DispatchKeySet, const Tensor& self, const Tensor& target, const Tensor& weight,
+}  // namespace
+
+std::tuple<Tensor, Tensor> nll_loss_cpu(const Tensor& self, const Tensor& target, const Tensor& weight,
                                         int64_t reduction, int64_t ignore_index) {
   const LossReduction red = reduction_of(reduction);
   ClassGeometry g = class_geometry(self, target, weight);
@@ -267,7 +269,7 @@ std::tuple<Tensor, Tensor> nll_loss_cpu(DispatchKeySet, const Tensor& self, cons
   return {loss, to_dtype(total_weight, self->dtype)};
 }
 
-Tensor nll_loss_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& self, const Tensor& target,
+Tensor nll_loss_backward_cpu(const Tensor& grad, const Tensor& self, const Tensor& target,
                              const Tensor& weight, int64_t reduction, int64_t ignore_index, const Tensor& total_weight) {
   const LossReduction red = reduction_of(reduction);
   ClassGeometry g = class_geometry(self, target, weight);
@@ -279,6 +281,8 @@ Tensor nll_loss_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& s
     return out;
   });
 }
+
+namespace {
 
 // ---- cross_entropy ---------------------------------------------------------------------------
 
@@ -461,9 +465,11 @@ const char* log_softmax_kernel_name(const Tensor& self) {
   return self->dim() <= 2 || self->numel == 0 ? "log_softmax_lastdim_kernel_impl" : "log_softmax_kernel_impl";
 }
 
-std::tuple<Tensor, Tensor, Tensor> cross_entropy_cpu(DispatchKeySet, const Tensor& self, const Tensor& target,
-                                                     const Tensor& weight, int64_t reduction, int64_t ignore_index,
-                                                     double label_smoothing) {
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> cross_entropy_loss_cpu(const Tensor& self, const Tensor& target,
+                                                          const Tensor& weight, int64_t reduction, int64_t ignore_index,
+                                                          double label_smoothing) {
   const LossReduction red = reduction_of(reduction);
   FL_CHECK(is_floating(self->dtype), NotImplementedError, "\"", log_softmax_kernel_name(self), "\" not implemented for '",
            c10_type_name(self->dtype), "'");
@@ -481,9 +487,9 @@ std::tuple<Tensor, Tensor, Tensor> cross_entropy_cpu(DispatchKeySet, const Tenso
   return {loss, stats, total_weight};
 }
 
-Tensor cross_entropy_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& self, const Tensor& target,
-                                  const Tensor& weight, int64_t reduction, int64_t ignore_index, double label_smoothing,
-                                  const Tensor& stats, const Tensor& total_weight) {
+Tensor cross_entropy_loss_backward_cpu(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                       const Tensor& weight, int64_t reduction, int64_t ignore_index, double label_smoothing,
+                                       const Tensor& stats, const Tensor& total_weight) {
   const LossReduction red = reduction_of(reduction);
   ClassGeometry g = class_geometry(self, target, weight);
   return on_opmath(self->dtype, "cross_entropy_backward", [&](ScalarType dt) {
@@ -496,27 +502,4 @@ Tensor cross_entropy_backward_cpu(DispatchKeySet, const Tensor& grad, const Tens
   });
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(nll_loss, "nll_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t))
-FL_REGISTER_KERNEL(nll_loss, CPU, ::fl::nll_loss_cpu)
-FL_DEFINE_OP(nll_loss_backward,
-             "nll_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, "
-             "Tensor total_weight) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t,
-                          const ::fl::Tensor&))
-FL_REGISTER_KERNEL(nll_loss_backward, CPU, ::fl::nll_loss_backward_cpu)
-FL_DEFINE_OP(cross_entropy_loss,
-             "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, "
-             "float label_smoothing) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                  int64_t, int64_t, double))
-FL_REGISTER_KERNEL(cross_entropy_loss, CPU, ::fl::cross_entropy_cpu)
-FL_DEFINE_OP(cross_entropy_loss_backward,
-             "cross_entropy_loss_backward(Tensor grad, Tensor self, Tensor target, Tensor? weight, int reduction, "
-             "int ignore_index, float label_smoothing, Tensor stats, Tensor total_weight) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::Tensor&, int64_t, int64_t,
-                          double, const ::fl::Tensor&, const ::fl::Tensor&))
-FL_REGISTER_KERNEL(cross_entropy_loss_backward, CPU, ::fl::cross_entropy_backward_cpu)

@@ -168,8 +168,10 @@ int64_t normalized_numel(const char* op, const Tensor& x, const IntList& shape, 
 Tensor as_dtype(const Tensor& t, ScalarType dt) { return !t ? t : row_major(t->dtype == dt ? t : to_dtype(t, dt)); }
 ScalarType stats_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
 
-std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(DispatchKeySet, const Tensor& input, const IntList& shape,
-                                                  const Tensor& weight, const Tensor& bias, double eps, bool rms) {
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_cpu(const Tensor& input, const IntList& shape,
+                                                         const Tensor& weight, const Tensor& bias, double eps, bool rms) {
   const char* op = rms ? "rms_norm" : "layer_norm";
   const int64_t n = normalized_numel(op, input, shape, weight, bias);
   FL_CHECK(is_floating(input->dtype), NotImplementedError, "\"LayerNormKernelImpl\" not implemented for '", c10_type_name(input->dtype), "'");
@@ -189,9 +191,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(DispatchKeySet, const Tensor& 
   return {y, mean, rstd};
 }
 
-std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input,
-                                                           const Tensor& mean, const Tensor& rstd, const Tensor& weight,
-                                                           const IntList& shape, bool rms, bool param_grads) {
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward_cpu(const Tensor& grad, const Tensor& input,
+                                                                  const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                                                  const IntList& shape, bool rms, bool param_grads) {
   const char* op = rms ? "rms_norm_backward" : "layer_norm_backward";
   const int64_t n = normalized_numel(op, input, shape, weight, nullptr);
   FL_CHECK(grad->sizes == input->sizes, Error, op, ": grad_output of shape ", shape_str(grad->sizes),
@@ -226,6 +228,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(DispatchKeySet, const
   return {gx, gw, gb};
 }
 
+namespace {
 
 // ---- batch_norm: statistics per channel of an (N, C, S) input -------------------------------------
 // Note [batch_norm passes] Forward reads x twice in training (mean, then the centered sum of squares,
@@ -279,10 +282,12 @@ void update_running(const Tensor& running, const std::vector<double>& value, dou
   running->bump_version();
 }
 
-std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& input, const Tensor& weight,
-                                                  const Tensor& bias, const Tensor& running_mean,
-                                                  const Tensor& running_var, bool training, double momentum,
-                                                  double eps) {
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, const Tensor& weight,
+                                                         const Tensor& bias, const Tensor& running_mean,
+                                                         const Tensor& running_var, bool training, double momentum,
+                                                         double eps) {
   FL_CHECK(input->dim() >= 2, Error, "batch_norm: expected 2D or more input (got ", input->dim(), "D input)");
   FL_CHECK(is_floating(input->dtype), NotImplementedError, "\"batch_norm\" not implemented for '",
            c10_type_name(input->dtype), "'");
@@ -337,9 +342,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_cpu(DispatchKeySet, const Tensor& 
   return {y, mean, invstd};
 }
 
-std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(DispatchKeySet, const Tensor& grad_out, const Tensor& input,
-                                                           const Tensor& weight, const Tensor& save_mean,
-                                                           const Tensor& save_invstd, bool training, bool param_grads) {
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& input,
+                                                                  const Tensor& weight, const Tensor& save_mean,
+                                                                  const Tensor& save_invstd, bool training, bool param_grads) {
   FL_CHECK(grad_out->sizes == input->sizes, Error, "batch_norm_backward: grad_output of shape ",
            shape_str(grad_out->sizes), " does not match input of shape ", shape_str(input->sizes));
   const Channels l = channels_of(input);
@@ -376,29 +381,5 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_cpu(DispatchKeySet, const
   });
   return {gx, gw, gb};
 }
-}  // namespace
-}  // namespace fl
 
-FL_DEFINE_OP(native_layer_norm,
-             "native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, bool rms) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::IntList&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&, double, bool))
-FL_DEFINE_OP(native_layer_norm_backward,
-             "native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape, bool rms, bool param_grads) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::IntList&, bool, bool))
-FL_DEFINE_OP(native_batch_norm,
-             "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, bool, double, double))
-FL_DEFINE_OP(native_batch_norm_backward,
-             "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean, Tensor save_invstd, bool training, bool param_grads) -> (Tensor, Tensor, Tensor)",
-             std::tuple<::fl::Tensor, ::fl::Tensor, ::fl::Tensor>(const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, const ::fl::Tensor&,
-                                                                 const ::fl::Tensor&, bool, bool))
-FL_REGISTER_KERNEL(native_layer_norm, CPU, ::fl::layer_norm_cpu)
-FL_REGISTER_KERNEL(native_batch_norm, CPU, ::fl::batch_norm_cpu)
-FL_REGISTER_KERNEL(native_batch_norm_backward, CPU, ::fl::batch_norm_backward_cpu)
-FL_REGISTER_KERNEL(native_layer_norm_backward, CPU, ::fl::layer_norm_backward_cpu)
+}  // namespace fl

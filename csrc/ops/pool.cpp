@@ -426,19 +426,21 @@ Tensor run_avg_backward(const PoolPlan& p, const Tensor& grad, const Tensor& inp
   return finished(gx, input->dtype);
 }
 
-TensorPair max_pool_cpu(DispatchKeySet, const Tensor& input, const IntList& kernel, const IntList& stride,
+}  // namespace
+
+TensorPair max_pool_cpu(const Tensor& input, const IntList& kernel, const IntList& stride,
                         const IntList& padding, const IntList& dilation, bool ceil_mode) {
   PoolPlan p = fixed_plan("max_pool", input, kernel, stride, padding, dilation, ceil_mode, true);
   return run_max(p, input, kernel.size(), "max_pool");
 }
 
-Tensor avg_pool_cpu(DispatchKeySet, const Tensor& input, const IntList& kernel, const IntList& stride,
+Tensor avg_pool_cpu(const Tensor& input, const IntList& kernel, const IntList& stride,
                     const IntList& padding, bool ceil_mode, bool include_pad, int64_t divisor_override) {
   PoolPlan p = fixed_plan("avg_pool", input, kernel, stride, padding, IntList(kernel.size(), 1), ceil_mode, false);
   return run_avg(p, input, kernel.size(), include_pad, divisor_override, "avg_pool");
 }
 
-Tensor avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input, const IntList& kernel,
+Tensor avg_pool_backward_cpu(const Tensor& grad, const Tensor& input, const IntList& kernel,
                              const IntList& stride, const IntList& padding, bool ceil_mode, bool include_pad,
                              int64_t divisor_override) {
   PoolPlan p =
@@ -446,23 +448,23 @@ Tensor avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& i
   return run_avg_backward(p, grad, input, kernel.size(), include_pad, divisor_override, "avg_pool_backward");
 }
 
-Tensor adaptive_avg_pool_cpu(DispatchKeySet, const Tensor& input, const IntList& output_size) {
+Tensor adaptive_avg_pool_cpu(const Tensor& input, const IntList& output_size) {
   PoolPlan p = adaptive_plan("adaptive_avg_pool", input, output_size);
   return run_avg(p, input, output_size.size(), false, 0, "adaptive_avg_pool");
 }
 
-Tensor adaptive_avg_pool_backward_cpu(DispatchKeySet, const Tensor& grad, const Tensor& input,
+Tensor adaptive_avg_pool_backward_cpu(const Tensor& grad, const Tensor& input,
                                       const IntList& output_size) {
   PoolPlan p = adaptive_plan("adaptive_avg_pool_backward", input, output_size);
   return run_avg_backward(p, grad, input, output_size.size(), false, 0, "adaptive_avg_pool_backward");
 }
 
-TensorPair adaptive_max_pool_cpu(DispatchKeySet, const Tensor& input, const IntList& output_size) {
+TensorPair adaptive_max_pool_cpu(const Tensor& input, const IntList& output_size) {
   PoolPlan p = adaptive_plan("adaptive_max_pool", input, output_size);
   return run_max(p, input, output_size.size(), "adaptive_max_pool");
 }
 
-Tensor plane_scatter_cpu(DispatchKeySet, const Tensor& values, const Tensor& indices, const IntList& plane_sizes,
+Tensor plane_scatter_cpu(const Tensor& values, const Tensor& indices, const IntList& plane_sizes,
                          bool accumulate) {
   const int64_t nd = static_cast<int64_t>(plane_sizes.size());
   FL_CHECK(values->sizes == indices->sizes, Error, "Expected shape of indices to be same as that of the input tensor (",
@@ -502,39 +504,4 @@ Tensor plane_scatter_cpu(DispatchKeySet, const Tensor& values, const Tensor& ind
   return finished(out, values->dtype);
 }
 
-}  // namespace
 }  // namespace fl
-
-FL_DEFINE_OP(max_pool,
-             "max_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> "
-             "(Tensor, Tensor)",
-             ::fl::TensorPair(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&,
-                              const ::fl::IntList&, bool))
-FL_DEFINE_OP(avg_pool,
-             "avg_pool(Tensor self, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool "
-             "count_include_pad, int divisor_override) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&, const ::fl::IntList&, bool,
-                          bool, int64_t))
-FL_DEFINE_OP(avg_pool_backward,
-             "avg_pool_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride, int[] padding, bool "
-             "ceil_mode, bool count_include_pad, int divisor_override) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&, const ::fl::IntList&,
-                          const ::fl::IntList&, bool, bool, int64_t))
-FL_DEFINE_OP(adaptive_avg_pool, "adaptive_avg_pool(Tensor self, int[] output_size) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DEFINE_OP(adaptive_avg_pool_backward,
-             "adaptive_avg_pool_backward(Tensor grad_output, Tensor self, int[] output_size) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&))
-FL_DEFINE_OP(adaptive_max_pool, "adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor, Tensor)",
-             ::fl::TensorPair(const ::fl::Tensor&, const ::fl::IntList&))
-FL_DEFINE_OP(plane_scatter,
-             "plane_scatter(Tensor values, Tensor indices, int[] plane_sizes, bool accumulate) -> Tensor",
-             ::fl::Tensor(const ::fl::Tensor&, const ::fl::Tensor&, const ::fl::IntList&, bool))
-
-FL_REGISTER_KERNEL(max_pool, CPU, ::fl::max_pool_cpu)
-FL_REGISTER_KERNEL(avg_pool, CPU, ::fl::avg_pool_cpu)
-FL_REGISTER_KERNEL(avg_pool_backward, CPU, ::fl::avg_pool_backward_cpu)
-FL_REGISTER_KERNEL(adaptive_avg_pool, CPU, ::fl::adaptive_avg_pool_cpu)
-FL_REGISTER_KERNEL(adaptive_avg_pool_backward, CPU, ::fl::adaptive_avg_pool_backward_cpu)
-FL_REGISTER_KERNEL(adaptive_max_pool, CPU, ::fl::adaptive_max_pool_cpu)
-FL_REGISTER_KERNEL(plane_scatter, CPU, ::fl::plane_scatter_cpu)

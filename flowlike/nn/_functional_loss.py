@@ -90,7 +90,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_c10name(target.dtype)}")
     if isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and input.dim() >= 2 and target.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")  # (a batch needs a target each)
-    return _C._nll_loss(input, target, weight, _get_enum(reduction), ignore_index)
+    _check_weight_needs_no_grad(weight)
+    return _C._nll_loss(input, target, weight, _get_enum(reduction), ignore_index)[0]  # (loss, total_weight)
+
+
+def _check_weight_needs_no_grad(weight):
+    """The class weights of nll_loss / cross_entropy (class indices) have no gradient: torch's error when they would
+    need one (the op's node records a gradient for input only)."""
+    if isinstance(weight, _C.Tensor) and weight.requires_grad and _fl.is_grad_enabled():
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. "
+                           "This input cannot have requires_grad True.")
 
 
 @_autocast.fp32
@@ -102,7 +111,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     enum = _get_enum(reduction)
     if input.shape == target.shape:
         return _cross_entropy_probabilities(input, target, weight, enum, ignore_index, label_smoothing)
-    return _C._cross_entropy_loss(input, target, weight, enum, ignore_index, float(label_smoothing))
+    _check_weight_needs_no_grad(weight)
+    return _C._cross_entropy_loss(input, target, weight, enum, ignore_index, float(label_smoothing))[0]
 
 
 def _cross_entropy_probabilities(input, target, weight, enum, ignore_index, label_smoothing):
@@ -218,7 +228,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.unsqueeze(0)
-    res = _C._ctc_loss(log_probs, targets, il, tl, blank, zero_infinity)
+    res = _C._ctc_loss(log_probs, targets, il, tl, blank, zero_infinity)[0]  # (nll, log_alpha)
     if zero_infinity:
         res = _fl.where(res == float("inf"), _fl.zeros_like(res), res)
     if enum == _MEAN:

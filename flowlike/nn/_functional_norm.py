@@ -26,7 +26,7 @@ def _shape(normalized_shape, op=None):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    return _C._layer_norm(input, _shape(normalized_shape, "layer_norm"), weight, bias, float(eps), False)
+    return _C._native_layer_norm(input, _shape(normalized_shape, "layer_norm"), weight, bias, float(eps), False)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -38,7 +38,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if input.dtype.is_complex:  # torch's composite (the kernel is real-valued): the square x * x, not |x|^2
         r = input * _C.rsqrt((input * input).mean(list(range(-len(shape), 0)), keepdim=True) + eps)
         return r * weight if weight is not None else r
-    return _C._layer_norm(input, shape, weight, None, float(eps), True)
+    return _C._native_layer_norm(input, shape, weight, None, float(eps), True)[0]
 
 
 def _channel_shape(input):
@@ -76,7 +76,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if input.numel():
             raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
         return input.clone()
-    return _C._batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return _C._native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -92,7 +92,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     rows = input.reshape([n * c, spatial])
-    y = _C._layer_norm(rows, [spatial], None, None, float(eps), False).reshape(input.shape)
+    y = _C._native_layer_norm(rows, [spatial], None, None, float(eps), False)[0].reshape(input.shape)
     if running_mean is not None or running_var is not None:
         with _fl.no_grad():
             var, mean = _fl.var_mean(rows, [1], correction=1)
@@ -117,7 +117,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
                                f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     size = input.numel() // (n * num_groups) if n * num_groups else 0
-    y = _C._layer_norm(input.reshape([n * num_groups, size]), [size], None, None, float(eps), False)
+    y = _C._native_layer_norm(input.reshape([n * num_groups, size]), [size], None, None, float(eps), False)[0]
     return _affine(y.reshape(input.shape), weight, bias, _channel_shape(input))
 
 
