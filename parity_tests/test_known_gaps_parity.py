@@ -257,3 +257,40 @@ def test_index_reduce_gradients(reduce, include_self, dim):
             results.append([out.detach().numpy(), out2.detach().numpy()] + [g.numpy() for g in grads])
         for got, want in zip(results[1], results[0]):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# Python ints outside int64 (issue 15): as a Scalar, torch reads [2^63, 2^64) as uint64 and raises Python's
+# OverflowError past it; an int argument raises ValueError, an element of an int list TypeError.
+OUT_OF_RANGE_INTS = {
+    "scalar add": lambda m, v: m.ones(3).add(v),
+    "scalar int add": lambda m, v: m.ones(3, dtype=m.int64).add(v),
+    "scalar mul": lambda m, v: m.ones(3) * v,
+    "scalar rsub": lambda m, v: v - m.ones(3),
+    "alpha": lambda m, v: m.ones(3).add(m.ones(3), alpha=v),
+    "comparison": lambda m, v: m.ones(3) == v,
+    "clamp": lambda m, v: m.ones(3).clamp(v),
+    "pow": lambda m, v: m.ones(3).pow(v),
+    "fill_": lambda m, v: m.ones(3).fill_(v),
+    "full": lambda m, v: m.full((2,), v),
+    "full_like": lambda m, v: m.full_like(m.ones(3), v),
+    "masked_fill": lambda m, v: m.ones(3).masked_fill(m.ones(3, dtype=m.bool), v),
+    "where": lambda m, v: m.where(m.ones(3) > 0, m.ones(3), v),
+    "dim": lambda m, v: m.ones(3).sum(v),
+    "dim keyword": lambda m, v: m.ones(3).cumsum(dim=v),
+    "transpose": lambda m, v: m.ones(3).transpose(0, v),
+    "select": lambda m, v: m.ones(3).select(0, v),
+    "topk": lambda m, v: m.ones(3).topk(v),
+    "size varargs": lambda m, v: m.ones(3).view(v),
+    "size tuple": lambda m, v: m.ones(3).reshape((v,)),
+    "factory size": lambda m, v: m.zeros(v, 2),
+    "permute": lambda m, v: m.ones(3).permute(v),
+}
+
+
+@pytest.mark.parametrize("value", [2 ** 64, 10 ** 30, -(2 ** 63) - 1, -(2 ** 64)])
+@pytest.mark.parametrize("case", list(OUT_OF_RANGE_INTS))
+def test_out_of_range_ints(case, value):
+    fn = OUT_OF_RANGE_INTS[case]
+    want = _raised(lambda: fn(torch, value))
+    assert want is not None
+    assert _raised(lambda: fn(fl, value)) == want
