@@ -294,3 +294,33 @@ def test_out_of_range_ints(case, value):
     want = _raised(lambda: fn(torch, value))
     assert want is not None
     assert _raised(lambda: fn(fl, value)) == want
+
+
+# Cephes's j0 rational approximation for |x| <= 5: (z - DR1)(z - DR2) polevl(z, RP) / p1evl(z, RQ), z = x^2, where
+# p1evl is monic (an implicit leading 1). torch's bessel_j0 drops that leading term (the entry the OpInfo table
+# keeps out): this test shows it, and fails once torch is fixed so the entry can go.
+_J0_RP = [-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14,
+          9.70862251047306323952e+15]
+_J0_RQ = [4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07,
+          1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14,
+          3.18121955943204943306e+16, 1.71086294081043136091e+18]
+
+
+def _polevl(z, coeffs, lead):
+    r = lead
+    for c in coeffs:
+        r = r * z + c
+    return r
+
+
+@pytest.mark.parametrize("x", [4.5, 4.99])
+def test_bessel_j0_torch_drops_a_term(x):
+    mpmath = pytest.importorskip("mpmath")
+    z = x * x
+    head = (z - 5.78318596294678452118e+00) * (z - 3.04712623436620863991e+01) * _polevl(z, _J0_RP, 0.0)
+    truncated, cephes = head / _polevl(z, _J0_RQ, 0.0), head / _polevl(z, _J0_RQ, 1.0)
+    exact = float(mpmath.besselj(0, x))
+    t = torch.special.bessel_j0(torch.tensor(x, dtype=torch.float64)).item()
+    f = fl.special.bessel_j0(fl.tensor(x, dtype=fl.float64)).item()
+    assert t == pytest.approx(truncated, rel=1e-15) and abs(t - exact) > 1e-9
+    assert abs(cephes - exact) < 1e-14 and abs(f - exact) < 1e-14

@@ -33,10 +33,15 @@ KNOWN_FAILURES = {
                                   "(FunctionsManual.cpp) copies grad at the scattered positions and zeros the rest, "
                                   "the complement of the derivative; flowlike gives the derivative (grad with the "
                                   "scattered positions zeroed)",
-    "samples:special.bessel_j0": "torch's float64 bessel_j0 is up to 3.8e-7 off (near |x| = 5, measured against mpmath "
-                                 "at 30 digits over [-30, 30]), flowlike's 3e-16: flowlike keeps the accurate value",
-    "samples:special.bessel_y1": "torch's float64 bessel_y1 is up to 8.7e-7 off (near x = 5, against mpmath), "
-                                 "flowlike's 1.4e-14: flowlike keeps the accurate value",
+    "samples:special.bessel_j0": "a torch bug: for |x| <= 5 torch's bessel_j0_forward (ATen/native/Math.h) evaluates "
+                                 "Cephes's monic denominator p1evl(x^2, RQ, 8) as a plain polynomial started at 0, "
+                                 "dropping its x^16 term; its float64 values equal that truncated formula to the last "
+                                 "bit and are up to 3.8e-7 off the true J0 (x = 4.99: torch -0.1808669123, Cephes and "
+                                 "mpmath -0.1808669025); flowlike keeps the true value (3e-16)",
+    "samples:special.bessel_y1": "a torch bug: for 0 < x <= 5 torch's bessel_y1_forward drops the x^16 term of Cephes's "
+                                 "monic denominator p1evl(x^2, YQ, 8) (and its j1 the same term of RQ): up to 8.7e-7 "
+                                 "off the true Y1 (x = 4.99: torch 0.1512402842, Cephes and mpmath 0.1512402755); "
+                                 "flowlike keeps the true value (1.4e-14)",
     "samples:chalf": COMPLEX,
 }
 
