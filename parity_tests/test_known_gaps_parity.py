@@ -324,3 +324,28 @@ def test_bessel_j0_torch_drops_a_term(x):
     f = fl.special.bessel_j0(fl.tensor(x, dtype=fl.float64)).item()
     assert t == pytest.approx(truncated, rel=1e-15) and abs(t - exact) > 1e-9
     assert abs(cephes - exact) < 1e-14 and abs(f - exact) < 1e-14
+
+
+# torch's CPU max_pool1d without indices or gradient takes an int64 stride; with indices or a gradient the
+# kernel's int32 limit raises RuntimeError
+HUGE_STRIDE_POOLS = [dict(kernel_size=3, stride=2 ** 31), dict(kernel_size=3, stride=2 ** 62, ceil_mode=True),
+                     dict(kernel_size=3, stride=2 ** 63 - 1, padding=1), dict(kernel_size=3, stride=2 ** 40, dilation=2),
+                     dict(kernel_size=3, stride=(2 ** 40,), padding=1, ceil_mode=True),
+                     dict(kernel_size=11, stride=2 ** 40), dict(kernel_size=3, stride=-(2 ** 40)),
+                     dict(kernel_size=3, stride=2 ** 40, padding=2)]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("return_indices", [False, True])
+@pytest.mark.parametrize("kwargs", HUGE_STRIDE_POOLS, ids=str)
+def test_max_pool1d_huge_stride(kwargs, return_indices, requires_grad):
+    x = np.random.default_rng(0).standard_normal((2, 3, 10)).astype(np.float32)
+
+    def run(m):
+        r = m.nn.functional.max_pool1d(m.tensor(x, requires_grad=requires_grad), return_indices=return_indices,
+                                       **kwargs)
+        return (r[0] if return_indices else r).detach().numpy()
+    want = _raised(lambda: run(torch))
+    assert _raised(lambda: run(fl)) == want
+    if want is None:
+        np.testing.assert_array_equal(run(fl), run(torch))
