@@ -5,7 +5,7 @@ from . import _C
 from . import _ops
 from ._out import write_out
 from ._missing import module_getattr
-from ._tensor import Tensor  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
+from ._tensor import Tensor, _no_grad  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
 
 expit = _C.sigmoid
 logit = _ops.logit
@@ -115,8 +115,13 @@ _MAX_DEGREE = 100_000
 
 def _polynomial(name, first, step, doc):
     """P_n(x) with P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1}); n is truncated to an integer
-    (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together."""
+    (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together. Not
+    differentiable, as torch's: the recurrence records no history."""
     def fn(input, n, *, out=None):
+        with _no_grad():
+            return evaluate(input, n, out)
+
+    def evaluate(input, n, out):
         if not isinstance(input, _C.Tensor) and not isinstance(n, _C.Tensor):
             raise TypeError(f"{name}(): expected at least one of input and n to be a Tensor")
         dtype = _C.result_type(_ops._as_operand(input), _ops._as_operand(n))

@@ -349,3 +349,21 @@ def test_max_pool1d_huge_stride(kwargs, return_indices, requires_grad):
     assert _raised(lambda: run(fl)) == want
     if want is None:
         np.testing.assert_array_equal(run(fl), run(torch))
+
+
+POLYNOMIALS = [f"{s}chebyshev_polynomial_{k}" for s in ("", "shifted_") for k in "tuvw"] + [
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_record_no_history(name):
+    """torch's special polynomials have no derivative: their result never requires grad, whichever input does."""
+    def case(m):
+        x = m.tensor([0.25, 0.5, 2.0], requires_grad=True)
+        n = m.tensor([3.0, 1.0, 0.0], requires_grad=True)
+        f = getattr(m.special, name)
+        out = m.empty(3)
+        f(x, n, out=out)
+        results = [f(x, 3), f(x, n), f(0.5, n), out]
+        return [(r.requires_grad, r.grad_fn is None) for r in results], _raised(lambda: f(x, 3).sum().backward())
+    assert case(fl) == case(torch)
