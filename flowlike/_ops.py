@@ -144,12 +144,16 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2."""
+    for position, (name, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _require_tensor("addcmul", t, name, position + 1)
     result = input + value * tensor1 * tensor2
     return write_out(out, result, "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2."""
+    for position, (name, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _require_tensor("addcdiv", t, name, position + 1)
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")

@@ -345,3 +345,15 @@ def test_destroying_a_deep_graph_with_memory_exhausted_does_not_crash():
 def test_pooling_arguments_past_int32_raise_at_once(call, error):
     with pytest.raises(error):
         call(fl.zeros(1, 1, 1, 1, dtype=fl.uint8).expand(3, 3, 3, 3).float())
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fl.ones((), dtype=fl.complex128).addcmul(4294967297, 2 ** 62),
+    lambda: fl.ones(2, dtype=fl.uint8).expand(2, 2).addcmul_(-(2 ** 63), -(2 ** 63)),
+    lambda: fl.addcdiv(fl.ones(2), fl.ones(2), 3),
+])
+def test_addcmul_addcdiv_take_tensors_only(call):
+    # ints for tensor1/tensor2 were multiplied as Python ints: an OverflowError past 2^64 (found by the long fuzz);
+    # torch's parser raises TypeError for any non-tensor there
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        call()
