@@ -367,3 +367,18 @@ def test_polynomials_record_no_history(name):
         results = [f(x, 3), f(x, n), f(0.5, n), out]
         return [(r.requires_grad, r.grad_fn is None) for r in results], _raised(lambda: f(x, 3).sum().backward())
     assert case(fl) == case(torch)
+
+
+def test_as_strided_scatter_input_gradient_torch_is_wrong():
+    """The OpInfo table keeps as_strided_scatter's samples out: torch's input gradient fails torch's own gradcheck
+    (it keeps grad at the scattered positions instead of zeroing them); flowlike's passes. Fails once torch is
+    fixed, so the entry can go."""
+    x = np.random.default_rng(3).standard_normal((3, 4))
+    src = np.random.default_rng(4).standard_normal((2, 2))
+
+    def check(m):
+        s = m.tensor(src, dtype=m.float64)
+        return m.autograd.gradcheck(lambda t: m.as_strided_scatter(t, s, (2, 2), (1, 3), 1),
+                                    (m.tensor(x, dtype=m.float64, requires_grad=True),), raise_exception=False)
+    assert not check(torch)
+    assert check(fl)
