@@ -5,6 +5,7 @@ import math as _math
 from . import _C
 from . import _dtype as _D
 from ._out import inplace_method, write_out
+from ._tensor import int_arg
 
 # Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name; the special_* ones exist in
 # torch only as torch.special functions (flowlike/special.py), so they are neither here nor Tensor methods.
@@ -163,6 +164,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 def round(input, *, decimals=0, out=None):
     """Rounds half to even, optionally to a number of decimals."""
+    decimals = int_arg(decimals, "round", "decimals")
     if decimals == 0:
         return _C.round(input, out=out)
     def power_of_ten(n):  # past float range: inf, so that the result is nan as torch's

@@ -284,6 +284,13 @@ OUT_OF_RANGE_INTS = {
     "size tuple": lambda m, v: m.ones(3).reshape((v,)),
     "factory size": lambda m, v: m.zeros(v, 2),
     "permute": lambda m, v: m.ones(3).permute(v),
+    "arange": lambda m, v: m.arange(v),
+    "linspace": lambda m, v: m.linspace(0, v, 3),
+    "threshold": lambda m, v: m.nn.functional.threshold(m.ones(3), 0.5, v),
+    "round decimals": lambda m, v: m.ones(3).round(decimals=v),
+    "tensor": lambda m, v: m.tensor([1, v]),
+    "pad": lambda m, v: m.nn.functional.pad(m.ones(3), (v, 0)),
+    "dim tuple": lambda m, v: m.ones(3).mean((v,)),
 }
 
 

@@ -292,12 +292,14 @@ def test_splitting_into_many_empty_views_still_works():
     assert len(fl.chunk(x[:0], 1000)) == 1000 and len(x[:1000].unbind()) == 1000
 
 
-@pytest.mark.parametrize("args", [(2 ** 64, 2 ** 64), (2 ** 63,), (0, 2 ** 63, 2 ** 62), (-2 ** 64, 0), (0.5, 2 ** 63)])
-def test_arange_past_int64_raises(args):
+@pytest.mark.parametrize("args,error", [((2 ** 64, 2 ** 64), OverflowError), ((2 ** 63,), RuntimeError),
+                                        ((0, 2 ** 63, 2 ** 62), RuntimeError), ((-2 ** 64, 0), OverflowError),
+                                        ((0.5, 2 ** 63), RuntimeError)])
+def test_arange_past_int64_raises(args, error):
     # numpy wrapped the values silently (arange(2**63) was empty, arange(0, 2**63, 2**62) two values); 2**64 raised
-    # OverflowError from numpy. torch: RuntimeError, but OverflowError for ints past [-2**63, 2**64), which its
-    # argument parser refuses; flowlike's number arguments raise RuntimeError there, as fl.full and fl.add do
-    with pytest.raises(RuntimeError):
+    # OverflowError from numpy. torch: RuntimeError, but Python's OverflowError for ints past [-2**63, 2**64), which
+    # its Scalar arguments refuse (as flowlike's number arguments do)
+    with pytest.raises(error):
         fl.arange(*args)
 
 

@@ -10,6 +10,7 @@ import warnings
 import flowlike as _fl
 from .. import _C
 from .._out import write_inplace
+from .._tensor import scalar_arg
 from .. import _autocast
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -221,6 +222,7 @@ def tanhshrink(input):
 
 
 def _threshold(input, th, value, inplace):
+    scalar_arg(th), scalar_arg(value)
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
         result = _fl.where(input > th, input, _fl.full_like(input, value))
         return write_inplace(input, result, "threshold_") if inplace else result
