@@ -291,6 +291,7 @@ OUT_OF_RANGE_INTS = {
     "tensor": lambda m, v: m.tensor([1, v]),
     "pad": lambda m, v: m.nn.functional.pad(m.ones(3), (v, 0)),
     "dim tuple": lambda m, v: m.ones(3).mean((v,)),
+    "diag": lambda m, v: m.ones(3).diag(v),
 }
 
 
