@@ -364,6 +364,7 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
 
 
 @_meta.factory
+@_oom_as_runtime_error
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
     dtype = _dtype_of(dtype, out)

@@ -181,6 +181,7 @@ def round(input, *, decimals=0, out=None):
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    _require_tensor("logit", input, "input", 1)
     p = input if eps is None else clamp(input, eps, 1 - eps)
     result = _C.log(p / (1 - p))
     return write_out(out, result, "logit")

@@ -1,6 +1,7 @@
 """What the fuzzer (tests/fuzz) found, each kept as a plain regression test: crashes (segmentation faults, heap
 corruption), hangs, and exceptions of a class torch does not raise for the same mistake."""
 import os
+import warnings
 
 import pytest
 
@@ -359,3 +360,32 @@ def test_addcmul_addcdiv_take_tensors_only(call):
     # torch's parser raises TypeError for any non-tensor there
     with pytest.raises(TypeError, match="must be Tensor, not int"):
         call()
+
+
+@pytest.mark.parametrize("call,error", [
+    # an int64 tensor clamped to 1.8e19: int(1.8e19) passed past int64 raised OverflowError; torch reads the limits
+    # as int64 first (RuntimeError), then refuses negative limits for unsigned and limits outside the dtype
+    (lambda: fl.nn.functional.hardtanh_(fl.ones(1, dtype=fl.int64), 0.5, 1.8446744073709552e+19), RuntimeError),
+    (lambda: fl.nn.functional.hardtanh(fl.ones(2, dtype=fl.uint8), -1.0, 2.0), RuntimeError),
+    (lambda: fl.nn.functional.hardtanh(fl.ones(2, dtype=fl.int8), 0.5, 300.0), RuntimeError),
+    (lambda: fl.nn.functional.hardtanh(fl.ones(2, dtype=fl.bool)), RuntimeError),
+    # logit(True) computed 1 / (1 - True): ZeroDivisionError; torch's parser wants a tensor
+    (lambda: fl.special.logit(True), TypeError),
+    # numpy's MemoryError for 3e12 values escaped range (arange turned it into torch's RuntimeError)
+    (lambda: fl.range(0, 3, 1e-12), RuntimeError),
+    # a shape whose suffix products pass int64: OverflowError from a comparison with the huge element count; torch
+    # holds the products as int64 (ValueError)
+    (lambda: fl.unravel_index(fl.tensor(0), (2 ** 31, 2 ** 63 - 1, 2 ** 31)), ValueError),
+])
+def test_long_fuzz_exception_classes(call, error):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch.range's deprecation)
+        with pytest.raises(error):
+            call()
+
+
+def test_unravel_index_wraps_as_torch():
+    # torch divides and takes remainders: out-of-range and negative indices wrap, and an element count past int64
+    # is fine while the suffix products fit
+    assert [t.tolist() for t in fl.unravel_index(fl.tensor([12, -13, -1]), (3, 4))] == [[0, 2, 2], [0, 3, 3]]
+    assert [t.tolist() for t in fl.unravel_index(fl.tensor(-1), (2 ** 32, 2 ** 32))] == [2 ** 32 - 1, 2 ** 32 - 1]
