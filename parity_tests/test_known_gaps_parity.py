@@ -292,6 +292,11 @@ OUT_OF_RANGE_INTS = {
     "pad": lambda m, v: m.nn.functional.pad(m.ones(3), (v, 0)),
     "dim tuple": lambda m, v: m.ones(3).mean((v,)),
     "diag": lambda m, v: m.ones(3).diag(v),
+    "index": lambda m, v: m.ones(3)[v],
+    "index tuple": lambda m, v: m.ones(3, 3)[0, v],
+    "setitem value": lambda m, v: m.ones(3).__setitem__(0, v),
+    "setitem index": lambda m, v: m.ones(3).__setitem__(v, 1.0),
+    "take_along_dim": lambda m, v: m.take_along_dim(m.ones(2, 3), m.zeros(2, 1, dtype=m.int64), v),
 }
 
 
