@@ -172,7 +172,13 @@ def unravel_index(indices, shape):
         indices = tensor(indices)
     if indices.dtype.is_floating_point or indices.dtype == _D.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
-    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
+    # (torch's checks; a tensor is refused before anything iterates it)
+    if isinstance(shape, _C.Tensor) or not isinstance(shape, (int, tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    for s in shape:
+        if not isinstance(s, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
     # torch holds the sizes and their suffix products as int64 tensors (ValueError past int64)

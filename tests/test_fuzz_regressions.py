@@ -389,3 +389,12 @@ def test_unravel_index_wraps_as_torch():
     # is fine while the suffix products fit
     assert [t.tolist() for t in fl.unravel_index(fl.tensor([12, -13, -1]), (3, 4))] == [[0, 2, 2], [0, 3, 3]]
     assert [t.tolist() for t in fl.unravel_index(fl.tensor(-1), (2 ** 32, 2 ** 32))] == [2 ** 32 - 1, 2 ** 32 - 1]
+
+
+def test_unravel_index_refuses_a_tensor_shape_at_once():
+    # a (2**31 + 1,) stride-0 bool tensor as shape was iterated element by element (a hang found by the long fuzz);
+    # torch refuses a tensor shape with TypeError
+    with pytest.raises(TypeError, match="expected 'shape' to be int or sequence of ints"):
+        fl.unravel_index(fl.tensor(3), fl.zeros(1, dtype=fl.bool).expand(2 ** 31 + 1))
+    with pytest.raises(TypeError, match="only contain ints"):
+        fl.unravel_index(fl.tensor(3), (3.0, 4))
