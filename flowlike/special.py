@@ -2,6 +2,7 @@
 import math as _math
 
 from . import _C
+from . import _dtype as _D
 from . import _ops
 from ._out import write_out
 from ._missing import module_getattr
@@ -125,7 +126,9 @@ def _polynomial(name, first, step, doc):
         if not isinstance(input, _C.Tensor) and not isinstance(n, _C.Tensor):
             raise TypeError(f"{name}(): expected at least one of input and n to be a Tensor")
         dtype = _C.result_type(_ops._as_operand(input), _ops._as_operand(n))
-        dtype = dtype if dtype.is_floating_point else _C.get_default_dtype()
+        dtype = dtype if dtype.is_floating_point or dtype.is_complex else _C.get_default_dtype()
+        if dtype not in (_C.float32, _C.float64):  # (torch's CPU kernels: float and double only)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_D.c10_name(dtype)}\'')
         x = (input if isinstance(input, _C.Tensor) else _C._wrap_scalar(float(input))).to(dtype)
         if isinstance(n, _C.Tensor):
             degree = n.to(_C.int64) if n.dtype.is_floating_point else n.long()  # truncation toward zero

@@ -398,3 +398,12 @@ def test_unravel_index_refuses_a_tensor_shape_at_once():
         fl.unravel_index(fl.tensor(3), fl.zeros(1, dtype=fl.bool).expand(2 ** 31 + 1))
     with pytest.raises(TypeError, match="only contain ints"):
         fl.unravel_index(fl.tensor(3), (3.0, 4))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64"])
+def test_special_polynomials_refuse_dtypes_torch_has_no_kernel_for(dtype):
+    # float16 degrees up to 65504 ran the recurrence in float16 for minutes (a hang found by the long fuzz rerun);
+    # torch's CPU kernels take float and double only (NotImplementedError)
+    x = fl.ones(129, 257, dtype=getattr(fl, dtype))
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        fl.special.legendre_polynomial_p(x, fl.full((129, 257), 65504.0, dtype=x.dtype))
