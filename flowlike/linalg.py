@@ -511,9 +511,9 @@ def _combine(mats, coeffs):
 def _mexp_taylor(A, degree):
     """The degree-`degree` Taylor polynomial of exp at a batch of matrices A, by the paper's product schemes."""
     eye = _eye(A.shape[-1], A.dtype).expand(A.shape)
-    A2 = _matmul(A, A)
     if degree == 1:
         return eye + A
+    A2 = _matmul(A, A)
     if degree == 2:
         return eye + A + A2 / 2.0
     if degree == 4:
