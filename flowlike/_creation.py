@@ -9,7 +9,7 @@ from . import _C
 from . import _dtype as D
 from ._out import write_out
 from . import _meta
-from ._tensor import Tensor, check_device, int_arg
+from ._tensor import Tensor, check_device, int_arg, scalar_arg
 
 from_numpy = _C.from_numpy
 
@@ -122,6 +122,15 @@ def _infer_dtype(arr):
     raise TypeError(f"Could not infer dtype of {arr.dtype}")
 
 
+def _flat(data):
+    """The leaves of nested lists and tuples."""
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _flat(x)
+    else:
+        yield data
+
+
 def _to_numpy_data(data):
     if isinstance(data, Tensor):
         return data.detach()
@@ -133,6 +142,15 @@ def _to_numpy_data(data):
         arr = np.array(data)
     except ValueError as e:
         raise ValueError(f"expected sequence of equal lengths: {e}") from None
+    # data of Python ints only is read as int64 by torch, with floats as double; numpy makes uint64, float64 (values
+    # of 2^63 or more) or object arrays of ints past int64
+    if arr.dtype == np.uint64 or arr.dtype == object or (
+            arr.dtype == np.float64 and arr.size and float(np.abs(arr).max(initial=0.0)) >= 2.0 ** 63):
+        numbers = list(_flat(data))
+        if all(isinstance(x, builtins.int) for x in numbers) and any(not -(1 << 63) <= x < (1 << 63) for x in numbers):
+            raise ValueError("Overflow when unpacking long long")
+        if arr.dtype == object and all(isinstance(x, (builtins.int, builtins.float)) for x in numbers):
+            arr = np.array(data, dtype=np.float64)
     if arr.dtype == object or arr.dtype.kind in "USV":
         bad = type(data).__name__ if arr.ndim == 0 else "str" if arr.dtype.kind in "USV" else "object"
         raise TypeError(f"new(): invalid data type '{bad}'")
@@ -210,7 +228,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 def _number(x):
-    return x.item() if isinstance(x, Tensor) else x
+    return x.item() if isinstance(x, Tensor) else scalar_arg(x)
 
 
 def _refuse_float8(kernel, dtype):
@@ -346,6 +364,7 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
 
 
 @_meta.factory
+@_oom_as_runtime_error
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: values from start to end *inclusive* by step, in the default dtype."""
     dtype = _dtype_of(dtype, out)

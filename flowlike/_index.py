@@ -2,6 +2,7 @@
 bindings and Tensor methods (including __getitem__/__setitem__) are in C++ (csrc/ops/index*.cpp). Written here:
 index_reduce, put, isin, nonzero_static, the *_scatter functions (a view of a copy replaced) and unravel_index."""
 import builtins as _b
+import math
 
 from . import _C
 from . import _dtype as _D
@@ -171,18 +172,20 @@ def unravel_index(indices, shape):
         indices = tensor(indices)
     if indices.dtype.is_floating_point or indices.dtype == _D.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
-    shape = [shape] if isinstance(shape, int) else [int(s) for s in shape]
+    # (torch's checks; a tensor is refused before anything iterates it)
+    if isinstance(shape, _C.Tensor) or not isinstance(shape, (int, tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    for s in shape:
+        if not isinstance(s, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
-    numel = 1
-    for s in shape:
-        numel *= s
+    # torch holds the sizes and their suffix products as int64 tensors (ValueError past int64)
+    if any(s >= 1 << 63 for s in shape) or math.prod(shape[1:]) >= 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
     index = indices.to(_D.int64)
-    flat = index.reshape(-1)
-    outside = (flat >= numel) | (flat < -numel)
-    if bool(outside.any()):
-        raise RuntimeError(f"index {flat[outside][0].item()} is out of bounds for shape {tuple(shape)}")
-    index = _C.where(index < 0, index + numel, index)
+    # as torch, by floor division and remainder: negative and out-of-range indices wrap around
     coords = []
     for s in reversed(shape):
         coords.append(_C.remainder(index, s))

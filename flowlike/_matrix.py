@@ -7,7 +7,7 @@ import numpy as np
 from . import _C
 from . import _dtype as D
 from ._out import write_out
-from ._tensor import Tensor
+from ._tensor import Tensor, int_arg
 from ._views import _wrap
 
 __all__ = ["tril_indices", "triu_indices", "diag", "diag_embed", "diagflat", "block_diag", "vander"]
@@ -53,6 +53,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 def diag(input, diagonal=0, *, out=None):
     """A 2-D matrix with the 1-D input on a diagonal, or the diagonal of a 2-D input (a copy)."""
+    diagonal = int_arg(diagonal, "diag", "diagonal")
     if input.dim() == 1:
         r = diag_embed(input, diagonal, 0, 1)
     elif input.dim() == 2:

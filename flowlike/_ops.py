@@ -5,6 +5,7 @@ import math as _math
 from . import _C
 from . import _dtype as _D
 from ._out import inplace_method, write_out
+from ._tensor import int_arg
 
 # Every pointwise op of the C++ op lists (csrc/ops/pointwise.h), under its own name; the special_* ones exist in
 # torch only as torch.special functions (flowlike/special.py), so they are neither here nor Tensor methods.
@@ -144,12 +145,16 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2."""
+    for position, (name, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _require_tensor("addcmul", t, name, position + 1)
     result = input + value * tensor1 * tensor2
     return write_out(out, result, "addcmul")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2."""
+    for position, (name, t) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _require_tensor("addcdiv", t, name, position + 1)
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")
@@ -159,6 +164,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 def round(input, *, decimals=0, out=None):
     """Rounds half to even, optionally to a number of decimals."""
+    decimals = int_arg(decimals, "round", "decimals")
     if decimals == 0:
         return _C.round(input, out=out)
     def power_of_ten(n):  # past float range: inf, so that the result is nan as torch's
@@ -175,6 +181,7 @@ def round(input, *, decimals=0, out=None):
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    _require_tensor("logit", input, "input", 1)
     p = input if eps is None else clamp(input, eps, 1 - eps)
     result = _C.log(p / (1 - p))
     return write_out(out, result, "logit")

@@ -27,6 +27,8 @@ def write_out(out, result, op, exact_dtype=False, warn_resize=True, inputs=(), p
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(result)} Tensors")
         return tuple(write_out(o, r, op, exact_dtype, warn_resize, inputs, partial) for o, r in zip(out, result))
+    if not isinstance(out, _C.Tensor):  # (torch's argument parser)
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_no_overlap(out, inputs, partial)
     if result.requires_grad and _C.is_grad_enabled():
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but "

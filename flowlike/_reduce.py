@@ -14,7 +14,7 @@ import warnings
 from . import _C
 from . import _dtype as D
 from ._out import inplace_method, write_out
-from ._tensor import Tensor, int_arg
+from ._tensor import Tensor, int_arg, int_list_arg
 from . import _autocast
 
 # ---- named-tuple results (torch.return_types) ------------------------------------------------
@@ -50,7 +50,7 @@ def _dims(dim):
     if isinstance(dim, (builtins.int, Tensor)) and not isinstance(dim, builtins.bool):
         return [int_arg(dim, "reduction", "dim")]
     if isinstance(dim, (tuple, list)):
-        return [int_arg(d, "reduction", "dim") for d in dim]
+        return int_list_arg(dim, "reduction", "dim")
     raise TypeError(f"dim must be an int, a tuple of ints or None, but got {type(dim).__name__}")
 
 

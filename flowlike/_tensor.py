@@ -245,6 +245,14 @@ def int_arg(value, op, name):
     return v
 
 
+def scalar_arg(value):
+    """A number argument as torch's Scalar takes it: Python's OverflowError for an int outside [-2^63, 2^64) (torch
+    reads [2^63, 2^64) as uint64), as the C++ bindings raise it."""
+    if isinstance(value, builtins.int) and not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+    return value
+
+
 def int_list_arg(values, op, name):
     """An int-list argument (a size) as torch's parser takes it: a TypeError for any element that is not an int,
     overflowing int64 included."""

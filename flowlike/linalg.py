@@ -470,21 +470,106 @@ def cond(A, p=None):
     return _C.where(info > 0, math.inf, r)
 
 
+# Bader, Blanes and Casas, "Computing the Matrix Exponential with an Optimized Taylor Polynomial Approximation"
+# (Mathematics 2019, 7, 1174), as torch's linalg.matrix_exp uses it, so that results agree to rounding: each matrix
+# takes the lowest Taylor degree (1, 2, 4, 8, 12, 18) whose norm bound holds for its 1-norm; past the last bound, the
+# degree-18 polynomial of A / 2^s squared s times. The bounds are per precision (float32 / float64). As torch's CPU
+# kernel, a batch of more than one matrix takes the degree-18 path for every matrix.
+_MEXP_THETAS = {4: (1.192092800768788e-07, 5.978858893805233e-04, 5.116619363445086e-02, 5.800524627688768e-01,
+                    1.461661507209034e+00, 3.010066362817634e+00),
+                8: (2.220446049250313e-16, 2.580956802971767e-08, 3.397168839976962e-04, 4.991228871115323e-02,
+                    2.996158913811580e-01, 1.090863719290036e+00)}
+_SQRT_177 = 0.1330413469565007072504e+2
+_T8_X3 = 2.0 / 3.0
+_T8 = ((1.0 + _SQRT_177) / 88.0 * _T8_X3, (1.0 + _SQRT_177) / 352.0 * _T8_X3,  # x1, x2
+       (-271.0 + 29.0 * _SQRT_177) / (315.0 * _T8_X3), (-11.0 + 11.0 * _SQRT_177) / (1260.0 * _T8_X3),  # x4, x5
+       (-99.0 + 11.0 * _SQRT_177) / (5040.0 * _T8_X3), (89.0 - _SQRT_177) / (5040.0 * _T8_X3),  # x6, x7
+       (857.0 - 58.0 * _SQRT_177) / 630.0)  # y2
+# rows: the linear combinations of (I, A, A^2, A^3[, A^6]) the degree-12 and degree-18 schemes multiply
+_T12_B = ((9.0198e-16, 0.46932117595418237389, -0.20099424927047284052, -0.04623946134063071740),
+          (5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031, 0.01108844528519167989),
+          (0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968, 0.00610700528898058230),
+          (-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079, -0.00675951846863086359))
+_T18_B = ((0.0, -1.00365581030144618291e-01, -8.02924648241156932449e-03, -8.92138498045729985177e-04, 0.0),
+          (0.0, 3.97849749499645077844e-01, 1.36783778460411720168e+00, 4.98289622525382669416e-01,
+           -6.37898194594723280150e-04),
+          (-1.09676396052962061844e+01, 1.68015813878906206114e+00, 5.71779846478865511061e-02,
+           -6.98210122488052056106e-03, 3.34975017086070470649e-05),
+          (-9.04316832390810593223e-02, -6.76404519071381882256e-02, 6.75961301770459654925e-02,
+           2.95552570429315521194e-02, -1.39180257516060693404e-05),
+          (0.0, 0.0, -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05))
+
+
+def _combine(mats, coeffs):
+    """sum_j coeffs[j] * mats[j], summed in order (torch's linear combination kernel)."""
+    out = mats[0] * coeffs[0]
+    for m, c in zip(mats[1:], coeffs[1:]):
+        out = out + m * c
+    return out
+
+
+def _mexp_taylor(A, degree):
+    """The degree-`degree` Taylor polynomial of exp at a batch of matrices A, by the paper's product schemes."""
+    eye = _eye(A.shape[-1], A.dtype).expand(A.shape)
+    if degree == 1:
+        return eye + A
+    A2 = _matmul(A, A)
+    if degree == 2:
+        return eye + A + A2 / 2.0
+    if degree == 4:
+        return eye + A + _matmul(A2, _combine((eye, A, A2), (1 / 2.0, 1 / 6.0, 1 / 24.0)))
+    if degree == 8:
+        x1, x2, x4, x5, x6, x7, y2 = _T8
+        A4 = _matmul(A2, _combine((A, A2), (x1, x2)))
+        A8 = _matmul(_combine((A2, A4), (_T8_X3, 1.0)), _combine((eye, A, A2, A4), (x4, x5, x6, x7)))
+        return _combine((eye, A, A2, A8), (1.0, 1.0, y2, 1.0))
+    powers = (eye, A, A2, _matmul(A, A2))
+    if degree == 12:
+        B = [_combine(powers, row) for row in _T12_B]
+        B2 = B[2] + _matmul(B[3], B[3])
+        return B[0] + _matmul(B[1] + B2, B2)
+    powers += (_matmul(powers[3], powers[3]),)
+    B = [_combine(powers, row) for row in _T18_B]
+    B3 = B[3] + _matmul(B[0], B[4])
+    return B[1] + _matmul(B[2] + B3, B3)
+
+
 def matrix_exp(A):
-    """exp(A) = sum A^k / k! by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
+    """exp(A) by torch's method (Bader, Blanes and Casas): per matrix, the lowest-degree Taylor polynomial its
+    1-norm allows (a single matrix), or scaling and squaring around the degree-18 one."""
     _check_square("linalg.matrix_exp", A)
     _check_float("linalg.matrix_exp", A)
+    n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
-    norm1 = A.detach().abs().sum(-2).amax().item()
-    if not math.isfinite(norm1):  # inf/nan entries (or a norm past the dtype's range): all nan, as torch's
-        return A * math.nan
-    s = builtins.max(0, math.ceil(math.log2(norm1)) + 1) if norm1 > 0.5 else 0
-    X = A / (2.0 ** s) if s else A
-    eye = _eye(A.shape[-1], A.dtype)
-    result = eye + X / 18.0
-    for k in range(17, 0, -1):  # Horner: I + X/1 (I + X/2 (I + ... ))
-        result = eye + _matmul(X, result) / builtins.float(k)
-    for _ in range(s):
-        result = _matmul(result, result)
-    return result
+    if n == 1:
+        return A.exp()
+    batch = A.reshape(-1, n, n)
+    norms = batch.detach().abs().sum(-2).amax(-1).tolist()  # 1-norms, in A's real precision
+    thetas = _MEXP_THETAS[4 if A.dtype in (D.float32, D.complex64) else 8]
+    groups = {}  # degree -> indices of the matrices it serves (0: inf/nan entries, whose result is nan)
+    for i, v in enumerate(norms):
+        lower = zip((1, 2, 4, 8, 12), thetas) if len(norms) == 1 else ()
+        degree = 0 if not math.isfinite(v) else next((d for d, t in lower if v <= t), 18)
+        groups.setdefault(degree, []).append(i)
+    out = [None] * len(norms)
+    for degree, idx in groups.items():
+        sub = batch if len(idx) == len(norms) else _C.cat([batch[i:i + 1] for i in idx])
+        if degree == 0:
+            res = sub * math.nan
+        elif degree < 18:
+            res = _mexp_taylor(sub, degree)
+        else:  # s = max(0, ceil(log2(norm / theta))): A / 2^s within the degree-18 bound, then squared s times
+            steps = [builtins.max(0, math.ceil(math.log2(norms[i] / thetas[5]))) for i in idx]
+            scale = _C.cat([_ones_like(sub[k:k + 1, :1, :1]) * 2.0 ** -s for k, s in enumerate(steps)])
+            res = _mexp_taylor(sub * scale, 18)
+            squared = []
+            for k, count in enumerate(steps):
+                m = res[k:k + 1]
+                for _ in range(count):
+                    m = _matmul(m, m)
+                squared.append(m)
+            res = _C.cat(squared)
+        for k, i in enumerate(idx):
+            out[i] = res[k:k + 1]
+    return (_C.cat(out) if len(out) > 1 else out[0]).reshape(A.shape)

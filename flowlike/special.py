@@ -2,10 +2,11 @@
 import math as _math
 
 from . import _C
+from . import _dtype as _D
 from . import _ops
 from ._out import write_out
 from ._missing import module_getattr
-from ._tensor import Tensor  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
+from ._tensor import Tensor, _no_grad  # noqa: F401  (torch.special.Tensor is torch.Tensor too)
 
 expit = _C.sigmoid
 logit = _ops.logit
@@ -115,12 +116,19 @@ _MAX_DEGREE = 100_000
 
 def _polynomial(name, first, step, doc):
     """P_n(x) with P_0 = 1, P_1 = first(x) and P_{k+1} = step(k, x, P_k, P_{k-1}); n is truncated to an integer
-    (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together."""
+    (as torch does), and P_n = 0 for n < 0. x and n are tensors or numbers, broadcast together. Not
+    differentiable, as torch's: the recurrence records no history."""
     def fn(input, n, *, out=None):
+        with _no_grad():
+            return evaluate(input, n, out)
+
+    def evaluate(input, n, out):
         if not isinstance(input, _C.Tensor) and not isinstance(n, _C.Tensor):
             raise TypeError(f"{name}(): expected at least one of input and n to be a Tensor")
         dtype = _C.result_type(_ops._as_operand(input), _ops._as_operand(n))
-        dtype = dtype if dtype.is_floating_point else _C.get_default_dtype()
+        dtype = dtype if dtype.is_floating_point or dtype.is_complex else _C.get_default_dtype()
+        if dtype not in (_C.float32, _C.float64):  # (torch's CPU kernels: float and double only)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_D.c10_name(dtype)}\'')
         x = (input if isinstance(input, _C.Tensor) else _C._wrap_scalar(float(input))).to(dtype)
         if isinstance(n, _C.Tensor):
             degree = n.to(_C.int64) if n.dtype.is_floating_point else n.long()  # truncation toward zero

@@ -17,7 +17,7 @@ CASES = [op for op in DATABASE if op.resolve(fl) is not None]
 # composites that read values on the host (data-dependent shapes or loops in Python): to move into C++ ops
 HOST_READS = {
     "cov", "cov-weights", "cov-1d", "corrcoef", "histogram", "histogram-flat", "histogramdd", "put", "Tensor.put_",
-    "Tensor.put_-strided", "unravel_index", "Tensor.fill_diagonal_", "Tensor.fill_diagonal_-cube",
+    "Tensor.put_-strided", "Tensor.fill_diagonal_", "Tensor.fill_diagonal_-cube",
     "special.chebyshev_polynomial_t", "special.chebyshev_polynomial_u", "special.chebyshev_polynomial_v",
     "special.chebyshev_polynomial_w", "special.shifted_chebyshev_polynomial_t", "special.shifted_chebyshev_polynomial_u",
     "special.shifted_chebyshev_polynomial_v", "special.shifted_chebyshev_polynomial_w", "special.hermite_polynomial_h",

@@ -78,6 +78,13 @@ def test_out_refuses_inputs_that_require_grad(name):
     assert isinstance(want, RuntimeError)
 
 
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+@pytest.mark.parametrize("out", [[1], (2,), 3.0], ids=["list", "tuple", "float"])
+def test_out_that_is_not_a_tensor_is_a_type_error(name, out):
+    want, _ = check_both(lambda lib, x: COMPOSITES[name](lib, x, out), X)
+    assert isinstance(want, TypeError)
+
+
 @pytest.mark.parametrize("outs", [lambda m: (m.zeros(5), m.zeros(5, dtype=m.int32)), lambda m: (m.empty(0), m.empty(0)),
                                   lambda m: (m.empty(0, dtype=m.float64), m.empty(0, dtype=m.int32))])
 def test_tuple_out_of_frexp(outs):

@@ -20,21 +20,36 @@ from helpers import resolve
 # An id is the OpInfo's name, plus "." and its variant_test_name when it has one. "errors:" entries skip only the
 # error-input check, "samples:" entries only the sample check, "complex:" entries only the complex samples of a
 # linear-algebra entry; a bare id skips all.
-COMPLEX = "complex32 (chalf) is not a flowlike dtype"
+COMPLEX = ("complex32 (chalf) is not a flowlike dtype: the core has no half-precision complex type (no storage "
+           "type, kernels, promotion entries or printing for it)")
+SPARSE = ("sparse=True: torch gives weight a sparse COO gradient (layout torch.sparse_coo, _indices/_values, coalesce, "
+          "sparse + sparse accumulation by concatenation, sparse updates in SGD/Adagrad/SparseAdam). flowlike "
+          "tensors are strided only (csrc/core/tensor.h has no layout; Tensor.layout is always strided) and the "
+          "engine's gradient accumulation (csrc/autograd/engine.cpp) adds dense tensors, so a correct sparse "
+          "gradient needs a sparse layout in the core, the engine and the optimizers, not a change to embedding. "
+          "flowlike raises NotImplementedError rather than return a dense gradient where torch returns a sparse one")
 KNOWN_FAILURES = {
-    "samples:nn.functional.embedding": "sparse=True (sparse gradients) is not supported by flowlike",
-    "samples:nn.functional.embedding_bag": "sparse=True (sparse gradients) is not supported by flowlike",
-    "samples:matrix_exp": "float32 5x5x5 sample (matrices of norm ~25, entries up to 9e4): torch's float32 result "
-                          "is itself 0.05 off the float64 value (flowlike's 0.22): scaling and squaring amplifies "
-                          "float32 rounding, so no implementation matches torch to rtol 1.3e-5 on the small entries",
+    "samples:nn.functional.embedding": SPARSE,
+    "samples:nn.functional.embedding_bag": SPARSE,
+    "samples:matrix_exp": "float32 5x5x5 sample (1-norms ~27, entries up to 9.3e4), 0.043 apart: flowlike uses "
+                          "torch's method (degrees, bounds, batch rule; float64 agrees to 1e-14), so the rest is "
+                          "float32 GEMM rounding: torch's MKL and flowlike's OpenBLAS round 11 of the 25 entries of "
+                          "a 5x5 product 1 ulp apart, and 4 squarings carry that to the small entries (torch is 0.050 "
+                          "from the float64 value, flowlike 0.016)",
     "samples:as_strided_scatter": "torch 2.13's input gradient is wrong: as_strided_scatter_backward "
                                   "(FunctionsManual.cpp) copies grad at the scattered positions and zeros the rest, "
-                                  "the complement of the derivative; flowlike gives the derivative (grad with the "
-                                  "scattered positions zeroed)",
-    "samples:special.bessel_j0": "torch's float64 bessel_j0 is up to 3.8e-7 off (near |x| = 5, measured against mpmath "
-                                 "at 30 digits over [-30, 30]), flowlike's 3e-16: flowlike keeps the accurate value",
-    "samples:special.bessel_y1": "torch's float64 bessel_y1 is up to 8.7e-7 off (near x = 5, against mpmath), "
-                                 "flowlike's 1.4e-14: flowlike keeps the accurate value",
+                                  "the complement of the derivative (torch.autograd.gradcheck of torch's own "
+                                  "as_strided_scatter(x, src, (2, 2), (1, 3), 1) w.r.t. a (3, 4) x fails); flowlike "
+                                  "gives the derivative (grad with the scattered positions zeroed)",
+    "samples:special.bessel_j0": "a torch bug: for |x| <= 5 torch's bessel_j0_forward (ATen/native/Math.h) evaluates "
+                                 "Cephes's monic denominator p1evl(x^2, RQ, 8) as a plain polynomial started at 0, "
+                                 "dropping its x^16 term; its float64 values equal that truncated formula to the last "
+                                 "bit and are up to 3.8e-7 off the true J0 (x = 4.99: torch -0.1808669123, Cephes and "
+                                 "mpmath -0.1808669025); flowlike keeps the true value (3e-16)",
+    "samples:special.bessel_y1": "a torch bug: for 0 < x <= 5 torch's bessel_y1_forward drops the x^16 term of Cephes's "
+                                 "monic denominator p1evl(x^2, YQ, 8) (and its j1 the same term of RQ): up to 8.7e-7 "
+                                 "off the true Y1 (x = 4.99: torch 0.1512402842, Cephes and mpmath 0.1512402755); "
+                                 "flowlike keeps the true value (1.4e-14)",
     "samples:chalf": COMPLEX,
 }
 

@@ -59,6 +59,8 @@ Item classify(py::handle h) {
     return {Kind::Tensor, 0, {}, t};
   }
   FL_CHECK(!PyUnicode_Check(o), TypeError, "new(): invalid data type 'str'");
+  int64_t i;
+  if (int64_from_python(h, &i)) return {Kind::Int, i};  // (ValueError past int64, as torch)
   Scalar s;
   if (scalar_from_python(h, &s) && s.is_int()) return {Kind::Int, s.v.i};
   if (PyIndex_Check(o)) return {Kind::Int, py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(o)))};
@@ -171,7 +173,9 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
   autograd::check_inplace(self, is_tensor(value) ? as_tensor(value) : nullptr);
   Tensor v;
   Scalar s;
-  bool is_number = !is_tensor(value) && scalar_from_python(value, &s);
+  int64_t i;
+  // an int value is read as int64 by torch's setitem (ValueError past it), any other number as a Scalar
+  bool is_number = !is_tensor(value) && (int64_from_python(value, &i) ? (s = Scalar(i), true) : scalar_from_python(value, &s));
   if (is_number) {
     v = scalar_tensor(s, self->dtype);
   } else {
@@ -306,7 +310,17 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
   }
   FL_CHECK(self->dim() == indices->dim(), Error, "torch.take_along_dim(): input and indices should have the same number of dimensions, but got ",
            self->dim(), " dimensions for input, and ", indices->dim(), " dimensions for indices");
-  int64_t dim = wrap_dim(py::cast<int64_t>(dim_h), self->dim(), "take_along_dim");
+  // an int as torch's parser reads it (ValueError past int64); an index-like object (a 0-dim integer tensor) through
+  // __index__; TypeError for anything else, bool included
+  int64_t dim;
+  if (!int64_from_python(dim_h, &dim)) {
+    FL_CHECK(!PyBool_Check(dim_h.ptr()) && PyIndex_Check(dim_h.ptr()), TypeError,
+             "take_along_dim(): argument 'dim' must be int, not ", std::string(py::str(py::type::of(dim_h).attr("__name__"))));
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(dim_h.ptr()));
+    if (!index) throw py::error_already_set();
+    FL_CHECK(int64_from_python(index, &dim), TypeError, "take_along_dim(): argument 'dim' must be int");
+  }
+  dim = wrap_dim(dim, self->dim(), "take_along_dim");
   IntList a = self->sizes, b = indices->sizes;
   if (self->dim()) a[dim] = b[dim] = 1;
   IntList shape = broadcast_shapes(a, b, "take_along_dim");

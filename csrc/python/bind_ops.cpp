@@ -60,6 +60,8 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   if (tag == "int[]" && none && a.optional) return IntList{};  // `int[]? dim=None`: every dim
   if (none) bad_arg(op, a, h);
   if (tag == "int[]") return int_list(h, op.name, a.name.c_str());
+  int64_t i;
+  if ((tag == "int" || tag == "int?") && int64_from_python(h, &i)) return i;  // (ValueError past int64, as torch)
   if (tag == "float[]") return py::cast<std::vector<double>>(h);
   if (tag == "str") return py::cast<std::string>(h);
   Scalar s;
@@ -194,6 +196,13 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
       // as torch's parser: a bare int is a list only for a sized type (`int[1]`) or as a varargs face's ints
       if (PyLong_Check(o) && !a.sized_list && !f.varargs_ints)
         throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", position, ") must be tuple of ints, not int"));
+      if (f.varargs_ints && PyLong_CheckExact(o)) {  // x.view(n): the spread-out ints, one of them
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow) return IntList{v};
+        throw TypeError(str_cat(f.name, "(): argument '", a.key, "' failed to unpack the object at pos 1 with error "
+                                "\"Overflow when unpacking long long\""));
+      }
       break;
     case ArgKind::Dtype:
       if (o == Py_None) return a.default_value ? *a.default_value : ScalarType::NumTypes;  // `ScalarType? dtype=None`

@@ -59,7 +59,14 @@ bool scalar_from_python(py::handle h, Scalar* out) {
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) throw Error(str_cat("Overflow when unpacking long: ", std::string(py::str(h))));
+    if (overflow) {
+      // torch reads an int past int64 as uint64, so past uint64 (or below int64) Python's own OverflowError
+      // ("int too big to convert", "can't convert negative int to unsigned") reaches the caller
+      if (PyLong_AsUnsignedLongLong(o) == static_cast<unsigned long long>(-1) && PyErr_Occurred())
+        throw py::error_already_set();
+      // [2^63, 2^64): torch's uint64 Scalar; flowlike's Scalar has no unsigned kind
+      throw Error(str_cat("Overflow when unpacking long: ", std::string(py::str(h))));
+    }
     *out = Scalar(static_cast<int64_t>(v));
     return true;
   }
@@ -99,6 +106,16 @@ Tensor tensor_or_number(py::handle h, const char* op, const char* argname) {
                                std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
+bool int64_from_python(py::handle h, int64_t* out) {
+  PyObject* o = h.ptr();
+  if (!PyLong_Check(o) || PyBool_Check(o)) return false;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  FL_CHECK(!overflow, ValueError, "Overflow when unpacking long long");  // (torch's parser, for any int argument)
+  *out = v;
+  return true;
+}
+
 IntList int_list(py::handle h, const char* op, const char* argname) {
   IntList out;
   if (is_tensor(h)) {
@@ -109,12 +126,26 @@ IntList int_list(py::handle h, const char* op, const char* argname) {
     return out;
   }
   if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h)) {
+    int64_t v;
+    if (int64_from_python(h, &v)) return {v};
     Scalar s;
     if (scalar_from_python(h, &s) && s.is_int()) return {s.v.i};
     throw py::type_error(str_cat(op, "(): argument '", argname, "' must be tuple of ints, not ",
                                  std::string(py::str(py::type::of(h).attr("__name__")))));
   }
+  int64_t position = 0;
   for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) {
+    ++position;
+    int64_t v;
+    try {
+      if (int64_from_python(item, &v)) {
+        out.push_back(v);
+        continue;
+      }
+    } catch (const ValueError& e) {
+      throw TypeError(str_cat(op, "(): argument '", argname, "' failed to unpack the object at pos ", position,
+                              " with error \"", e.what(), "\""));
+    }
     Scalar s;
     if (is_tensor(item)) {
       const Tensor& t = as_tensor(item);

@@ -77,7 +77,11 @@ bool is_tensor(py::handle h);
 inline Tensor as_tensor(py::handle h) { return py::cast<Tensor>(h); }
 
 // A Python number (bool, int, float, numpy scalar) as a Scalar; false when h is not a number.
+// An int past [-2^63, 2^64) raises Python's OverflowError, as torch's Scalar arguments do.
 bool scalar_from_python(py::handle h, Scalar* out);
+// A Python int (not bool) as int64, as torch's parser reads an int argument: ValueError past int64; false when h
+// is not an int.
+bool int64_from_python(py::handle h, int64_t* out);
 // The declared op of that name (ValueError when there is none), and a Python value as the boxed argument of C++
 // type `tag` for its schema argument `a` (bind_ops.cpp).
 const OpInfo& find_op(const std::string& name);

@@ -10,6 +10,7 @@ import warnings
 import flowlike as _fl
 from .. import _C
 from .._out import write_inplace
+from .._tensor import scalar_arg
 from .. import _autocast
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -105,11 +106,19 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clamped to [min_val, max_val] (integer tensors keep their dtype)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
-        if not all(math.isfinite(v) for v in (min_val, max_val)):
-            raise RuntimeError(f"value cannot be converted to type {_fl.iinfo(input.dtype).dtype}_t without overflow"
-                               if input.dtype != _fl.bool else "value cannot be converted to type bool without overflow")
-        result = _fl.clamp(input, min=int(min_val), max=int(max_val))
+    if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point and not input.dtype.is_complex:
+        # torch's integer kernel: no bool; the limits read as int64, then checked against the tensor's dtype
+        if input.dtype == _fl.bool:
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        limits = [v if isinstance(v, int) else int(v) if math.isfinite(v) else None for v in (min_val, max_val)]
+        if any(v is None or not -(1 << 63) <= v < (1 << 63) for v in limits):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        info = _fl.iinfo(input.dtype)
+        if info.min == 0 and any(v < 0 for v in limits):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        if any(not info.min <= v <= info.max for v in limits):
+            raise RuntimeError(f"value cannot be converted to type {info.dtype}_t without overflow")
+        result = _fl.clamp(input, min=limits[0], max=limits[1])
         return write_inplace(input, result, "hardtanh_") if inplace else result
     return _act("hardtanh", input, min_val, max_val, inplace=inplace)
 
@@ -221,6 +230,7 @@ def tanhshrink(input):
 
 
 def _threshold(input, th, value, inplace):
+    scalar_arg(th), scalar_arg(value)
     if isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
         result = _fl.where(input > th, input, _fl.full_like(input, value))
         return write_inplace(input, result, "threshold_") if inplace else result

@@ -177,6 +177,16 @@ def _stride(stride, nd):
     return _tuple(stride, nd, "stride")
 
 
+def _stride_within_input(stride, length, padding):
+    """torch's CPU max_pool1d without indices or gradient takes an int64 stride (the others go through the indices
+    kernel, whose int32 limit _int32 applies): a stride past the padded input keeps the first window only, as the
+    padded length + 1 does, whatever ceil_mode, so that is the stride the kernel gets."""
+    s, p = _stride(stride, 1), _tuple(padding, 1, "padding")
+    if len(s) == 1 and len(p) == 1 and s[0] > length + 2 * builtins.abs(p[0]) + 1:
+        return [length + 2 * builtins.abs(p[0]) + 1]
+    return stride
+
+
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
     kernel, stride, padding, dilation = _int32(_tuple(kernel_size, nd, "kernel_size"), _stride(stride, nd),
                                                _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation"))
@@ -203,6 +213,9 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """1-d max pooling over (N, C, L) or (C, L); stride defaults to kernel_size; NaN propagates."""
+    if not return_indices and isinstance(input, Tensor) and input.dim() > 0 and not (
+            input.requires_grad and _C.is_grad_enabled()):
+        stride = _stride_within_input(stride, input.shape[-1], padding)
     r = _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
     return r if return_indices else r[0]
 

@@ -34,7 +34,7 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant" and value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    pads = [int_arg(p, "pad", "pad") for p in pad]
+    pads = int_list_arg(pad, "pad", "pad")
     if isinstance(value, builtins.complex):
         raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     return _C._pad(input, pads, _PAD_MODES[mode], builtins.float(value) if value is not None else 0.0)

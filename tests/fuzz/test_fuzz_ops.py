@@ -47,8 +47,30 @@ KNOWN_EXCEPTION_TYPES.append(
     ("OverflowError", r"^cannot convert float infinity to integer$",
      "torch.sym_int(inf) and int() of a tensor holding inf raise OverflowError too (only accepted for fl.sym_int "
      "and Tensor.__int__)"))
-KNOWN_TARGETS = {"OverflowError": re.compile(r"^(fl\.sym_int|Tensor\.__int__)$")}  # types accepted only for these
+KNOWN_EXCEPTION_TYPES.append(
+    ("OverflowError", r"^(int too big to convert|can't convert negative int to unsigned)$",
+     "torch raises Python's OverflowError for an int outside [-2^63, 2^64) as a Scalar (only accepted for cases "
+     "that pass such an int)"))
+# exception types accepted only where the case allows them: pattern -> test on (target, case)
+KNOWN_WHERE = {
+    r"^cannot convert float infinity to integer$":
+        lambda target, case: re.match(r"^(fl\.sym_int|Tensor\.__int__)$", target) is not None,
+    r"^(int too big to convert|can't convert negative int to unsigned)$":
+        lambda target, case: _has_int(case, lambda v: not -(2 ** 63) <= v < 2 ** 64),
+}
 KNOWN_SEEN = {}
+
+
+def _has_int(case, test):
+    """Whether a literal int of the case's arguments passes test."""
+    def walk(s):
+        if isinstance(s, tuple) and s and s[0] == "lit":
+            return isinstance(s[1], int) and not isinstance(s[1], bool) and test(s[1]) or (
+                isinstance(s[1], (tuple, list)) and any(walk(("lit", x)) for x in s[1]))
+        if isinstance(s, tuple) and s and s[0] in ("tuple", "list"):
+            return any(walk(x) for x in s[1])
+        return False
+    return any(walk(a) for a in case["args"]) or any(walk(a) for a in case["kwargs"].values())
 
 
 def _has_huge(case):
@@ -71,7 +93,7 @@ def judge(pool, case):
             return None
         for known_name, pattern, _reason in KNOWN_EXCEPTION_TYPES:
             if name == known_name and re.search(pattern, msg) and (
-                    known_name not in KNOWN_TARGETS or KNOWN_TARGETS[known_name].match(case["target"])):
+                    pattern not in KNOWN_WHERE or KNOWN_WHERE[pattern](case["target"], case)):
                 KNOWN_SEEN[known_name] = KNOWN_SEEN.get(known_name, 0) + 1
                 return None
         return f"raised {name} (not a type torch raises for bad input): {msg}"
