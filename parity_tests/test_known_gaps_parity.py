@@ -297,6 +297,12 @@ OUT_OF_RANGE_INTS = {
     "setitem value": lambda m, v: m.ones(3).__setitem__(0, v),
     "setitem index": lambda m, v: m.ones(3).__setitem__(v, 1.0),
     "take_along_dim": lambda m, v: m.take_along_dim(m.ones(2, 3), m.zeros(2, 1, dtype=m.int64), v),
+    "narrow start": lambda m, v: m.ones(3).narrow(0, v, 1),
+    "narrow length": lambda m, v: m.narrow(m.ones(3), 0, 0, v),
+    "as_strided offset": lambda m, v: m.ones(3).as_strided((1,), (1,), v),
+    "random_": lambda m, v: m.ones(3).random_(0, v),
+    "randint": lambda m, v: m.randint(0, v, (2,)),
+    "narrow float": lambda m, v: m.ones(3).narrow(0, float(v), 1),
 }
 
 

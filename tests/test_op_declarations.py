@@ -229,3 +229,17 @@ def test_dtype_defaults_and_generated_random_faces():
     assert str(inspect.signature(fl.multinomial)) == "(input, num_samples, replacement=False, *, generator=None, out=None)"
     with pytest.raises(TypeError, match="positional arguments"):
         fl.empty(3).normal_(0.0, 1.0, fl.Generator())  # generator is keyword-only, as torch's
+
+
+def test_generated_autograd_keeps_metadata_of_an_absent_optional_tensor():
+    gen = _generator()
+    _, source = gen.generate("t", {"ops": [{"func": "f(Tensor self, Tensor? w) -> Tensor", "cpu": "f_cpu",
+                                            "derivatives": {"self": "grad * self", "w": "g(grad, w->sizes)"}}]})
+    assert "w_sizes = w ? w->sizes : decltype(w->sizes){}" in source
+    # an op with an optional tensor that is absent: binary_cross_entropy_with_logits without pos_weight
+    x = fl.tensor([0.3, -1.2], requires_grad=True)
+    loss = fl.nn.functional.binary_cross_entropy_with_logits(x, fl.tensor([1.0, 0.0]), reduction="sum")
+    (g,) = fl.autograd.grad(loss, x, create_graph=True)
+    g.sum().backward()
+    s = (x.detach().sigmoid() * (1 - x.detach().sigmoid()))
+    assert fl.allclose(x.grad, s)

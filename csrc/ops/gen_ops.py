@@ -207,9 +207,9 @@ class Derivative:
                     # as torchgen: saved only when an input whose formula reads it requires grad (mm's mat1 only for
                     # mat2's gradient); the metadata the other formulas read is kept by value
                     self._save_if[a.name] = " || ".join(f"requires_grad({r})" for r in readers)
-                    self._keep_metadata(a.name, a.name, metas, captures, renames)
+                    self._keep_metadata(a.name, a.name, metas, captures, renames, a.optional)
             else:
-                self._keep_metadata(a.name, a.name, metas, captures, renames)
+                self._keep_metadata(a.name, a.name, metas, captures, renames, a.optional)
         return saved
 
     def _saved_values(self, saved):
@@ -217,9 +217,11 @@ class Derivative:
         return ", ".join(f"{self._save_if[n]} ? {n} : Tensor()" if n in self._save_if else n for n in saved)
 
     @staticmethod
-    def _keep_metadata(name, source, metas, captures, renames):
+    def _keep_metadata(name, source, metas, captures, renames, optional=False):
         for m in sorted(metas):
-            captures.append(f"{name}_{m} = {source}->{m}")
+            # (an absent optional tensor, never read by the formulas then, keeps an empty value)
+            value = f"{source} ? {source}->{m} : decltype({source}->{m}){{}}" if optional else f"{source}->{m}"
+            captures.append(f"{name}_{m} = {value}")
             renames[f"{name}->{m}"] = f"{name}_{m}"
 
     def _gradients(self, renames):

@@ -54,10 +54,10 @@ void bind(py::module_& m, TensorClass& cls) {
     if (b.is_none() && a.is_none()) {
       hi = is_floating(t->dtype) ? (int64_t(1) << std::min<int>(24, 8 * int(t->itemsize()))) : int64_t(1) << 62;
     } else if (b.is_none()) {
-      hi = a.cast<int64_t>();
+      hi = int_arg(a, "random_", "to");
     } else {
-      lo = a.cast<int64_t>();
-      hi = b.cast<int64_t>();
+      lo = int_arg(a, "random_", "from");
+      hi = int_arg(b, "random_", "to");
     }
     return ops::random_(t, lo, hi, gen_arg(g));
   }, py::arg("from") = py::none(), py::arg("to") = py::none(), py::kw_only(), py::arg("generator") = py::none());

@@ -61,21 +61,21 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("squeeze", squeeze, py::arg("dim") = py::none());
   cls.def("squeeze_", [squeeze](const Tensor& t, py::handle dim) { return restride(t, squeeze(t, dim)); }, py::arg("dim") = py::none());
   cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
-  auto narrow = [](const Tensor& t, int64_t d, py::handle start, int64_t len) {
+  auto narrow = [](const Tensor& t, py::handle d, py::handle start, py::handle len) {
     if (is_tensor(start)) {
       const Tensor st = as_tensor(start);
       FL_CHECK(st->dim() == 0 && is_integral(st->dtype, false), Error,
                "start must be an 0-dim integral Tensor.");
     }
-    int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : start.cast<int64_t>();
-    return ops::narrow(t, d, s, len);
+    int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : int_arg(start, "narrow", "start");
+    return ops::narrow(t, int_arg(d, "narrow", "dim"), s, int_arg(len, "narrow", "length"));
   };
   m.def("narrow", narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"), "A view of length elements of dim from start.");
   cls.def("narrow", narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
   auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
     FL_CHECK(t, TypeError, "as_strided(): argument 'input' (position 1) must be Tensor, not NoneType");
     return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
-                           off.is_none() ? t->offset : off.cast<int64_t>());
+                           off.is_none() ? t->offset : int_arg(off, "as_strided", "storage_offset"));
   };
   m.def("as_strided", as_strided, py::arg("input"), py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none(),
         "A view of input's storage with the given geometry.");

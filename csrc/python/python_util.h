@@ -82,6 +82,19 @@ bool scalar_from_python(py::handle h, Scalar* out);
 // A Python int (not bool) as int64, as torch's parser reads an int argument: ValueError past int64; false when h
 // is not an int.
 bool int64_from_python(py::handle h, int64_t* out);
+// An int argument of a hand-written binding, as torch's parser reads one: a Python int (ValueError past int64) or
+// what has __index__ (numpy ints); anything else is a TypeError naming the op and argument.
+inline int64_t int_arg(py::handle h, const char* op, const char* name) {
+  int64_t v;
+  if (int64_from_python(h, &v)) return v;
+  if (PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr())) {
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (!i) throw py::error_already_set();
+    if (int64_from_python(i, &v)) return v;
+  }
+  throw TypeError(str_cat(op, "(): argument '", name, "' must be int, not ",
+                          std::string(py::str(py::type::of(h).attr("__name__")))));
+}
 // The declared op of that name (ValueError when there is none), and a Python value as the boxed argument of C++
 // type `tag` for its schema argument `a` (bind_ops.cpp).
 const OpInfo& find_op(const std::string& name);
