@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
 import flowlike.nn.functional as flF  # noqa: E402
 
-from helpers import assert_raises_same, assert_same, check_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, check_both, outcome_type  # noqa: E402
 
 TF = torch.nn.functional
 
