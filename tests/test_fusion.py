@@ -453,13 +453,16 @@ TRITON_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(TRITON_CASES))
-def test_triton_kernels_equal_the_cpp_kernels(case):
-    fn, make = TRITON_CASES[case]
-    fl.manual_seed(11)
+def _assert_triton_bits_equal_cpp(fn, make, seed):
+    fl.manual_seed(seed)
     for got, want in _triton_vs_cpp(fn, *make()):
         assert got.dtype == want.dtype and got.shape == want.shape
         assert np.array_equal(bits(got), bits(want)), (got, want)
+
+
+@pytest.mark.parametrize("case", sorted(TRITON_CASES))
+def test_triton_kernels_equal_the_cpp_kernels(case):
+    _assert_triton_bits_equal_cpp(*TRITON_CASES[case], seed=11)
 
 
 def test_triton_where_eager_calls_libm():
@@ -514,11 +517,7 @@ TRITON_COLUMN_CASES = {  # (fn, inputs): row counts below, at and past a 128-row
 @pytest.mark.parametrize("case", sorted(TRITON_COLUMN_CASES))
 def test_triton_column_groups_equal_the_cpp_kernels(case):
     # the Triton kernel sums each column in the C++ kernel's (eager's) order: the same bits
-    fn, make = TRITON_COLUMN_CASES[case]
-    fl.manual_seed(5)
-    for got, want in _triton_vs_cpp(fn, *make()):
-        assert got.dtype == want.dtype and got.shape == want.shape
-        assert np.array_equal(bits(got), bits(want)), (got, want)
+    _assert_triton_bits_equal_cpp(*TRITON_COLUMN_CASES[case], seed=5)
 
 
 # ---- epilogues: a convolution or linear layer and its activation as one op ------------------------------------------

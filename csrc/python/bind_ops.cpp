@@ -414,10 +414,10 @@ std::string face_signature(const Face& f) {
     sig += a.key;
     if (a.schema->default_value) {
       const std::string& d = *a.schema->default_value;
+      const bool literal = d.front() == '\'' || d.front() == '"' || d.front() == '[' || d == "None" || d == "True" ||
+                           d == "False";
       // a text signature holds literals only: a dtype default shows as None, which the face takes as the default
-      sig += "=" + (a.kind == ArgKind::Dtype || d.front() == '\'' || d.front() == '"' || d == "None" || d == "True" ||
-                            d == "False" || d.front() == '['
-                        ? (a.kind == ArgKind::Dtype ? "None" : d) : std::string(py::repr(default_value(d))));
+      sig += "=" + (a.kind == ArgKind::Dtype ? std::string("None") : literal ? d : std::string(py::repr(default_value(d))));
     }
   }
   if (f.out) sig += kw ? ", out=None" : ", *, out=None";
