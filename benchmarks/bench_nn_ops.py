@@ -1,14 +1,15 @@
 """nn ops: flowlike against PyTorch on the same inputs, in one process, printing time ratios.
 
 Run: python benchmarks/bench_nn_ops.py   (ratio = flowlike time / torch time; below 1 is faster)
-Cases: softmax and layer_norm over (4096, 1024) float32, forward and forward+backward; causal
+Cases: softmax and layer_norm over (4096, 1024) float32, forward and forward+backward; GELU (erf), exp and
+sigmoid over the same tensor, GELU also over its transpose (a strided input); causal
 scaled_dot_product_attention (batch 8, 8 heads, seq 512, head dim 64, float32), with flowlike's
 peak allocator memory compared to the size of one full attention matrix.
 """
 import numpy as np
 
 import flowlike as fl
-from common import best_time
+from common import best_time, cpu_info
 import flowlike.nn.functional as F
 
 try:
@@ -45,6 +46,18 @@ def cases(rng):
     def ln(m, x, w, b):
         return (F if m is fl else TF).layer_norm(x, (1024,), w, b)
 
+    def gelu(m, x):
+        return (F if m is fl else TF).gelu(x)
+
+    def gelu_t(m, x):
+        return (F if m is fl else TF).gelu(x.t())
+
+    def exp(m, x):
+        return m.exp(x)
+
+    def sigmoid(m, x):
+        return m.sigmoid(x)
+
     def attn(m, q, k, v):
         return (F if m is fl else TF).scaled_dot_product_attention(q, k, v, is_causal=True)
 
@@ -53,6 +66,11 @@ def cases(rng):
         ("softmax 4096x1024 fwd+bwd", (x,), True, fwd_bwd(smx, grads), 10),
         ("layer_norm 4096x1024 fwd", (x, w, b), False, ln, 20),
         ("layer_norm 4096x1024 fwd+bwd", (x, w, b), True, fwd_bwd(ln, grads), 10),
+        ("gelu 4096x1024 fwd", (x,), False, gelu, 20),
+        ("gelu 4096x1024 fwd+bwd", (x,), True, fwd_bwd(gelu, grads), 10),
+        ("gelu of the transpose fwd", (x,), False, gelu_t, 10),
+        ("exp 4096x1024", (x,), False, exp, 20),
+        ("sigmoid 4096x1024", (x,), False, sigmoid, 20),
         ("sdpa 8x8x512x64 causal fwd", (q, k, v), False, attn, 5),
         ("sdpa 8x8x512x64 causal fwd+bwd", (q, k, v), True, fwd_bwd(attn, agrads), 3),
     ]
@@ -75,6 +93,8 @@ def attention_memory(rng):
 def main():
     if torch is not None:
         torch.set_num_threads(fl.get_num_threads())
+    model, isa, _, mhz = cpu_info()
+    print(f"{model}, {isa}, {mhz:.0f} MHz")
     print(f"threads: flowlike {fl.get_num_threads()}" + (f", torch {torch.get_num_threads()}" if torch else ""))
     rng = np.random.default_rng(0)
     print(f"{'case':34s} {'flowlike ms':>12s} {'torch ms':>10s} {'ratio':>7s}")

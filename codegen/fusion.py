@@ -168,9 +168,9 @@ def as_node(view, ci):
         compute = view.meta[tensors[0]][2] if rule == "BOOL" else out_dtype
         if rule in ("SAME", "INT", "BOOL") and compute != view.meta[tensors[0]][2]:
             return None
-        # eager takes the vectorizable float32 form where operand and result are contiguous (pointwise_unary.cpp)
-        dense = (name in _DENSE_F32 and compute == _dtype.float32 and view.meta[tensors[0]][2] == _dtype.float32
-                 and out_dtype == _dtype.float32 and all(_contiguous(view.meta[v]) for v in (tensors[0], out)))
+        # eager takes the vectorizable float32 form whenever it computes in float32, strided operands included
+        # (pointwise_unary.cpp)
+        dense = name in _DENSE_F32 and compute == _dtype.float32 and out_dtype == _dtype.float32
         return Node(ci, name, "unary", tensors, out, compute, {"dense": dense})
     if name in _BINARY and len(tensors) == 2:
         rule = _BINARY[name]

@@ -1,6 +1,7 @@
 """csrc/kernels/vec_math.h in Triton: the float32 exp, tanh, sigmoid, erf and erfc that flowlike's eager kernels and
 its generated C++ use, step for step (same constants, same order of operations), so that a generated Triton kernel
-computes what the C++ kernel computes. Divisions are IEEE's (div_rn): a GPU's `/` is approximate. Kernels written
+computes what the C++ kernel computes. Divisions are IEEE's (div_rn): a GPU's `/` is approximate; the fused
+multiply-adds are explicit (tl.fma rounds once, as std::fma: vec_math.h's Note [explicit FMA]). Kernels written
 by codegen/triton.py import these."""
 import triton
 import triton.language as tl
@@ -18,15 +19,15 @@ def exp_f32(x):
     k = xc * 1.44269504088896341 + 12582912.0
     ki = k.to(tl.int32, bitcast=True)
     n = k - 12582912.0
-    r = xc - n * 0.693359375
-    r = r + n * 2.12194440e-4
+    r = tl.fma(n, -0.693359375, xc)
+    r = tl.fma(n, 2.12194440e-4, r)
     p = 1.9875691500e-4
-    p = p * r + 1.3981999507e-3
-    p = p * r + 8.3334519073e-3
-    p = p * r + 4.1665795894e-2
-    p = p * r + 1.6666665459e-1
-    p = p * r + 5.0000001201e-1
-    p = p * (r * r) + r + 1.0
+    p = tl.fma(p, r, 1.3981999507e-3)
+    p = tl.fma(p, r, 8.3334519073e-3)
+    p = tl.fma(p, r, 4.1665795894e-2)
+    p = tl.fma(p, r, 1.6666665459e-1)
+    p = tl.fma(p, r, 5.0000001201e-1)
+    p = tl.fma(p, r * r, r) + 1.0
     scale = ((ki - 0x4B400000 + 127) << 23).to(tl.float32, bitcast=True)
     return tl.where(x < -87.0, 0.0, p * scale)
 
@@ -68,16 +69,16 @@ def erfc_f32(x):
     z = tl.abs(x)
     t = tl.math.div_rn(1.0, 1.0 + 0.5 * z)
     p = 0.17087277
-    p = p * t - 0.82215223
-    p = p * t + 1.48851587
-    p = p * t - 1.13520398
-    p = p * t + 0.27886807
-    p = p * t - 0.18628806
-    p = p * t + 0.09678418
-    p = p * t + 0.37409196
-    p = p * t + 1.00002368
-    p = p * t - 1.26551223
-    r = t * exp_f32(-z * z + p)
+    p = tl.fma(p, t, -0.82215223)
+    p = tl.fma(p, t, 1.48851587)
+    p = tl.fma(p, t, -1.13520398)
+    p = tl.fma(p, t, 0.27886807)
+    p = tl.fma(p, t, -0.18628806)
+    p = tl.fma(p, t, 0.09678418)
+    p = tl.fma(p, t, 0.37409196)
+    p = tl.fma(p, t, 1.00002368)
+    p = tl.fma(p, t, -1.26551223)
+    r = t * exp_f32(tl.fma(-z, z, p))
     return tl.where(x >= 0.0, r, 2.0 - r)
 
 

@@ -85,7 +85,7 @@ def test_zero_dim_chain():
 
 
 def test_non_contiguous_inputs():
-    # a transposed operand and a strided slice: eager runs its strided loops (libm tanh), as the kernel must
+    # a transposed operand and a strided slice: eager runs the dense float32 forms on dense copies, as the kernel must
     x = fl.randn(16, 24).t()
     y = fl.randn(24, 32)[:, ::2]
     assert_fused_equals_eager(lambda x, y: fl.tanh(x * y) + fl.exp(y - x), x, y)

@@ -78,3 +78,25 @@ def test_sixteen_bit_floats_round_trip():
     np.testing.assert_array_equal(x.numpy(), np.array([1.0, 2.5, 65504.0, 1e-7], dtype=np.float16))
     b = fl.tensor([1.0, 3.140625, -2.0], dtype=fl.bfloat16)
     assert b.float().tolist() == [1.0, 3.140625, -2.0]
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "erf", "gelu", "silu", "mish"])
+def test_float32_math_does_not_depend_on_layout(name):
+    # a transposed, a stepped and an out= strided operand compute the bits of the dense input (the vectorized
+    # float32 forms run on dense copies), forward and backward
+    fn = getattr(fl, name, None) or getattr(fl.nn.functional, name)
+    rng = np.random.default_rng(1)
+    base = fl.from_numpy(rng.standard_normal((96, 130)).astype(np.float32) * 4)
+    g = fl.from_numpy(rng.standard_normal((130, 48)).astype(np.float32))
+    for view in (base.t()[:, ::2], base[::3, 1:].t()):
+        dense = view.contiguous()
+        np.testing.assert_array_equal(fn(view).numpy(), fn(dense).numpy())
+        x, xd = view.clone().t().contiguous().t().requires_grad_(), dense.clone().requires_grad_()
+        gv = g[:, : view.shape[1]] if view.shape == (130, 48) else fl.ones(view.shape)
+        fn(x).backward(gv.t().contiguous().t())
+        fn(xd).backward(gv.contiguous())
+        np.testing.assert_array_equal(x.grad.numpy(), xd.grad.numpy())
+    if hasattr(fl, name):
+        out = fl.empty(96, 260)[:, ::2]
+        getattr(fl, name)(base[:, :130], out=out)
+        np.testing.assert_array_equal(out.numpy(), fn(base[:, :130].contiguous()).numpy())

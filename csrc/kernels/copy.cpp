@@ -8,6 +8,51 @@
 
 namespace fl {
 
+namespace {
+// A copy whose output runs along a dim the input strides over (x.t().contiguous()), walked in square tiles of
+// the two dims: element by element along the output, every input read would miss the cache.
+template <typename T>
+void copy_tiles(const ElementwiseIter& it) {
+  constexpr int64_t B = 32;
+  const int64_t n0 = it.shape[0], n1 = it.shape[1], t0 = (n0 + B - 1) / B, per = t0 * ((n1 + B - 1) / B);
+  const int64_t tiles = it.numel / (n0 * n1) * per;
+  const int64_t ds0 = it.strides[0][0], ds1 = it.strides[0][1], ss0 = it.strides[1][0], ss1 = it.strides[1][1];
+#pragma omp parallel for schedule(static) if (it.numel >= kParallelGrain && !omp_in_parallel())
+  for (int64_t t = 0; t < tiles; ++t) {
+    char* d = it.base[0];
+    const char* s = it.base[1];
+    int64_t rest = t / per;
+    for (int k = 2; k < it.ndim; ++k) {
+      const int64_t i = rest % it.shape[k];
+      rest /= it.shape[k];
+      d += i * it.strides[0][k];
+      s += i * it.strides[1][k];
+    }
+    const int64_t i0 = t % per % t0 * B, j0 = t % per / t0 * B;
+    const int64_t e0 = std::min(n0, i0 + B), e1 = std::min(n1, j0 + B);
+    for (int64_t j = j0; j < e1; ++j)
+      for (int64_t i = i0; i < e0; ++i)
+        *reinterpret_cast<T*>(d + i * ds0 + j * ds1) = *reinterpret_cast<const T*>(s + i * ss0 + j * ss1);
+  }
+}
+
+// Runs copy_tiles when the input's unit-stride dim is the output's second (the iterator orders dims by the
+// output's layout); false otherwise.
+bool copied_in_tiles(const ElementwiseIter& it) {
+  const int64_t size = it.itemsize[0];
+  if (it.ndim < 2 || it.strides[0][0] != size || it.strides[1][1] != size || it.strides[1][0] == size ||
+      it.strides[1][0] == 0 || it.shape[0] < 8 || it.shape[1] < 8)
+    return false;
+  switch (size) {
+    case 1: copy_tiles<uint8_t>(it); return true;
+    case 2: copy_tiles<uint16_t>(it); return true;
+    case 4: copy_tiles<uint32_t>(it); return true;
+    case 8: copy_tiles<uint64_t>(it); return true;
+    default: return false;
+  }
+}
+}  // namespace
+
 void copy_kernel(const Tensor& dst, const Tensor& src) {
   if (dst->numel == 0) return;
   broadcast_shapes(dst->sizes, src->sizes, "copy_");
@@ -48,6 +93,7 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
     return;
   }
   ElementwiseIter it({dst.get(), src.get()}, "copy_");
+  if (dst->dtype == src->dtype && copied_in_tiles(it)) return;
   FL_DISPATCH_STORAGE(dst->dtype, "copy_", {
     using out_t = scalar_t;
     FL_DISPATCH_STORAGE(src->dtype, "copy_", {

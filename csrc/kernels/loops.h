@@ -95,6 +95,31 @@ struct ElementwiseIter {
   }
 };
 
+// Whether t's elements fill numel consecutive slots of memory (a permutation of a contiguous layout, such as
+// a transposed matrix): two such operands with equal strides pair their elements at equal memory offsets, so an
+// elementwise loop may walk both as one flat run.
+inline bool dense_in_memory(const TensorImpl& t) {
+  if (t.contiguous) return true;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes[d] != 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.strides[a] < t.strides[b]; });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.strides[d] != expected) return false;
+    expected *= t.sizes[d];
+  }
+  return true;
+}
+
+// Whether a and b have one shape and one memory layout that is dense in memory (see above).
+inline bool flat_alike(const TensorImpl& a, const TensorImpl& b) {
+  if (a.sizes != b.sizes || !dense_in_memory(a) || !dense_in_memory(b)) return false;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
 // out = f(a) elementwise; f works on opmath types (float for the 16-bit floats).
 template <typename Out, typename In, typename F>
 void unary_loop(const ElementwiseIter& it, F f) {

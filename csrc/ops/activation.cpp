@@ -88,7 +88,6 @@ void parallel_chunks(int64_t n, F f) {
     f(lo, hi);
   }
 }
-bool dense(const Tensor& t) { return t->contiguous; }
 
 void check_floating(const char* name, ScalarType t) {
   FL_CHECK(is_floating(t), NotImplementedError, "\"", name, "_cpu\" not implemented for '", c10_type_name(t), "'");
@@ -103,16 +102,20 @@ Tensor activation_cpu(Activation k, const Tensor& x, double a, double b, double 
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor xin = x->dtype == ct ? x : to_dtype(x, ct);
   Tensor result = out && out->dtype == ct ? out : empty_like(x, ct);
-  if (ct == ScalarType::Float32 && dense(xin) && dense(result)) {
+  if (ct == ScalarType::Float32) {
+    // the dense kernel walks memory: operands that are not laid out alike and dense (a transposed matrix is)
+    // are copied first, rather than run through vec_math element by element (its Note [explicit FMA])
+    if (!dense_in_memory(*xin)) xin = contiguous(xin);
+    Tensor dst = flat_alike(*result, *xin) ? result : empty_like(xin, ct);
     const float* in = xin->data<float>();
-    float* o = result->data<float>();
+    float* o = dst->data<float>();
     parallel_chunks(x->numel, [&](int64_t lo, int64_t hi) {
       forward_dense_f32(k, o + lo, in + lo, hi - lo, float(a), float(b), float(c));
     });
+    if (dst != result) copy_into(result, dst);
   } else {
     ElementwiseIter it({result.get(), xin.get()}, name);
-    if (ct == ScalarType::Float32) forward_loop<float>(k, it, float(a), float(b), float(c));
-    else forward_loop<double>(k, it, a, b, c);
+    forward_loop<double>(k, it, a, b, c);
   }
   if (out) {
     if (result != out) copy_into(out, result);
@@ -132,13 +135,18 @@ Tensor activation_backward_cpu(Activation k, const Tensor& g, const Tensor& x, d
   const ScalarType ct = compute_dtype(x->dtype);
   Tensor gin = g->dtype == ct ? g : to_dtype(g, ct), xin = x->dtype == ct ? x : to_dtype(x, ct);
   Tensor result = empty_like(x, ct);
-  if (ct == ScalarType::Float32 && order == 1 && dense(gin) && dense(xin) && dense(result) &&
-      gin->strides == xin->strides && result->strides == xin->strides) {
+  if (ct == ScalarType::Float32 && order == 1) {
+    // as in activation_cpu: operands laid out alike and dense in memory, else dense copies
+    if (!dense_in_memory(*xin)) xin = contiguous(xin);
+    if (!flat_alike(*gin, *xin)) gin = contiguous(gin);
+    if (!flat_alike(*gin, *xin)) xin = contiguous(xin);
+    Tensor dst = flat_alike(*result, *xin) ? result : empty_like(xin, ct);
     const float *gp = gin->data<float>(), *xp = xin->data<float>();
-    float* o = result->data<float>();
+    float* o = dst->data<float>();
     parallel_chunks(x->numel, [&](int64_t lo, int64_t hi) {
       backward_dense_f32(k, o + lo, gp + lo, xp + lo, hi - lo, float(a), float(b), float(c));
     });
+    if (dst != result) copy_into(result, dst);
   } else {
     ElementwiseIter it({result.get(), gin.get(), xin.get()}, name);
     if (ct == ScalarType::Float32) backward_loop<float>(k, it, float(a), float(b), float(c), order == 2);

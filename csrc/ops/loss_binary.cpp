@@ -53,7 +53,7 @@ inline M bce_logits_value(M x, M y, M lw) {
 }
 
 // The float32 contiguous loop, vectorized (pw may be null).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void bce_logits_f32(float* out, const float* x,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void bce_logits_f32(float* out, const float* x,
                                                                                   const float* y, const float* pw,
                                                                                   int64_t n) {
   using loss_math::exp_f32;
@@ -86,7 +86,7 @@ void bce_logits_kernel(const ElementwiseIter& it, bool has_pw) {
 }
 
 // d loss / d x = g * (sigmoid(x) - y) in one pass (no pos_weight).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void bce_logits_grad_f32(float* out, const float* g,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void bce_logits_grad_f32(float* out, const float* g,
                                                                                        int64_t gs, const float* x,
                                                                                        const float* y, int64_t n) {
   using loss_math::exp_f32;

@@ -20,7 +20,7 @@ using loss_math::exp_f32;
 using loss_math::vexp;
 
 // sum(exp(x[j] - m)) with 16 independent lanes so the loop vectorizes.
-__attribute__((target_clones("avx512f", "avx2", "default"))) float exp_sum_f32(const float* x, float m, int64_t n) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float exp_sum_f32(const float* x, float m, int64_t n) {
   float lane[16] = {};
   int64_t j = 0;
   for (; j + 16 <= n; j += 16)
@@ -32,7 +32,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float exp_sum_f32(c
 }
 
 // out[j] = a * exp((x[j] - m) - logsum) - b * (w ? w[j] : 1): one row of the cross_entropy gradient.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ce_grad_row_f32(const float* x, float m, float logsum,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void ce_grad_row_f32(const float* x, float m, float logsum,
                                                                                    float a, float b, const float* w,
                                                                                    float* out, int64_t n) {
   if (w) {
@@ -316,13 +316,13 @@ inline void slab_grad(const T* __restrict xs, T* __restrict os, int64_t C, int64
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void slab_stats_f32(const float* base, int64_t C,
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void slab_stats_f32(const float* base, int64_t C,
                                                                                   int64_t S, int64_t len, float* m,
                                                                                   float* sum) {
   slab_stats(base, C, S, len, m, sum);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void slab_grad_f32(
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void slab_grad_f32(
     const float* xs, float* os, int64_t C, int64_t S, int64_t len, const float* a, const float* b, const float* m,
     const float* logsum, const float* w) {
   slab_grad(xs, os, C, S, len, a, b, m, logsum, w);

@@ -109,19 +109,25 @@ Tensor unary_cpu(UnaryOp op, const Tensor& a, const Tensor& out) {
     result = empty_like(a, out_dtype);
   }
   check_no_partial_overlap(result, ca);
-  ElementwiseIter it({result.get(), ca.get()}, info.name);
-  if (ct == ScalarType::Float32 && result->dtype == ScalarType::Float32 && ca->contiguous && result->contiguous &&
-      has_unary_dense_f32(op)) {
+  if (ct == ScalarType::Float32 && result->dtype == ScalarType::Float32 && has_unary_dense_f32(op)) {
+    // operands not laid out alike and dense in memory run it on dense copies: vectorized, and the same bits as
+    // a dense input (vec_math.h's Note [explicit FMA])
+    Tensor src = dense_in_memory(*ca) ? ca : contiguous(ca);
+    Tensor dst = flat_alike(*result, *src) ? result : empty_like(src, ScalarType::Float32);
+    ElementwiseIter it({dst.get(), src.get()}, info.name);
     it.for_each([&](char** p, const int64_t* s, int64_t n) {
       FL_CHECK((s[0] == 4 && s[1] == 4) || n == 1, Error, info.name, ": internal error, dense operands with strides ", s[0], ", ",
                s[1]);
       unary_dense_f32(op, reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]), n);
     });
+    if (dst != result) copy_into(result, dst);
   } else if (is_complex(ct)) {
+    ElementwiseIter it({result.get(), ca.get()}, info.name);
     FL_DISPATCH_COMPLEX(ct, info.name, {
       if (!run_unary_complex<typename scalar_t::value_type>(op, it)) throw_no_complex(info.name, ct);
     });
   } else {
+    ElementwiseIter it({result.get(), ca.get()}, info.name);
     FL_DISPATCH_ALL(ct, info.name, run_unary<scalar_t>(op, it));
   }
   if (out) {
