@@ -6,8 +6,11 @@ A ratio below 1.0 means the first named side is faster. Workloads: training step
 batch 128, AdamW), the small CNN of examples/train_cnn.py, a GPT-mini (4 layers, d_model 128, 4 heads, seq 64,
 batch 16, AdamW) and a BERT-like encoder's inference (6 layers, hidden 384, seq 128, batch 8). The graph replays
 the captured step in C++ (one boxed call per op, no Python per op, each value released after its last use), with
-its fusion groups as generated kernels (flowlike.codegen; the benchmark waits for them before timing). For the MLP the benchmark prints the fraction of the machine's peak float32 FLOP rate
-reached (peak = threads x 2 FMA units x vector lanes x 2 x clock; the number of FMA units is an assumption).
+its fusion groups as generated kernels (flowlike.codegen; the benchmark waits for them before timing). For the MLP,
+the GPT-mini and the BERT-like encoder it counts the FLOPs of the matrix products and prints the fraction of the
+machine's nominal peak float32 rate (threads x 2 FMA units x vector lanes x 2 x clock; the number of FMA units is an
+assumption) and of the GEMM ceiling measured in the same run: the products alone at that rate bound the step time
+from below, so eager's time over that bound is the most a graph (or fusion) can gain over eager.
 """
 import importlib.util
 import os
@@ -38,6 +41,22 @@ def cpu_peak():
     peak = threads * 2 * lanes * 2 * mhz * 1e6
     return (f"{model}, {isa}, {threads} threads at {mhz:.0f} MHz (/proc/cpuinfo; a turbo clock is higher, and so "
             f"is the true peak): peak {peak / 1e9:.0f} GFLOP/s", peak)
+
+
+def gemm_ceiling():
+    """The float32 GEMM rate this machine sustains on the threads in use: the better of flowlike's and torch's on a
+    1024^3 product. The nominal peak above assumes two full-width FMA units per core; some cores (AMD Zen 4) run a
+    512-bit FMA on two 256-bit halves, and the clock varies, so the measured rate is the bound that matters."""
+    a = np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)
+    best = float("inf")
+    for lib in (fl, torch):
+        x = lib.from_numpy(a.copy())
+        lib.mm(x, x)
+        for _ in range(10):  # the fastest run: a ceiling, not a typical time
+            t0 = time.perf_counter()
+            lib.mm(x, x)
+            best = min(best, time.perf_counter() - t0)
+    return 2 * 1024 ** 3 / best
 
 
 def timed(fn, number):
@@ -84,7 +103,7 @@ def graph_of(model, opt, fn):
     return Step()
 
 
-def compare_case(title, make_model, make_batch, number, train=True, flops=None, peak=None):
+def compare_case(title, make_model, make_batch, number, train=True, flops=None, peak=None, ceiling=None):
     if train:
         model, opt, args, fl_step = training_case(fl, make_model, make_batch)
         *_, t_step = training_case(torch, make_model, make_batch)
@@ -139,12 +158,21 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
     if flops:
         line += f"   graph at {flops / t_graph / 1e9:6.1f} GFLOP/s = {flops / t_graph / peak:5.1%} of peak"
     print(line, flush=True)
+    if flops:
+        # the step's matrix products alone, at the measured GEMM rate: no plan can run the step faster
+        bound = flops / ceiling
+        print(f"  matrix products {flops / 1e9:.2f} GFLOP: at least {bound * 1e3:.2f} ms at the GEMM ceiling "
+              f"({ceiling / 1e9:.0f} GFLOP/s); eager at {bound / t_eager:5.1%} of that bound, graph at "
+              f"{bound / t_graph:5.1%}; the most any graph can gain over eager: {t_eager / bound:.2f}x", flush=True)
 
 
 def main():
     codegen.config.async_compile = False  # the fused kernels are built before the first timed step
     desc, peak = cpu_peak()
     print(desc)
+    ceiling = gemm_ceiling()
+    print(f"GEMM ceiling (float32 1024^3, the better of flowlike and torch): {ceiling / 1e9:.0f} GFLOP/s = "
+          f"{ceiling / peak:.0%} of the nominal peak")
     rng = np.random.default_rng(0)
 
     def data(shape, classes, batch_shape):
@@ -157,20 +185,30 @@ def main():
     compare_case("MLP 784-512-512-10, batch 128, AdamW step",
                  lambda lib: lib.nn.Sequential(lib.nn.Linear(784, 512), lib.nn.ReLU(), lib.nn.Linear(512, 512),
                                                lib.nn.ReLU(), lib.nn.Linear(512, 10)),
-                 data((128, 784), 10, (128,)), number=20, flops=mlp_flops, peak=peak)
+                 data((128, 784), 10, (128,)), number=20, flops=mlp_flops, peak=peak, ceiling=ceiling)
     cnn = _example("train_cnn")
     compare_case("small CNN (examples/train_cnn.py), batch 32, AdamW step", cnn.build_model,
                  data((32, 1, 12, 12), 3, (32,)), number=20)
+    # GPT-mini: forward products per layer (qkv, projection, MLP, causal attention counted whole) and the head;
+    # backward twice the forward
+    tokens_n, d, vocab = 16 * 64, 128, 64
+    layer = 2 * tokens_n * d * (3 * d + d + 2 * 4 * d) + 2 * 2 * 16 * 64 * 64 * d
+    gpt_flops = 3 * (4 * layer + 2 * tokens_n * d * vocab)
+    # BERT-like: per layer qkv, projection, feed-forward and attention (inference: forward only)
+    bert_tokens = 8 * 128
+    bert_flops = 6 * (2 * bert_tokens * 384 * (3 * 384 + 384 + 2 * 1536) + 2 * 2 * 8 * 128 * 128 * 384)
     gpt = _example("train_gpt")
     tokens = rng.integers(0, 64, (16, 65))
     compare_case("GPT-mini (4 layers, d_model 128, 4 heads, seq 64, batch 16), AdamW step",
                  lambda lib: gpt.build_model(lib, 64, d_model=128, heads=4, layers=4, context=64),
-                 lambda lib: (lib.from_numpy(tokens[:, :-1].copy()), lib.from_numpy(tokens[:, 1:].copy())), number=10)
+                 lambda lib: (lib.from_numpy(tokens[:, :-1].copy()), lib.from_numpy(tokens[:, 1:].copy())), number=10,
+                 flops=gpt_flops, peak=peak, ceiling=ceiling)
     hidden = rng.standard_normal((8, 128, 384)).astype(np.float32)
     compare_case("BERT-like encoder inference (6 layers, hidden 384, seq 128, batch 8)",
                  lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(384, 6, 1536, dropout=0.0,
                                                                                        batch_first=True), 6),
-                 lambda lib: (lib.from_numpy(hidden.copy()),), number=10, train=False)
+                 lambda lib: (lib.from_numpy(hidden.copy()),), number=10, train=False, flops=bert_flops, peak=peak,
+                 ceiling=ceiling)
 
 
 if __name__ == "__main__":

@@ -348,7 +348,7 @@ def _quantile(name, ignore_nan):
         else:
             if not 0 <= q <= 1:
                 raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-            q = _as_tensor(builtins.float(q))
+            q = _as_tensor(builtins.float(q), like=input)  # in the input's dtype, as torch: 0.3 in float32 is not 0.3
         return _C._quantile(input, q, None if dim is None else int_arg(dim, name, "dim"), keepdim, interpolation, ignore_nan)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The q-th quantiles along `dim` (all elements when None); a 1-D q adds a leading dim. "

@@ -379,3 +379,10 @@ def test_vectorized_extremes_see_every_nan(pos):
     assert t.argmax().item() == pos and t.min(0).indices.item() == pos
     d = a.astype(np.float64)
     assert np.isnan(fl.from_numpy(d).amax().item())
+
+
+def test_quantile_of_a_python_float_keeps_the_input_precision():
+    # q = 0.3 is taken in the input's dtype (torch's scalar_tensor(q, self.options())), not rounded to float32 first
+    a = np.random.default_rng(5).standard_normal((5, 7))
+    assert fl.from_numpy(a).quantile(0.3).item() == np.quantile(a, 0.3)
+    assert fl.from_numpy(a).nanquantile(0.3, dim=1)[2].item() == np.quantile(a[2], 0.3)

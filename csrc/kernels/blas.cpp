@@ -157,6 +157,16 @@ void sgemm_epilogue(int64_t m, int64_t n, int64_t k, float alpha, Mat<const floa
   }
 }
 
+void sgemm_row_addend(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
+                      const float* row, Mat<float> c, const Epilogue& ep) {
+  // sgemm_epilogue's (and so gemm<float>'s) choice of kernel
+  if (m > 1 && n > 1 && k > 0 && alpha != 0.0f && c.cs == 1 && sgemm_packed(m, n, k, alpha, a, b, beta, c, ep, row))
+    return;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c.data[i * c.rs + j * c.cs] = row[j];
+  sgemm_epilogue(m, n, k, alpha, a, b, beta, c, ep);
+}
+
 template <typename T>
 void gemm_batched(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, int64_t a_bs, Mat<const T> b,
                   int64_t b_bs, T beta, Mat<T> c, int64_t c_bs) {

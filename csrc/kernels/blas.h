@@ -46,6 +46,12 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, Mat<const T> a, Mat<const T>
 void sgemm_epilogue(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
                     Mat<float> c, const Epilogue& ep);
 
+// sgemm_epilogue with beta scaling `row` (n floats, the same for every row: a Linear layer's bias) in place of C's
+// old values. The packed kernel reads the row where it would read C; the other kernels get it copied into every
+// row of C first. Either way the values of copying it first and calling sgemm_epilogue.
+void sgemm_row_addend(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
+                      const float* row, Mat<float> c, const Epilogue& ep);
+
 // `batch` independent GEMMs with constant strides between operands (bmm); parallel over the batch
 // when the matrices are small, and over each GEMM otherwise.
 template <typename T>

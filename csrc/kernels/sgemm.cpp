@@ -42,7 +42,7 @@ struct Vec {
 template <int W, int ROWS, int NV, int MR, int NB, bool OFFSETS = false>
 __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
                                                         const int64_t* __restrict boff, float alpha, float beta, float* c,
-                                                        int64_t ldc) {
+                                                        int64_t ldc, const float* cin, int64_t ldcin) {
   using V = typename Vec<W>::type;
   using VU = typename Vec<W>::unaligned;
   constexpr int NR = W * NB;
@@ -71,14 +71,15 @@ __attribute__((always_inline)) inline void micro_kernel(int64_t kc, const float*
   for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      VU* out = reinterpret_cast<VU*>(c + i * ldc + v * W);
       V r = acc[i][v] * alpha;
-      if (beta != 0.0f) r += *out * beta;
-      *out = r;
+      if (beta != 0.0f) r += *reinterpret_cast<const VU*>(cin + i * ldcin + v * W) * beta;
+      *reinterpret_cast<VU*>(c + i * ldc + v * W) = r;
     }
 }
 
-using KernelFn = void (*)(int64_t, const float*, const float*, float, float, float*, int64_t);
+// (kc, A panel, B panel, alpha, beta, C, ldc, addend, its row stride): C = alpha * A B + beta * addend, where
+// the addend is C itself (ldc) or a row broadcast over the tile's rows (stride 0: a bias)
+using KernelFn = void (*)(int64_t, const float*, const float*, float, float, float*, int64_t, const float*, int64_t);
 using RowsKernelFn = void (*)(int64_t, const float*, const float*, const int64_t*, float, float*, int64_t);
 
 // The largest register tile (AVX-512: 12 x 32), the size of the scratch tile for the last columns.
@@ -94,24 +95,26 @@ struct Isa {
 
 template <int ROWS, int NV>
 __attribute__((target("avx512f,fma"))) void kernel_avx512(int64_t kc, const float* ap, const float* bp, float alpha,
-                                                            float beta, float* c, int64_t ldc) {
-  micro_kernel<16, ROWS, NV, 12, 2>(kc, ap, bp, nullptr, alpha, beta, c, ldc);
+                                                            float beta, float* c, int64_t ldc, const float* cin,
+                                                            int64_t ldcin) {
+  micro_kernel<16, ROWS, NV, 12, 2>(kc, ap, bp, nullptr, alpha, beta, c, ldc, cin, ldcin);
 }
 // (the second, unused parameter lets FL_ROWS12 below list these kernels as it lists the others)
 template <int ROWS, int>
 __attribute__((target("avx512f,fma"))) void rows_kernel_avx512(int64_t kc, const float* ap, const float* bp,
                                                                  const int64_t* boff, float beta, float* c, int64_t ldc) {
-  micro_kernel<16, ROWS, 2, 12, 2, true>(kc, ap, bp, boff, 1.0f, beta, c, ldc);
+  micro_kernel<16, ROWS, 2, 12, 2, true>(kc, ap, bp, boff, 1.0f, beta, c, ldc, c, ldc);
 }
 template <int ROWS, int NV>
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* ap, const float* bp, float alpha,
-                                                      float beta, float* c, int64_t ldc) {
-  micro_kernel<8, ROWS, NV, 6, 2>(kc, ap, bp, nullptr, alpha, beta, c, ldc);
+                                                      float beta, float* c, int64_t ldc, const float* cin,
+                                                      int64_t ldcin) {
+  micro_kernel<8, ROWS, NV, 6, 2>(kc, ap, bp, nullptr, alpha, beta, c, ldc, cin, ldcin);
 }
 template <int ROWS, int>
 __attribute__((target("avx2,fma"))) void rows_kernel_avx2(int64_t kc, const float* ap, const float* bp,
                                                            const int64_t* boff, float beta, float* c, int64_t ldc) {
-  micro_kernel<8, ROWS, 2, 6, 2, true>(kc, ap, bp, boff, 1.0f, beta, c, ldc);
+  micro_kernel<8, ROWS, 2, 6, 2, true>(kc, ap, bp, boff, 1.0f, beta, c, ldc, c, ldc);
 }
 
 // The best kernel this CPU runs. FLOWLIKE_SGEMM_ISA=avx2 or =none caps it (avx512, the default, does
@@ -197,9 +200,11 @@ void pack_panel(const float* src, int64_t rs, int64_t cs, int64_t rows, int64_t 
 }
 
 // One task: rows [i0, i0 + mc) of C against B panels [jp0, jp1) of the packed block; `ep` (set for the last
-// depth block only) runs on each tile right after it is stored.
+// depth block only) runs on each tile right after it is stored. `row` (set for the first depth block only) is
+// the addend beta scales, broadcast over the rows, in place of C.
 void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, int64_t j_base, int64_t nc, int64_t kc,
-              Mat<const float> a, const float* bpack, float alpha, float beta, Mat<float> c, const Epilogue* ep) {
+              Mat<const float> a, const float* bpack, float alpha, float beta, Mat<float> c, const Epilogue* ep,
+              const float* row) {
   const int MR = isa.mr, NR = isa.nr;
   float* apack = scratch(0, static_cast<size_t>((mc + MR - 1) / MR * MR * kc));
   for (int64_t ir = 0; ir < mc; ir += MR)
@@ -212,15 +217,17 @@ void run_task(const Isa& isa, int64_t i0, int64_t mc, int64_t jp0, int64_t jp1, 
       const int64_t j = jp * NR, nr = std::min<int64_t>(NR, nc - j);
       float* cp = c.data + (i0 + ir) * c.rs + j_base + j;
       const KernelFn kernel = isa.rows[mr];
+      const float* cin = row ? row + j_base + j : cp;
+      const int64_t ldcin = row ? 0 : c.rs;
       if (nr == NR) {
-        kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs);
+        kernel(kc, ap, bpack + jp * NR * kc, alpha, beta, cp, c.rs, cin, ldcin);
       } else {
         // the last columns: a tile (half width when they fit in half) into scratch, merged column by column
-        (nr <= NR / 2 ? isa.half[mr] : kernel)(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR);
+        (nr <= NR / 2 ? isa.half[mr] : kernel)(kc, ap, bpack + jp * NR * kc, 1.0f, 0.0f, tile, NR, tile, NR);
         for (int64_t i = 0; i < mr; ++i)
           for (int64_t jj = 0; jj < nr; ++jj) {
             float& out = cp[i * c.rs + jj];
-            out = beta == 0.0f ? alpha * tile[i * NR + jj] : alpha * tile[i * NR + jj] + beta * out;
+            out = beta == 0.0f ? alpha * tile[i * NR + jj] : alpha * tile[i * NR + jj] + beta * cin[i * ldcin + jj];
           }
       }
       if (ep)
@@ -260,7 +267,7 @@ bool sgemm_rows(int64_t m, int64_t n, int64_t k, Mat<const float> a, const float
 }
 
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
-                  Mat<float> c, const Epilogue& ep) {
+                  Mat<float> c, const Epilogue& ep, const float* row) {
   static const Isa* isa = detect_isa();
   if (!isa || m <= 0 || n <= 0 || k <= 0 || !(c.cs == 1 || n == 1)) return false;
   const int MR = isa->mr, NR = isa->nr;
@@ -303,7 +310,7 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
           const int64_t i0 = t / nsplit * mc, jp0 = t % nsplit * chunk;
           if (jp0 < npanels)
             run_task(*isa, i0, std::min(mc, m - i0), jp0, std::min(npanels, jp0 + chunk), jc, nc, kc, ablock, bpack,
-                     alpha, beta_k, c, ep_k);
+                     alpha, beta_k, c, ep_k, pc == 0 ? row : nullptr);
         }
       }
     }
@@ -332,10 +339,10 @@ bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float>
       if (lo < hi) {
         if (column_stripes)
           sgemm_packed(m, hi - lo, k, alpha, a, {b.data + lo * b.cs, b.rs, b.cs}, beta, {c.data + lo * c.cs, c.rs, c.cs},
-                       ep);
+                       ep, row ? row + lo : nullptr);
         else
           sgemm_packed(hi - lo, n, k, alpha, {a.data + lo * a.rs, a.rs, a.cs}, b, beta, {c.data + lo * c.rs, c.rs, c.cs},
-                       ep);
+                       ep, row);
       }
     } else {
       work(tid, nth);

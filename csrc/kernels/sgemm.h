@@ -13,8 +13,10 @@ namespace fl::blas {
 // unless called from inside a parallel region. Returns false (and does nothing) when the CPU has
 // neither AVX-512 nor AVX2+FMA, C's layout is not supported, or a dimension is 0.
 // `ep`, when set, runs on each tile of C once its last depth block is stored (see Epilogue in blas.h).
+// `row`, when set, is the n floats that beta scales in place of C's old values, the same for every row (a
+// Linear layer's bias, without first copying it into every row of C); C is then not read.
 bool sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, Mat<const float> a, Mat<const float> b, float beta,
-                  Mat<float> c, const Epilogue& ep = {});
+                  Mat<float> c, const Epilogue& ep = {}, const float* row = nullptr);
 
 // The panel width of sgemm_rows (32 with AVX-512, 16 with AVX2), 0 when the packed kernels do not run here.
 int sgemm_rows_width();

@@ -27,9 +27,9 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 
 // out[i] = beta * out[i] + alpha * a[i] @ b[i] over 3-D operands (batch, rows, cols), then `ep` (float32
 // only, batch 1) on every element of out. `out` is a fresh contiguous tensor; when beta != 0 it already
-// holds the addend.
+// holds the addend, unless `row` (float32, batch 1: see bias_row) is the addend, broadcast over the rows.
 void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha, Scalar beta,
-               const blas::Epilogue& ep = {}) {
+               const blas::Epilogue& ep = {}, const Tensor& row = nullptr) {
   const int64_t batch = a->sizes[0], m = a->sizes[1], k = a->sizes[2], n = b->sizes[2];
   if (out->numel == 0) return;
   // long products let other Python threads run (Note [GIL release]); short ones keep the lock, whose hand-over
@@ -50,8 +50,10 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha
     blas::Mat<const T> bm{b->data<const T>(), b->strides[1], b->strides[2]};
     blas::Mat<T> cm{out->data<T>(), out->strides[1], out->strides[2]};
     const T beta_t = beta.to_complex() == complex<double>(0) ? T(0) : beta.to<T>();
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+      if (row) return blas::sgemm_row_addend(m, n, k, alpha.to<T>(), am, bm, beta_t, row->data<const float>(), cm, ep);
       if (ep) return blas::sgemm_epilogue(m, n, k, alpha.to<T>(), am, bm, beta_t, cm, ep);
+    }
     blas::gemm_batched<T>(batch, m, n, k, alpha.to<T>(), am, a->strides[0], bm, b->strides[0], beta_t, cm,
                           out->strides[0]);
   };
@@ -88,14 +90,26 @@ void check_bmm(const char* op, const Tensor& a, const Tensor& b) {
   check_same_dtype(op, a, b);
 }
 
-// A fresh (sizes) tensor holding `self` broadcast to it, for the add* forms.
-Tensor addend(const char* op, const Tensor& self, const IntList& sizes, ScalarType dt, Scalar beta) {
+// `self` as one contiguous float32 row of n values, when it is the addend of a float32 addmm broadcast over the
+// rows (a Linear layer's bias): the GEMM reads it in place instead of a copy into every row of the result.
+Tensor bias_row(const Tensor& self, const IntList& sizes, ScalarType dt, Scalar beta) {
+  const int64_t n = sizes[1];
+  const bool row = self->dtype == ScalarType::Float32 && dt == ScalarType::Float32 && n > 1 && beta.to_double() != 0 &&
+                   self->dim() >= 1 && self->sizes.back() == n && self->strides.back() == 1 &&
+                   (self->dim() == 1 || (self->dim() == 2 && self->sizes[0] == 1));
+  return row ? self : nullptr;
+}
+
+// A fresh (sizes) tensor holding `self` broadcast to it, for the add* forms (left empty when `row` will be read
+// in its place).
+Tensor addend(const char* op, const Tensor& self, const IntList& sizes, ScalarType dt, Scalar beta,
+              const Tensor& row = nullptr) {
   FL_CHECK(self->dtype == dt, Error, op, ": expected self and mat2 to have the same dtype, but got: ",
            c10_type_name(self->dtype), " != ", c10_type_name(dt));
   FL_CHECK(broadcast_shapes(self->sizes, sizes, op) == sizes, Error, op, ": the size of self ", shape_str(self->sizes),
            " cannot be broadcast to the result's size ", shape_str(sizes));
   Tensor out = empty(sizes, dt);
-  if (beta.to_double() != 0) copy_into(out, self);
+  if (beta.to_double() != 0 && !row) copy_into(out, self);
   return out;
 }
 
@@ -116,8 +130,10 @@ Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
 }
 Tensor addmm_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_mm("addmm", a, b);
-  Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
-  gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
+  const IntList sizes{a->sizes[0], b->sizes[1]};
+  const Tensor row = bias_row(self, sizes, a->dtype, beta);
+  Tensor out = addend("addmm", self, sizes, a->dtype, beta, row);
+  gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta, {}, row);
   return out;
 }
 // relu or gelu (use_gelu; erf-based, as PyTorch's CPU kernel) of addmm. float32 runs the activation as the
@@ -126,10 +142,12 @@ Tensor addmm_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar be
 Tensor addmm_activation_cpu(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta,
                             Scalar alpha, bool use_gelu) {
   check_mm("addmm", a, b);
-  Tensor out = addend("addmm", self, {a->sizes[0], b->sizes[1]}, a->dtype, beta);
+  const IntList sizes{a->sizes[0], b->sizes[1]};
+  const Tensor row = bias_row(self, sizes, a->dtype, beta);
+  Tensor out = addend("addmm", self, sizes, a->dtype, beta, row);
   const Activation kind = use_gelu ? Activation::gelu : Activation::relu;
   if (out->dtype == ScalarType::Float32) {
-    gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta, blas::Epilogue{activation_inplace_f32, &kind});
+    gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta, blas::Epilogue{activation_inplace_f32, &kind}, row);
     return out;
   }
   gemm_into(as_batch(out), as_batch(a), as_batch(b), alpha, beta);
