@@ -71,6 +71,26 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                          "tensor")
 
 
+def _in_projection(query, key, value, e, in_proj_weight, in_proj_bias, separate, q_proj_weight, k_proj_weight,
+                   v_proj_weight):
+    """q, k, v projected, as torch's _in_projection_packed: self-attention (query is key is value) is one GEMM
+    over the packed weight, key is value one for key and value; each part is then made contiguous."""
+    if separate:
+        bq, bk, bv = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+        return linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
+    if key is value:
+        if query is key:
+            proj = linear(query, in_proj_weight, in_proj_bias)
+            return tuple(proj.unflatten(-1, (3, e)).movedim(-2, 0).contiguous())
+        wq, wkv = in_proj_weight.split([e, 2 * e])
+        bq, bkv = (None, None) if in_proj_bias is None else in_proj_bias.split([e, 2 * e])
+        kv = linear(key, wkv, bkv).unflatten(-1, (2, e)).movedim(-2, 0).contiguous()
+        return linear(query, wq, bq), kv[0], kv[1]
+    wq, wk, wv = in_proj_weight.chunk(3)
+    bq, bk, bv = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+    return linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -114,13 +134,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     elif key.shape != value.shape:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
 
-    e = embed_dim
-    bq, bk, bv = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-    if use_separate_proj_weight:
-        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
-    else:
-        wq, wk, wv = in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:]
-    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    q, k, v = _in_projection(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                             q_proj_weight, k_proj_weight, v_proj_weight)
 
     if attn_mask is not None:
         if attn_mask.dim() == 2:

@@ -1,5 +1,7 @@
-"""F.linear and F.bilinear on the matrix-product primitives (one GEMM with the bias fused for 2-D and contiguous
-3-D input)."""
+"""F.linear and F.bilinear on the matrix-product primitives (one GEMM with the bias fused for input of 2 or more
+dims)."""
+import math
+
 from .. import _C
 from .. import _autocast
 
@@ -11,10 +13,11 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias, for input (*, in_features), weight (out_features, in_features), bias (out_features)."""
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:
         return _C._addmm(bias, input, weight.t())  # bias added inside the GEMM (beta=1)
-    if input.dim() == 3 and bias is not None and bias.dim() <= 1 and weight.dim() == 2 and input.is_contiguous():
-        # as torch's linear: a contiguous (B, T, K) input is one addmm on its (B*T, K) view, the bias inside the GEMM
+    if input.dim() >= 3 and bias is not None and bias.dim() <= 1 and weight.dim() == 2:
+        # one addmm on the (N, K) rows, the bias inside the GEMM (torch does this for a contiguous 3-D input; a
+        # strided one is copied once here, as matmul's folding of it would be, instead of a matmul then an add)
         lead = input.shape[:-1]
-        flat = input.reshape(lead[0] * lead[1], input.shape[-1])
+        flat = input.reshape(math.prod(lead), input.shape[-1])
         return _C._addmm(bias, flat, weight.t()).view(*lead, weight.shape[0])
     if input.dim() == 0 or weight.dim() not in (1, 2):
         raise RuntimeError(f"linear(): input and weight must be at least 1-D and weight at most 2-D, got {input.dim()}-D "

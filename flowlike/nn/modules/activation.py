@@ -170,7 +170,10 @@ class MultiheadAttention(Module):
         (output, attention weights averaged over heads or per head; None when need_weights is False)."""
         batched = query.dim() == 3
         if self.batch_first and batched:
-            query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
+            # one view per distinct tensor, as torch: self-attention (query is key is value) keeps its packed
+            # input projection
+            views = {}
+            query, key, value = (views.setdefault(id(t), t.transpose(1, 0)) for t in (query, key, value))
         separate = not self._qkv_same_embed_dim
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
