@@ -146,7 +146,9 @@ void rebase_view_history(const Tensor& self);
 // Records that `self` was overwritten in place with `src` (copy_, setitem; null src for a constant
 // fill): self's new history is src's, then rebase_view_history.
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src);
-// Before an in-place write into `self`: PyTorch's errors for a leaf that requires grad, or a view of one.
+// Before an in-place write into `self` (with `src`) that must be recorded: PyTorch's errors for a leaf that requires
+// grad, or a view of one. check_inplace checks only when inplace_needs_grad.
+void check_inplace_write(const Tensor& self);
 void check_inplace(const Tensor& self, const Tensor& src);
 // `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
 // flows back converted to src's dtype. Returns result (src itself when no copy was made).
@@ -162,7 +164,9 @@ Tensor copy_before_write(const Tensor& x);
 Tensor cast_grad(const Tensor& g, ScalarType dt);
 // Whether an in-place write into `self` (with `src`) must be recorded: grad mode on and self,
 // src, or self's base requires grad.
-bool inplace_needs_grad(const Tensor& self, const Tensor& src);
+// (`others`: whether another input with a gradient formula requires grad)
+bool inplace_needs_grad(const Tensor& self, bool others);
+inline bool inplace_needs_grad(const Tensor& self, const Tensor& src) { return inplace_needs_grad(self, requires_grad(src)); }
 
 // PyTorch's error for an in-place write into a leaf that requires grad.
 void check_not_leaf_requiring_grad(const Tensor& self);

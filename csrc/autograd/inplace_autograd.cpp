@@ -69,9 +69,9 @@ void view_of_history(const Tensor& self, const Tensor& base) {
 }
 }  // namespace
 
-bool inplace_needs_grad(const Tensor& self, const Tensor& src) {
+bool inplace_needs_grad(const Tensor& self, bool others) {
   if (!thread_state().grad_enabled) return false;
-  if (self->requires_grad || (src && src->requires_grad)) return true;
+  if (self->requires_grad || others) return true;
   Tensor base = live_base(self);
   return base && base->requires_grad;
 }
@@ -114,7 +114,10 @@ const std::shared_ptr<Node>& current_grad_fn(const Tensor& t) {
 }
 
 void check_inplace(const Tensor& self, const Tensor& src) {
-  if (!inplace_needs_grad(self, src)) return;
+  if (inplace_needs_grad(self, src)) check_inplace_write(self);
+}
+
+void check_inplace_write(const Tensor& self) {
   check_not_leaf_requiring_grad(self);
   Tensor base = live_base(self);
   FL_CHECK(!(base && base->requires_grad && !base->meta().grad_fn), Error,

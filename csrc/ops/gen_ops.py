@@ -34,6 +34,11 @@ one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->num
 that only some inputs' formulas read whole is saved only when one of those inputs requires grad (as torchgen).
 `A, B: f(...)` is a joint formula: one call gives those inputs' gradients (a TensorList in the key's order), run
 once when one of them is wanted; `grad_input_mask[i]` says whether the i-th is.
+
+An in-place write (first argument `Tensor(a!) self`, returned) needs a formula for `self`, the gradient of self's
+value before the write. In its formulas `self` read whole is that old value (a clone made before the write, only
+when a formula reading it can run) and `result` the written tensor; the node is recorded on self, and a view's
+base gets the write's history (Note [In-place writes into views]).
 """
 import os
 import re
@@ -167,6 +172,10 @@ class Derivative:
         if output_differentiability and not self.multi_grad:
             raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
         self.differentiable = diff
+        # An in-place write (`Tensor(a!) self` returned): `self` in a formula is its value before the write
+        self.inplace = schema.args[0].writes and schema.args[0].is_tensor and schema.returns[0].writes
+        if self.inplace and (len(schema.returns) > 1 or schema.args[0].name not in self.formula_of):
+            raise ValueError(f"{op}: an in-place write returns only self and has a formula for self's old value")
 
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
@@ -178,6 +187,8 @@ class Derivative:
         return self._uses(bare, name) or not metas <= set(_META), metas
 
     def code(self):
+        if self.inplace:
+            return self._inplace_code()
         return self._multi_code() if self.multi_grad else self._single_code()
 
     def _header(self):
@@ -277,6 +288,44 @@ class Derivative:
         return "\n".join(self._header() + [
             f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
+
+    def _inplace_code(self):
+        """An in-place write (torchgen's in-place kernels): checks the write, keeps self's old gradient edge (and a
+        clone of its old value where a formula that can run reads it whole), writes without grad, records the node
+        on self, then rebases a view's history on its base (Note [In-place writes into views])."""
+        s = self.schema
+        me = s.args[0].name
+        body = " ".join(self.formulas.values())
+        captures, renames = [], {}
+        saved = self._arguments_read(body, captures, renames)
+        save_result, metas = self._reads(body, "result")
+        if not save_result:
+            self._keep_metadata("result", me, metas, captures, renames)
+        params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
+        call = f"redispatch_no_grad(ops::{self.op}, ks, {', '.join(a.name for a in s.args)})"
+        others = " || ".join(f"requires_grad({a.name})" for a in self.inputs if a.name != me) or "false"
+        lines = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
+                 f"  if (!inplace_needs_grad({me}, {others})) return {call};",
+                 f"  check_inplace_write({me});"]
+        if me in saved:  # the old value: a clone made before the write, only when a formula reading it can run
+            cond = self._save_if.pop(me, None)
+            clone = f"copy_before_write({me})"
+            lines.append(f"  Tensor {me}_old_ = {f'{cond} ? {clone} : Tensor()' if cond else clone};")
+            saved[saved.index(me)] = me + "_old_"
+        lines += [f"  Edge {me}_edge_ = gradient_edge({me});", f"  {call};"]
+        unpack = [f"const Tensor& {n.removesuffix('_old_') if n == me + '_old_' else n} = saved_[{i}];"
+                  for i, n in enumerate(saved)]
+        if save_result:
+            unpack.append(f"const Tensor& result = saved_[{len(saved)}];")
+        edges = ", ".join(f"{me}_edge_" if a.name == me else f"gradient_edge({a.name})" for a in self.inputs)
+        cap, ret = ", ".join(captures), self._gradients(renames)
+        if saved or save_result:
+            lam = f"[{cap}](const Tensor& grad, const TensorList& saved_) {{ {' '.join(unpack)} {ret} }}"
+            rec = (f"record_saved({self._node_name()}, {me}, {{{edges}}}, {{{self._saved_values(saved)}}}, "
+                   f"{str(save_result).lower()}, {lam})")
+        else:
+            rec = f"record_lambda({self._node_name()}, {me}, {{{edges}}}, [{cap}](const Tensor& grad) {{ {ret} }})"
+        return "\n".join(lines + [f"  {rec};", f"  rebase_view_history({me});", f"  return {me};", "}))"])
 
     def _single_code(self):
         """A node for the first result (the others, such as indices, have no gradient)."""
