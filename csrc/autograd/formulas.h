@@ -124,6 +124,21 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// The in-place writes (index.yaml): a source's gradient read at index's positions, zero-padded to its sizes and cast
+// to its dtype (scatter reads only index's extent of it); a gradient with the overwritten positions zeroed
+Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt);
+Tensor index_put_zeroed(const Tensor& g, const TensorList& indices);
+Tensor scatter_zeroed(const Tensor& g, int64_t dim, const Tensor& index);
+Tensor scatter_src_backward(const Tensor& g, int64_t dim, const Tensor& index, const IntList& src_sizes, ScalarType dt);
+Tensor index_fill_zeroed(const Tensor& g, int64_t dim, const Tensor& index);
+TensorList index_fill_backward(const Tensor& g, int64_t dim, const Tensor& index, ScalarType value_dtype,
+                               const std::array<bool, 2>& mask);
+Tensor index_source_backward(const Tensor& g, int64_t dim, const Tensor& index, Scalar alpha, const IntList& src_sizes,
+                             ScalarType dt);
+Tensor masked_scatter_source_backward(const Tensor& g, const Tensor& mask, const IntList& src_sizes, ScalarType dt);
+TensorList scatter_reduce_backward(const Tensor& g, const Tensor& self, int64_t dim, const Tensor& index,
+                                   const Tensor& src, const std::string& reduce, bool include_self,
+                                   const Tensor& result, const std::array<bool, 2>& mask);
 // linalg_autograd.cpp
 Tensor linalg_inv_backward(const Tensor& g, const Tensor& inverse);
 TensorList linalg_solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, const std::array<bool, 2>& mask);
@@ -178,6 +193,10 @@ Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, 
 
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
+}
+// torch's error for an op (or an overload's mode, as scatter_'s reduce=) that has no derivative formula at all
+[[noreturn]] inline Tensor no_derivative(const char* op) {
+  throw Error(str_cat("derivative for aten::", op, " is not implemented"));
 }
 
 }  // namespace fl::formulas

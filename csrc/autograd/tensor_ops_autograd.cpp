@@ -1,35 +1,9 @@
-// The autograd kernels of tensor_ops.yaml's in-place ops, written by hand: an overwrite gives self's old value a
-// zero gradient and the source (if any) the summed-down gradient, and rebases a view's history on its base
-// (record_overwrite). The copies and casts have generated kernels.
+// The autograd kernels of tensor_ops.yaml's geometry writes, written by hand (the other ops' are generated):
+// resize_ of a tensor that requires grad is an error, and set_ only checks the write.
 #include "../ops/tensor_ops.h"
 #include "autograd.h"
 
 namespace fl::autograd {
-
-FL_REGISTER_KERNEL(copy_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& src) {
-  check_inplace(self, src);
-  redispatch_no_grad(ops::copy_, ks, self, src);
-  record_overwrite("torch::autograd::CopyBackwards", self, src);
-  return self;
-})
-FL_REGISTER_KERNEL(fill_, Autograd, [](DispatchKeySet ks, const Tensor& self, Scalar v) {
-  check_inplace(self, nullptr);
-  redispatch_no_grad(ops::fill_, ks, self, v);
-  record_overwrite("FillBackward2", self, nullptr);
-  return self;
-})
-FL_REGISTER_KERNEL(fill_tensor_, Autograd, [](DispatchKeySet ks, const Tensor& self, const Tensor& v) {
-  check_inplace(self, v);
-  redispatch_no_grad(ops::fill_tensor_, ks, self, v);
-  record_overwrite("FillBackward3", self, v);  // v's gradient is the sum of self's
-  return self;
-})
-FL_REGISTER_KERNEL(zero_, Autograd, [](DispatchKeySet ks, const Tensor& self) {
-  check_inplace(self, nullptr);
-  redispatch_no_grad(ops::zero_, ks, self);
-  record_overwrite("ZeroBackward0", self, nullptr);
-  return self;
-})
 
 FL_REGISTER_KERNEL(resize_, Autograd, [](DispatchKeySet, const Tensor&, const IntList&) -> Tensor {
   throw Error("cannot resize variables that require grad");
