@@ -190,6 +190,8 @@ Tensor var_mean_backward(const Tensor& g_var, const Tensor& g_mean, const Tensor
                          double correction, bool keepdim);
 Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
 Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
+TensorList quantile_backward(const Tensor& g, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
+                             const std::string& interp, bool ignore_nan, const std::array<bool, 2>& mask);
 
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
