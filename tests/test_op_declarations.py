@@ -269,3 +269,16 @@ def test_generated_inplace_write_checks_records_and_rebases_in_order():
     assert "copy_before_write" not in source and "record_lambda(\"FBackward0\", self, {self_edge_, " in source
     with pytest.raises(ValueError, match="formula for self's old value"):
         gen.generate("t", {"ops": [dict(entry, derivatives={"other": "grad"})]})
+
+
+def test_generated_autograd_error_refuses_tensors_that_require_grad():
+    gen = _generator()
+    _, source = gen.generate("t", {"ops": [{"func": "g_(Tensor(a!) self, int[] size) -> Tensor(a!)", "cpu": "g_cpu",
+                                            "autograd": 'error "cannot do that"'}]})
+    assert ('FL_REGISTER_KERNEL(g_, Autograd, ([](DispatchKeySet, const Tensor& self, const IntList& size) -> Tensor '
+            '{ throw Error("cannot do that"); }))') in source
+    x = fl.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        x.resize_(5)
+    with fl.no_grad():  # (the Autograd kernel runs only under grad mode)
+        assert x.detach().resize_(5).shape == (5,)

@@ -21,6 +21,7 @@ An entry (see the README's "Adding an op"):
       # derivatives: none             # the op has no gradient (Autograd falls through)
       # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
       # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
+      # autograd: error "<message>"   # a call with inputs that require grad raises RuntimeError(message)
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
       output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
@@ -402,8 +403,14 @@ def generate(family, doc):
             defs.append(f"FL_REGISTER_KERNEL({name}, CPU, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
                         f"{{ return {call}; }}))")
         d = e.get("derivatives")
-        if e.get("autograd") in ("manual", "none"):
+        autograd = str(e.get("autograd", ""))
+        if autograd in ("manual", "none"):
             pass  # manual: written in csrc/autograd/; none: a call that needs one is an error naming the op
+        elif autograd.startswith("error "):  # torch's refusal of the op on tensors that require grad (resize_)
+            message = autograd[len("error "):].strip().strip('"')
+            params = ", ".join(f"{a.cpp()} {a.name}" for a in schema.args)
+            defs.append(f"FL_REGISTER_KERNEL({name}, Autograd, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
+                        f"{{ throw Error({_c_string(message)}); }}))")
         elif d == "none" or (d is None and not any(a.base == "Tensor" for a in schema.args)):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, Autograd)")
         elif d is None:
