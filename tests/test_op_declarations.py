@@ -282,3 +282,17 @@ def test_generated_autograd_error_refuses_tensors_that_require_grad():
         x.resize_(5)
     with fl.no_grad():  # (the Autograd kernel runs only under grad mode)
         assert x.detach().resize_(5).shape == (5,)
+
+
+def test_generated_autograd_for_a_tensor_list_input():
+    gen = _generator()
+    entry = {"func": "f(Tensor[] ts, int dim) -> Tensor", "cpu": "f_cpu",
+             "derivatives": {"ts": "h(grad, to_args_sizes(ts), to_args_scalartypes(ts), dim)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # one edge per tensor; the formula's TensorList is the node's outputs; the tensors' metadata kept by value
+    assert ("record_lambda(\"FBackward0\", out_, {gradient_edges(ts)}, [ts_args_scalartypes = to_args_scalartypes(ts), "
+            "ts_args_sizes = to_args_sizes(ts), dim](const Tensor& grad) { return h(grad, ts_args_sizes, "
+            "ts_args_scalartypes, dim); });") in source
+    with pytest.raises(ValueError, match="only differentiable input"):
+        gen.generate("t", {"ops": [{"func": "f(Tensor[] ts, Tensor w) -> Tensor", "cpu": "f_cpu",
+                                    "derivatives": {"ts": "h(grad)", "w": "grad"}}]})

@@ -130,6 +130,13 @@ inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
 const std::shared_ptr<Node>& current_grad_fn(const Tensor& t);
 // Where a gradient for `t` must be sent: its grad_fn, its accumulator, or nowhere.
 Edge gradient_edge(const Tensor& t);
+// One edge per tensor of a Tensor[] input (torch's collect_next_edges).
+inline std::vector<Edge> gradient_edges(const TensorList& ts) {
+  std::vector<Edge> edges;
+  edges.reserve(ts.size());
+  for (const Tensor& t : ts) edges.push_back(gradient_edge(t));
+  return edges;
+}
 // Makes `result` an output of `node` (output_nr) that requires grad.
 void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
 // Sums `grad` down to `sizes` (undoing broadcasting); returns grad itself when shapes match.

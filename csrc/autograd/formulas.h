@@ -193,6 +193,18 @@ Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, 
 TensorList quantile_backward(const Tensor& g, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
                              const std::string& interp, bool ignore_nan, const std::array<bool, 2>& mask);
 
+// The metadata of a Tensor[] argument, one entry per tensor (kept by value by the generated kernels)
+inline std::vector<IntList> to_args_sizes(const TensorList& ts) {
+  std::vector<IntList> out;
+  for (const Tensor& t : ts) out.push_back(t->sizes);
+  return out;
+}
+inline std::vector<ScalarType> to_args_scalartypes(const TensorList& ts) {
+  std::vector<ScalarType> out;
+  for (const Tensor& t : ts) out.push_back(t->dtype);
+  return out;
+}
+
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
 }

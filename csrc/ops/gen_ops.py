@@ -33,6 +33,8 @@ gradient arrived) give the node one output per result; the results they read are
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
 one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value. A tensor
 that only some inputs' formulas read whole is saved only when one of those inputs requires grad (as torchgen).
+A formula for a Tensor[] input (the only differentiable one then) returns a TensorList, one gradient per tensor;
+formulas read a Tensor[] argument's metadata as `to_args_sizes(ts)` / `to_args_scalartypes(ts)` (kept by value).
 `A, B: f(...)` is a joint formula: one call gives those inputs' gradients (a TensorList in the key's order), run
 once when one of them is wanted; `grad_input_mask[i]` says whether the i-th is.
 
@@ -158,6 +160,10 @@ class Derivative:
                 if len(names) > 1:
                     self.joint[name] = names
         self.inputs = [a for a in schema.args if a.name in self.formula_of]  # the edges, in schema order
+        # a Tensor[] input (cat's tensors): its formula returns one gradient per tensor, an edge each
+        self.list_input = any(a.list for a in self.inputs)
+        if self.list_input and len(self.inputs) > 1:
+            raise ValueError(f"{op}: a Tensor[] input with a formula must be the only differentiable input")
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
         if schema.returns[0].base != "Tensor" or schema.returns[0].list:
             raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
@@ -208,6 +214,13 @@ class Derivative:
         for a in self.schema.args:
             if not self._uses(body, a.name):
                 continue
+            if a.base == "Tensor" and a.list:
+                # to_args_sizes(ts) / to_args_scalartypes(ts): the tensors' metadata, kept by value
+                for m in sorted(set(re.findall(rf"\bto_args_(sizes|scalartypes)\({a.name}\)", body))):
+                    captures.append(f"{a.name}_args_{m} = to_args_{m}({a.name})")
+                    renames[f"to_args_{m}({a.name})"] = f"{a.name}_args_{m}"
+                if not self._uses(re.sub(rf"\bto_args_\w+\({a.name}\)", "", body), a.name):
+                    continue
             if not a.is_tensor:
                 captures.append(a.name)
                 continue
@@ -240,6 +253,11 @@ class Derivative:
         """The returned gradient per input; with several inputs, only those that lead to what backward wants."""
         outs, joints, number = [], [], {}
         index = {a.name: i for i, a in enumerate(self.inputs)}
+        if self.list_input:  # the formula's TensorList is the node's outputs
+            f = self.formula_of[self.inputs[0].name]
+            for k, v in renames.items():
+                f = f.replace(k, v)
+            return f"return {f};"
         for a in self.inputs:
             f = self.formula_of[a.name]
             for k, v in renames.items():
@@ -263,6 +281,8 @@ class Derivative:
         return f'"{self.node}"' if re.fullmatch(r"\w+", self.node) else self.node
 
     def _edges(self):
+        if self.list_input:
+            return f"gradient_edges({self.inputs[0].name})"
         return ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
 
     def _multi_code(self):
