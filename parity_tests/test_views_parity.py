@@ -321,6 +321,25 @@ def test_cat_out_matches_torch():
         assert out.tolist() == np.concatenate([M, M]).tolist()
 
 
+def test_cat_gradients_take_each_inputs_dtype_as_torch():
+    # cat promotes: each input's gradient comes back in its own dtype (a real input takes the real part of a complex
+    # gradient), and a skipped legacy 1-D empty input gets an empty gradient
+    def grads(m):
+        a = m.tensor([1.5, -2.0], dtype=m.float32, requires_grad=True)
+        b = m.tensor([0.5, 1.0, 3.0], dtype=m.float64, requires_grad=True)
+        c = m.tensor([1 + 2j, -1j], dtype=m.complex64, requires_grad=True)
+        e = m.ones(0, requires_grad=True)
+        w = m.ones(2, 3, requires_grad=True)
+        (m.cat([a, b]) * m.arange(5.0, dtype=m.float64)).sum().backward()
+        m.cat([a, c]).abs().sum().backward()
+        (m.cat([e, w]) * 3).sum().backward()
+        return [a.grad, b.grad, c.grad, e.grad, w.grad]
+
+    want, got = run_both(grads)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+
+
 def test_aliasing_matches_torch():
     for m in (torch, fl):
         x = convert(m, A)

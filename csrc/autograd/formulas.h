@@ -204,6 +204,9 @@ inline std::vector<ScalarType> to_args_scalartypes(const TensorList& ts) {
   for (const Tensor& t : ts) out.push_back(t->dtype);
   return out;
 }
+// cat's gradient: each tensor's slice of g along dim, in its dtype (empty for a skipped legacy 1-D empty tensor)
+TensorList cat_tensors_backward(const Tensor& g, const std::vector<IntList>& sizes, const std::vector<ScalarType>& dtypes,
+                                int64_t dim);
 
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
