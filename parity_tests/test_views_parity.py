@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, assert_same_error, check_both, convert, outcome, run_both  # noqa: E402
 
 
 def check(fn, *arrays, strides=True):
@@ -563,3 +563,22 @@ def test_untyped_storage_cpu_and_copy_match_torch():
             dst.copy_(m.zeros(2).untyped_storage())
         with pytest.raises(TypeError):
             dst.copy_(m.zeros(4))
+
+
+def test_set_under_autograd_is_recorded_as_torch():
+    # torch records set_ with a node whose backward raises (self's old history and a tensor source are its edges);
+    # a view's base takes the write's history, as for any in-place write
+    def run(m, view):
+        x = m.tensor(M, dtype=m.float64, requires_grad=True)
+        z = m.ones(3, dtype=m.float64, requires_grad=True)
+        b = x * 2
+        y = b[1] if view else b
+        y.set_(z)
+        names = [y.grad_fn.name(), b.grad_fn.name(), [f.name() for f, _ in y.grad_fn.next_functions]]
+        return names if view else (names, outcome(lambda: y.sum().backward()))
+
+    want, got = run_both(run, False)
+    assert got[0] == want[0]
+    assert_same_error(want[1], got[1], match_message=True)
+    want, got = run_both(run, True)
+    assert got[:2] == want[:2]

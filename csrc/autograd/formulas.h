@@ -211,9 +211,10 @@ TensorList cat_tensors_backward(const Tensor& g, const std::vector<IntList>& siz
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
 }
-// torch's error for an op (or an overload's mode, as scatter_'s reduce=) that has no derivative formula at all
+// torch's error (a RuntimeError) in the backward of an op that has no derivative formula at all (set_, scatter_'s
+// reduce= mode); `op` as torch names it there ("set_", "aten::scatter_")
 [[noreturn]] inline Tensor no_derivative(const char* op) {
-  throw Error(str_cat("derivative for aten::", op, " is not implemented"));
+  throw Error(str_cat("derivative for ", op, " is not implemented"));
 }
 
 }  // namespace fl::formulas
