@@ -150,8 +150,8 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
 // rebased through a CopySlices node and self becomes a view of the new base (see Note [In-place
 // writes into views]). A no-op for non-views.
 void rebase_view_history(const Tensor& self);
-// Records that `self` was overwritten in place with `src` (copy_, setitem; null src for a constant
-// fill): self's new history is src's, then rebase_view_history.
+// Records that `self` was overwritten in place with `src` (a backward formula's write into a region of a fresh
+// buffer, under create_graph; null src for a constant fill): self's new history is src's, then rebase_view_history.
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src);
 // Before an in-place write into `self` (with `src`) that must be recorded: PyTorch's errors for a leaf that requires
 // grad, or a view of one. check_inplace checks only when inplace_needs_grad.
