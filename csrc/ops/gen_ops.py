@@ -334,8 +334,7 @@ class Derivative:
             lines.append(f"  Tensor {me}_old_ = {f'{cond} ? {clone} : Tensor()' if cond else clone};")
             saved[saved.index(me)] = me + "_old_"
         lines += [f"  Edge {me}_edge_ = gradient_edge({me});", f"  {call};"]
-        unpack = [f"const Tensor& {n.removesuffix('_old_') if n == me + '_old_' else n} = saved_[{i}];"
-                  for i, n in enumerate(saved)]
+        unpack = [f"const Tensor& {me if n == me + '_old_' else n} = saved_[{i}];" for i, n in enumerate(saved)]
         if save_result:
             unpack.append(f"const Tensor& result = saved_[{len(saved)}];")
         edges = ", ".join(f"{me}_edge_" if a.name == me else f"gradient_edge({a.name})" for a in self.inputs)
