@@ -31,6 +31,19 @@ def main():
     report("x + y recorded by autograd, 10 float32", best(lambda: gx + gy, 20000), best(lambda: tgx + tgy, 20000),
            "<= 0.6x")
 
+    # the in-place writes of optimizer steps and zero_grad (grad mode off), and one recorded by autograd (generated
+    # in-place kernel: check, old edge, write, node, view rebase)
+    with fl.no_grad(), torch.no_grad():
+        report("p.copy_(y) under no_grad, 10 float32", best(lambda: x.copy_(y), 20000), best(lambda: tx.copy_(ty), 20000),
+               "<= 0.6x")
+        report("p.zero_() under no_grad, 10 float32", best(lambda: x.zero_(), 20000), best(lambda: tx.zero_(), 20000),
+               "<= 0.6x")
+    h, th = gx * 1, tgx * 1
+    report("h.copy_(y) recorded by autograd, 10 float32", best(lambda: h.copy_(gy), 20000),
+           best(lambda: th.copy_(tgy), 20000), "<= 0.6x")
+    report("h.fill_(1) recorded by autograd, 10 float32", best(lambda: h.fill_(1.0), 20000),
+           best(lambda: th.fill_(1.0), 20000), "<= 0.6x")
+
 
 if __name__ == "__main__":
     main()

@@ -79,3 +79,34 @@ def test_no_grad_writes_into_leaf_are_allowed():
         a.mul_(2)
     assert a.is_leaf and a.requires_grad
     assert a[0, 0].item() == 2.0
+
+
+def test_inplace_writes_name_their_nodes_as_torch():
+    def nodes(lib):
+        a = leaf(lib, A)
+        p = lib.full((4, 3), 0.5, dtype=lib.float64)
+        idx = lib.tensor([[0, 1, 2]])
+        writes = [lambda y: y.fill_(1.0), lambda y: y.fill_(a[0, 0]), lambda y: y.zero_(), lambda y: y.uniform_(),
+                  lambda y: y.normal_(), lambda y: y.random_(0, 5), lambda y: y.bernoulli_(p), lambda y: y.copy_(a),
+                  lambda y: y.index_put_((lib.tensor([1]),), a[0]), lambda y: y.masked_fill_(a > 0, a[0, 1]),
+                  lambda y: y.scatter_(0, idx, a), lambda y: y.scatter_add_(0, idx, a),
+                  lambda y: y.scatter_reduce_(0, idx, a, "amax"), lambda y: y.index_add_(0, lib.tensor([2]), a[:1]),
+                  lambda y: y.index_copy_(0, lib.tensor([2]), a[:1]), lambda y: y.index_fill_(1, lib.tensor([0]), a[0, 0]),
+                  lambda y: y.masked_scatter_(a > 0, a), lambda y: y.masked_fill_(a > 0, 2.0),
+                  lambda y: y.scatter_(0, idx, 2.0), lambda y: y.index_fill_(1, lib.tensor([0]), 2.0)]
+        return [w(a * 1).grad_fn.name() for w in writes]
+
+    assert nodes(fl) == nodes(torch)
+
+
+def test_scatter_with_reduce_records_and_fails_in_backward_as_torch():
+    # torch has no derivative for scatter_(reduce=): the write is recorded, its backward raises RuntimeError
+    def run(lib):
+        y = leaf(lib, A) * 1
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            y.scatter_(0, lib.tensor([[0, 1, 2]]), leaf(lib, A), reduce="add")
+        y.sum().backward()
+
+    want, got = assert_raises_same(lambda lib: run(lib))
+    assert "derivative for aten::scatter_ is not implemented" in str(got)

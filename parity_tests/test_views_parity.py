@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import flowlike as fl  # noqa: E402
-from helpers import assert_raises_same, assert_same, check_both, convert, run_both  # noqa: E402
+from helpers import assert_raises_same, assert_same, assert_same_error, check_both, convert, outcome, run_both  # noqa: E402
 
 
 def check(fn, *arrays, strides=True):
@@ -321,6 +321,25 @@ def test_cat_out_matches_torch():
         assert out.tolist() == np.concatenate([M, M]).tolist()
 
 
+def test_cat_gradients_take_each_inputs_dtype_as_torch():
+    # cat promotes: each input's gradient comes back in its own dtype (a real input takes the real part of a complex
+    # gradient), and a skipped legacy 1-D empty input gets an empty gradient
+    def grads(m):
+        a = m.tensor([1.5, -2.0], dtype=m.float32, requires_grad=True)
+        b = m.tensor([0.5, 1.0, 3.0], dtype=m.float64, requires_grad=True)
+        c = m.tensor([1 + 2j, -1j], dtype=m.complex64, requires_grad=True)
+        e = m.ones(0, requires_grad=True)
+        w = m.ones(2, 3, requires_grad=True)
+        (m.cat([a, b]) * m.arange(5.0, dtype=m.float64)).sum().backward()
+        m.cat([a, c]).abs().sum().backward()
+        (m.cat([e, w]) * 3).sum().backward()
+        return [a.grad, b.grad, c.grad, e.grad, w.grad]
+
+    want, got = run_both(grads)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+
+
 def test_aliasing_matches_torch():
     for m in (torch, fl):
         x = convert(m, A)
@@ -544,3 +563,22 @@ def test_untyped_storage_cpu_and_copy_match_torch():
             dst.copy_(m.zeros(2).untyped_storage())
         with pytest.raises(TypeError):
             dst.copy_(m.zeros(4))
+
+
+def test_set_under_autograd_is_recorded_as_torch():
+    # torch records set_ with a node whose backward raises (self's old history and a tensor source are its edges);
+    # a view's base takes the write's history, as for any in-place write
+    def run(m, view):
+        x = m.tensor(M, dtype=m.float64, requires_grad=True)
+        z = m.ones(3, dtype=m.float64, requires_grad=True)
+        b = x * 2
+        y = b[1] if view else b
+        y.set_(z)
+        names = [y.grad_fn.name(), b.grad_fn.name(), [f.name() for f, _ in y.grad_fn.next_functions]]
+        return names if view else (names, outcome(lambda: y.sum().backward()))
+
+    want, got = run_both(run, False)
+    assert got[0] == want[0]
+    assert_same_error(want[1], got[1], match_message=True)
+    want, got = run_both(run, True)
+    assert got[:2] == want[:2]

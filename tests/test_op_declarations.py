@@ -243,3 +243,56 @@ def test_generated_autograd_keeps_metadata_of_an_absent_optional_tensor():
     g.sum().backward()
     s = (x.detach().sigmoid() * (1 - x.detach().sigmoid()))
     assert fl.allclose(x.grad, s)
+
+
+def test_generated_inplace_write_checks_records_and_rebases_in_order():
+    gen = _generator()
+    entry = {"func": "f_(Tensor(a!) self, Tensor other) -> Tensor(a!)", "cpu": "f_cpu",
+             "derivatives": {"self": "grad * other", "other": "grad * self + result"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    steps = ["if (!inplace_needs_grad(self, requires_grad(other))) return redispatch_no_grad(ops::f_, ks, self, other);",
+             "check_inplace_write(self);",
+             # self's old value is read whole by other's formula only: cloned before the write only when other
+             # requires grad (and other, read by self's formula, saved only when self does)
+             "Tensor self_old_ = requires_grad(other) ? copy_before_write(self) : Tensor();",
+             "Edge self_edge_ = gradient_edge(self);", "redispatch_no_grad(ops::f_, ks, self, other);",
+             "record_saved(\"FBackward0\", self, {self_edge_, gradient_edge(other)}, "
+             "{self_old_, requires_grad(self) ? other : Tensor()}, true,",
+             "const Tensor& self = saved_[0]; const Tensor& other = saved_[1]; const Tensor& result = saved_[2];",
+             "rebase_view_history(self);", "return self;"]
+    at = 0
+    for step in steps:  # each after the one before
+        at = source.index(step, at) + len(step)
+    # formulas that do not read self's old value whole make no clone
+    _, source = gen.generate("t", {"ops": [dict(entry, derivatives={"self": "zeros_like(grad)",
+                                                                    "other": "sum_to(grad, other->sizes)"})]})
+    assert "copy_before_write" not in source and "record_lambda(\"FBackward0\", self, {self_edge_, " in source
+    with pytest.raises(ValueError, match="formula for self's old value"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"other": "grad"})]})
+
+
+def test_generated_autograd_error_refuses_tensors_that_require_grad():
+    gen = _generator()
+    _, source = gen.generate("t", {"ops": [{"func": "g_(Tensor(a!) self, int[] size) -> Tensor(a!)", "cpu": "g_cpu",
+                                            "autograd": 'error "cannot do that"'}]})
+    assert ('FL_REGISTER_KERNEL(g_, Autograd, ([](DispatchKeySet, const Tensor& self, const IntList& size) -> Tensor '
+            '{ throw Error("cannot do that"); }))') in source
+    x = fl.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        x.resize_(5)
+    with fl.no_grad():  # (the Autograd kernel runs only under grad mode)
+        assert x.detach().resize_(5).shape == (5,)
+
+
+def test_generated_autograd_for_a_tensor_list_input():
+    gen = _generator()
+    entry = {"func": "f(Tensor[] ts, int dim) -> Tensor", "cpu": "f_cpu",
+             "derivatives": {"ts": "h(grad, to_args_sizes(ts), to_args_scalartypes(ts), dim)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # one edge per tensor; the formula's TensorList is the node's outputs; the tensors' metadata kept by value
+    assert ("record_lambda(\"FBackward0\", out_, {gradient_edges(ts)}, [ts_args_scalartypes = to_args_scalartypes(ts), "
+            "ts_args_sizes = to_args_sizes(ts), dim](const Tensor& grad) { return h(grad, ts_args_sizes, "
+            "ts_args_scalartypes, dim); });") in source
+    with pytest.raises(ValueError, match="only differentiable input"):
+        gen.generate("t", {"ops": [{"func": "f(Tensor[] ts, Tensor w) -> Tensor", "cpu": "f_cpu",
+                                    "derivatives": {"ts": "h(grad)", "w": "grad"}}]})

@@ -130,6 +130,13 @@ inline bool requires_grad(const Tensor& t) { return t && t->requires_grad; }
 const std::shared_ptr<Node>& current_grad_fn(const Tensor& t);
 // Where a gradient for `t` must be sent: its grad_fn, its accumulator, or nowhere.
 Edge gradient_edge(const Tensor& t);
+// One edge per tensor of a Tensor[] input (torch's collect_next_edges).
+inline std::vector<Edge> gradient_edges(const TensorList& ts) {
+  std::vector<Edge> edges;
+  edges.reserve(ts.size());
+  for (const Tensor& t : ts) edges.push_back(gradient_edge(t));
+  return edges;
+}
 // Makes `result` an output of `node` (output_nr) that requires grad.
 void set_history(const Tensor& result, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
 // Sums `grad` down to `sizes` (undoing broadcasting); returns grad itself when shapes match.
@@ -143,10 +150,12 @@ Tensor strided_view_backward(const Tensor& g, const IntList& in_sizes, const Int
 // rebased through a CopySlices node and self becomes a view of the new base (see Note [In-place
 // writes into views]). A no-op for non-views.
 void rebase_view_history(const Tensor& self);
-// Records that `self` was overwritten in place with `src` (copy_, setitem; null src for a constant
-// fill): self's new history is src's, then rebase_view_history.
+// Records that `self` was overwritten in place with `src` (a backward formula's write into a region of a fresh
+// buffer, under create_graph; null src for a constant fill): self's new history is src's, then rebase_view_history.
 void record_overwrite(const char* name, const Tensor& self, const Tensor& src);
-// Before an in-place write into `self`: PyTorch's errors for a leaf that requires grad, or a view of one.
+// Before an in-place write into `self` (with `src`) that must be recorded: PyTorch's errors for a leaf that requires
+// grad, or a view of one. check_inplace checks only when inplace_needs_grad.
+void check_inplace_write(const Tensor& self);
 void check_inplace(const Tensor& self, const Tensor& src);
 // `result`, a copy of `src` (clone, contiguous, dtype conversion), made differentiable: the gradient
 // flows back converted to src's dtype. Returns result (src itself when no copy was made).
@@ -162,7 +171,9 @@ Tensor copy_before_write(const Tensor& x);
 Tensor cast_grad(const Tensor& g, ScalarType dt);
 // Whether an in-place write into `self` (with `src`) must be recorded: grad mode on and self,
 // src, or self's base requires grad.
-bool inplace_needs_grad(const Tensor& self, const Tensor& src);
+// (`others`: whether another input with a gradient formula requires grad)
+bool inplace_needs_grad(const Tensor& self, bool others);
+inline bool inplace_needs_grad(const Tensor& self, const Tensor& src) { return inplace_needs_grad(self, requires_grad(src)); }
 
 // PyTorch's error for an in-place write into a leaf that requires grad.
 void check_not_leaf_requiring_grad(const Tensor& self);

@@ -124,6 +124,21 @@ Tensor fft_c2r_backward(const Tensor& g, const IntList& dim, int64_t normalizati
 // index_autograd.cpp
 Tensor take_backward(const Tensor& g, const IntList& in_sizes, const Tensor& index);
 Tensor masked_select_backward(const Tensor& g, const IntList& in_sizes, const Tensor& mask);
+// The in-place writes (index.yaml): a source's gradient read at index's positions, zero-padded to its sizes and cast
+// to its dtype (scatter reads only index's extent of it); a gradient with the overwritten positions zeroed
+Tensor padded(const Tensor& g, const IntList& sizes, ScalarType dt);
+Tensor index_put_zeroed(const Tensor& g, const TensorList& indices);
+Tensor scatter_zeroed(const Tensor& g, int64_t dim, const Tensor& index);
+Tensor scatter_src_backward(const Tensor& g, int64_t dim, const Tensor& index, const IntList& src_sizes, ScalarType dt);
+Tensor index_fill_zeroed(const Tensor& g, int64_t dim, const Tensor& index);
+TensorList index_fill_backward(const Tensor& g, int64_t dim, const Tensor& index, ScalarType value_dtype,
+                               const std::array<bool, 2>& mask);
+Tensor index_source_backward(const Tensor& g, int64_t dim, const Tensor& index, Scalar alpha, const IntList& src_sizes,
+                             ScalarType dt);
+Tensor masked_scatter_source_backward(const Tensor& g, const Tensor& mask, const IntList& src_sizes, ScalarType dt);
+TensorList scatter_reduce_backward(const Tensor& g, const Tensor& self, int64_t dim, const Tensor& index,
+                                   const Tensor& src, const std::string& reduce, bool include_self,
+                                   const Tensor& result, const std::array<bool, 2>& mask);
 // linalg_autograd.cpp
 Tensor linalg_inv_backward(const Tensor& g, const Tensor& inverse);
 TensorList linalg_solve_backward(const Tensor& g, const Tensor& A, const Tensor& X, const std::array<bool, 2>& mask);
@@ -175,9 +190,31 @@ Tensor var_mean_backward(const Tensor& g_var, const Tensor& g_mean, const Tensor
                          double correction, bool keepdim);
 Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
 Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, int64_t dim);
+TensorList quantile_backward(const Tensor& g, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
+                             const std::string& interp, bool ignore_nan, const std::array<bool, 2>& mask);
+
+// The metadata of a Tensor[] argument, one entry per tensor (kept by value by the generated kernels)
+inline std::vector<IntList> to_args_sizes(const TensorList& ts) {
+  std::vector<IntList> out;
+  for (const Tensor& t : ts) out.push_back(t->sizes);
+  return out;
+}
+inline std::vector<ScalarType> to_args_scalartypes(const TensorList& ts) {
+  std::vector<ScalarType> out;
+  for (const Tensor& t : ts) out.push_back(t->dtype);
+  return out;
+}
+// cat's gradient: each tensor's slice of g along dim, in its dtype (empty for a skipped legacy 1-D empty tensor)
+TensorList cat_tensors_backward(const Tensor& g, const std::vector<IntList>& sizes, const std::vector<ScalarType>& dtypes,
+                                int64_t dim);
 
 [[noreturn]] inline Tensor not_implemented(const char* op) {
   throw NotImplementedError(str_cat("the derivative for '", op, "' is not implemented."));
+}
+// torch's error (a RuntimeError) in the backward of an op that has no derivative formula at all (set_, scatter_'s
+// reduce= mode); `op` as torch names it there ("set_", "aten::scatter_")
+[[noreturn]] inline Tensor no_derivative(const char* op) {
+  throw Error(str_cat("derivative for ", op, " is not implemented"));
 }
 
 }  // namespace fl::formulas

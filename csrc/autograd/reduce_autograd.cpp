@@ -1,6 +1,6 @@
-// Backward formulas of the reductions and scans (declared with their ops in csrc/ops/reduce.yaml), and the
-// autograd kernel written by hand for quantile (weights computed at the forward). The gradient of a reduction
-// is broadcast back over the reduced dims (expand_reduced), then weighted per op.
+// Backward formulas of the reductions and scans (declared with their ops in csrc/ops/reduce.yaml) longer than
+// one line. The gradient of a reduction is broadcast back over the reduced dims (expand_reduced), then weighted
+// per op.
 #include <cmath>
 #include <limits>
 
@@ -177,77 +177,60 @@ Tensor logcumsumexp_backward(const Tensor& g, const Tensor& x, const Tensor& r, 
   return part(BinaryOp::gt) - part(BinaryOp::lt);
 }
 
-}  // namespace fl::formulas
-
-namespace fl::autograd {
-using namespace fl::formulas;
-
 // quantile/nanquantile: each result interpolates two order statistics of its row (PyTorch's composite:
 // sort, gather, lerp), so the gradient goes to those two elements with weights 1 - w and w; with
 // linear interpolation w = rank - floor(rank) and rank = q * (count - 1) also carry a gradient to q
 // (and, under create_graph, make the weights depend on q).
 // The rank rules are PyTorch's: a row with NaN picks its last (NaN) element for quantile, and
 // nanquantile ranks among the non-NaN values (the first element when there is none).
-FL_REGISTER_KERNEL(quantile, Autograd, ([](DispatchKeySet ks, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
-                                          bool keepdim, const std::string& interp, bool ignore_nan) {
-  Tensor r = redispatch_no_grad(ops::quantile, ks, x, q, dim, keepdim, interp, ignore_nan);
+TensorList quantile_backward(const Tensor& g, const Tensor& x, const Tensor& q, std::optional<int64_t> dim,
+                             const std::string& interp, bool ignore_nan, const std::array<bool, 2>& mask) {
   // the rows of x (flattened when dim is None) along the reduced dim: permuted by perm to (rows..., n)
   const bool along = dim.has_value() && x->dim() > 0;
   const int64_t d = along ? wrap_dim(*dim, x->dim()) : 0;
   const IntList xs_sizes = along ? x->sizes : IntList{x->numel};
   const int64_t nd = static_cast<int64_t>(xs_sizes.size());
-  IntList perm, inv(nd);
+  IntList perm, inv(nd), moved;
   for (int64_t i = 0; i < nd; ++i) if (i != d) perm.push_back(i);
   perm.push_back(d);
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
-  const int64_t n = xs_sizes[d], rows = x->numel / n;
-  const int64_t nq = q->numel;
+  for (int64_t p : perm) moved.push_back(xs_sizes[p]);
+  const int64_t n = xs_sizes[d], rows = x->numel / n, nq = q->numel;
+  Tensor xr = ops::reshape(ops::permute(ops::reshape(x, xs_sizes), perm), {rows, n});
   // idx: for each row, the positions (in the row) of the 2 * nq elements read, weighted 1 - w and w;
-  // dq: d rank / d q. The backward reads them: in a capture their calls are the program's own.
+  // dq: d rank / d q
   Tensor idx, w, dq;
   {
-    TraceAsCaller traced;
     GradModeGuard off(false);
-    Tensor xr = ops::reshape(ops::permute(ops::reshape(x, xs_sizes), perm), {rows, n});
     std::tie(idx, w, dq) = ops::quantile_weights(xr, ops::reshape(q, {nq}), ignore_nan, interp);
     w = to_dtype(w, x->dtype);
     dq = to_dtype(dq, x->dtype);
   }
   // q has a gradient only through linear interpolation's weight (the other modes round the rank, as in PyTorch)
-  const bool x_grad = requires_grad(x), q_grad = requires_grad(q) && interp == "linear";
-  return record_saved("QuantileBackward0", r, {gradient_edge(x), gradient_edge(q)}, q_grad ? TensorList{x, q} : TensorList{},
-                      false, [xs_sizes, perm, inv, rows, n, nq, idx, w, dq, in = x->sizes, qsizes = q->sizes,
-                              qdt = q->dtype, x_grad, q_grad](const Tensor& g, const TensorList& s) {
-                        Tensor gr = ops::transpose(ops::reshape(g, {nq, rows}), 0, 1);  // (rows, nq)
-                        Tensor gx;
-                        if (x_grad) {
-                          Tensor wh = w;
-                          if (q_grad && thread_state().grad_enabled) {  // create_graph: w moves with q
-                            const Tensor& qv = s[1];
-                            Tensor q_now = ops::reshape(qv, {1, nq});
-                            Tensor q_const = ops::detach(q_now);  // no history
-                            wh = wh + (q_now - q_const) * dq;
-                          }
-                          // (rows, 2 * nq), matching idx: each gradient column weighted 1 - w and w
-                          Tensor g2 = ops::reshape(ops::cat({ops::unsqueeze(gr * (num(1.0) - wh), 2), ops::unsqueeze(gr * wh, 2)}, 2),
-                                                   {rows, 2 * nq});
-                          gx = empty({rows, n}, g->dtype);
-                          fill(gx, Scalar(int64_t(0)));
-                          ops::scatter_add_(gx, 1, idx, g2);
-                          IntList moved;
-                          for (int64_t p : perm) moved.push_back(xs_sizes[p]);
-                          gx = ops::reshape(ops::permute(ops::reshape(gx, moved), inv), in);
-                        }
-                        if (!q_grad) return TensorList{gx, nullptr};
-                        // d result / d q = (x[hi] - x[lo]) * d rank / d q
-                        Tensor xr = ops::reshape(ops::permute(ops::reshape(s[0], xs_sizes), perm), {rows, n});
-                        Tensor picked = ops::reshape(ops::gather(xr, 1, idx), {rows, nq, 2});
-                        Tensor spread = ops::select(picked, 2, 1) - ops::select(picked, 2, 0);
-                        // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
-                        Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));
-                        Tensor gq = ops::reshape(ops::sum(per_row, {0}, false, ScalarType::NumTypes), qsizes);
-                        return TensorList{gx, cast_grad(gq, qdt)};
-                      });
-}))
+  const bool q_grad = mask[1] && interp == "linear";
+  Tensor gr = ops::transpose(ops::reshape(g, {nq, rows}), 0, 1);  // (rows, nq)
+  Tensor gx, gq;
+  if (mask[0]) {
+    Tensor wh = w;
+    if (q_grad && thread_state().grad_enabled) {  // create_graph: w moves with q
+      Tensor q_now = ops::reshape(q, {1, nq});
+      wh = wh + (q_now - ops::detach(q_now)) * dq;
+    }
+    // (rows, 2 * nq), matching idx: each gradient column weighted 1 - w and w
+    Tensor g2 = ops::reshape(ops::cat({ops::unsqueeze(gr * (num(1.0) - wh), 2), ops::unsqueeze(gr * wh, 2)}, 2),
+                             {rows, 2 * nq});
+    gx = ops::scatter_add_(zeros({rows, n}, g->dtype), 1, idx, g2);
+    gx = ops::reshape(ops::permute(ops::reshape(gx, moved), inv), x->sizes);
+  }
+  if (q_grad) {
+    // d result / d q = (x[hi] - x[lo]) * d rank / d q
+    Tensor picked = ops::reshape(ops::gather(xr, 1, idx), {rows, nq, 2});
+    Tensor spread = ops::select(picked, 2, 1) - ops::select(picked, 2, 0);
+    // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
+    Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));
+    gq = autograd::cast_grad(ops::reshape(ops::sum(per_row, {0}, false, ScalarType::NumTypes), q->sizes), q->dtype);
+  }
+  return {gx, gq};
+}
 
-}  // namespace fl::autograd
+}  // namespace fl::formulas

@@ -115,29 +115,19 @@ Tensor repeat_backward(const Tensor& g, const IntList& in, const IntList& reps) 
   return ops::reshape(ops::sum(ops::reshape(g, shape), repeat_dims, false, ScalarType::NumTypes), in);
 }
 
+TensorList cat_tensors_backward(const Tensor& g, const std::vector<IntList>& sizes, const std::vector<ScalarType>& dtypes,
+                                int64_t dim) {
+  TensorList out;
+  const int64_t d = wrap_dim(dim, g->dim());
+  int64_t off = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const IntList& s = sizes[i];
+    if (s.size() == 1 && s[0] == 0 && g->dim() != 1) { out.push_back(zeros({0}, dtypes[i])); continue; }  // skipped legacy empty
+    out.push_back(autograd::cast_grad(ops::narrow(g, d, off, s[d]), dtypes[i]));
+    off += s[d];
+  }
+  return out;
+}
+
 }  // namespace fl::formulas
 
-namespace fl::autograd {
-
-FL_REGISTER_KERNEL(cat, Autograd, [](DispatchKeySet ks, const std::vector<Tensor>& ts, int64_t dim) {
-  Tensor r = redispatch_no_grad(ops::cat, ks, ts, dim);
-  std::vector<Edge> edges;
-  std::vector<IntList> sizes;
-  for (const Tensor& t : ts) {
-    edges.push_back(gradient_edge(t));
-    sizes.push_back(t->sizes);
-  }
-  int64_t d = wrap_dim(dim, r->dim());
-  return record_lambda("CatBackward0", r, std::move(edges), [sizes, d](const Tensor& g) {
-    TensorList out;
-    int64_t off = 0;
-    for (const IntList& s : sizes) {
-      if (s.size() == 1 && s[0] == 0 && g->dim() != 1) { out.push_back(nullptr); continue; }  // skipped legacy empty
-      out.push_back(ops::narrow(g, d, off, s[d]));
-      off += s[d];
-    }
-    return out;
-  });
-})
-
-}  // namespace fl::autograd

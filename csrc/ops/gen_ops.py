@@ -21,6 +21,7 @@ An entry (see the README's "Adding an op"):
       # derivatives: none             # the op has no gradient (Autograd falls through)
       # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
       # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
+      # autograd: error "<message>"   # a call with inputs that require grad raises RuntimeError(message)
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
       output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
@@ -32,8 +33,15 @@ gradient arrived) give the node one output per result; the results they read are
 A formula that reads a tensor argument saves it (a SavedVariable: version-checked, released after backward);
 one that reads only `x->sizes`, `x->strides`, `x->dtype`, `x->offset` or `x->numel` keeps just that value. A tensor
 that only some inputs' formulas read whole is saved only when one of those inputs requires grad (as torchgen).
+A formula for a Tensor[] input (the only differentiable one then) returns a TensorList, one gradient per tensor;
+formulas read a Tensor[] argument's metadata as `to_args_sizes(ts)` / `to_args_scalartypes(ts)` (kept by value).
 `A, B: f(...)` is a joint formula: one call gives those inputs' gradients (a TensorList in the key's order), run
 once when one of them is wanted; `grad_input_mask[i]` says whether the i-th is.
+
+An in-place write (first argument `Tensor(a!) self`, returned) needs a formula for `self`, the gradient of self's
+value before the write. In its formulas `self` read whole is that old value (a clone made before the write, only
+when a formula reading it can run) and `result` the written tensor; the node is recorded on self, and a view's
+base gets the write's history (Note [In-place writes into views]).
 """
 import os
 import re
@@ -152,6 +160,10 @@ class Derivative:
                 if len(names) > 1:
                     self.joint[name] = names
         self.inputs = [a for a in schema.args if a.name in self.formula_of]  # the edges, in schema order
+        # a Tensor[] input (cat's tensors): its formula returns one gradient per tensor, an edge each
+        self.list_input = any(a.list for a in self.inputs)
+        if self.list_input and len(self.inputs) > 1:
+            raise ValueError(f"{op}: a Tensor[] input with a formula must be the only differentiable input")
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
         if schema.returns[0].base != "Tensor" or schema.returns[0].list:
             raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
@@ -167,6 +179,10 @@ class Derivative:
         if output_differentiability and not self.multi_grad:
             raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
         self.differentiable = diff
+        # An in-place write (`Tensor(a!) self` returned): `self` in a formula is its value before the write
+        self.inplace = schema.args[0].writes and schema.args[0].is_tensor and schema.returns[0].writes
+        if self.inplace and (len(schema.returns) > 1 or schema.args[0].name not in self.formula_of):
+            raise ValueError(f"{op}: an in-place write returns only self and has a formula for self's old value")
 
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
@@ -178,6 +194,8 @@ class Derivative:
         return self._uses(bare, name) or not metas <= set(_META), metas
 
     def code(self):
+        if self.inplace:
+            return self._inplace_code()
         return self._multi_code() if self.multi_grad else self._single_code()
 
     def _header(self):
@@ -196,6 +214,13 @@ class Derivative:
         for a in self.schema.args:
             if not self._uses(body, a.name):
                 continue
+            if a.base == "Tensor" and a.list:
+                # to_args_sizes(ts) / to_args_scalartypes(ts): the tensors' metadata, kept by value
+                for m in sorted(set(re.findall(rf"\bto_args_(sizes|scalartypes)\({a.name}\)", body))):
+                    captures.append(f"{a.name}_args_{m} = to_args_{m}({a.name})")
+                    renames[f"to_args_{m}({a.name})"] = f"{a.name}_args_{m}"
+                if not self._uses(re.sub(rf"\bto_args_\w+\({a.name}\)", "", body), a.name):
+                    continue
             if not a.is_tensor:
                 captures.append(a.name)
                 continue
@@ -228,6 +253,11 @@ class Derivative:
         """The returned gradient per input; with several inputs, only those that lead to what backward wants."""
         outs, joints, number = [], [], {}
         index = {a.name: i for i, a in enumerate(self.inputs)}
+        if self.list_input:  # the formula's TensorList is the node's outputs
+            f = self.formula_of[self.inputs[0].name]
+            for k, v in renames.items():
+                f = f.replace(k, v)
+            return f"return {f};"
         for a in self.inputs:
             f = self.formula_of[a.name]
             for k, v in renames.items():
@@ -251,6 +281,8 @@ class Derivative:
         return f'"{self.node}"' if re.fullmatch(r"\w+", self.node) else self.node
 
     def _edges(self):
+        if self.list_input:
+            return f"gradient_edges({self.inputs[0].name})"
         return ", ".join(f"gradient_edge({a.name})" for a in self.inputs)
 
     def _multi_code(self):
@@ -277,6 +309,43 @@ class Derivative:
         return "\n".join(self._header() + [
             f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
+
+    def _inplace_code(self):
+        """An in-place write (torchgen's in-place kernels): checks the write, keeps self's old gradient edge (and a
+        clone of its old value where a formula that can run reads it whole), writes without grad, records the node
+        on self, then rebases a view's history on its base (Note [In-place writes into views])."""
+        s = self.schema
+        me = s.args[0].name
+        body = " ".join(self.formulas.values())
+        captures, renames = [], {}
+        saved = self._arguments_read(body, captures, renames)
+        save_result, metas = self._reads(body, "result")
+        if not save_result:
+            self._keep_metadata("result", me, metas, captures, renames)
+        params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
+        call = f"redispatch_no_grad(ops::{self.op}, ks, {', '.join(a.name for a in s.args)})"
+        others = " || ".join(f"requires_grad({a.name})" for a in self.inputs if a.name != me) or "false"
+        lines = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
+                 f"  if (!inplace_needs_grad({me}, {others})) return {call};",
+                 f"  check_inplace_write({me});"]
+        if me in saved:  # the old value: a clone made before the write, only when a formula reading it can run
+            cond = self._save_if.pop(me, None)
+            clone = f"copy_before_write({me})"
+            lines.append(f"  Tensor {me}_old_ = {f'{cond} ? {clone} : Tensor()' if cond else clone};")
+            saved[saved.index(me)] = me + "_old_"
+        lines += [f"  Edge {me}_edge_ = gradient_edge({me});", f"  {call};"]
+        unpack = [f"const Tensor& {me if n == me + '_old_' else n} = saved_[{i}];" for i, n in enumerate(saved)]
+        if save_result:
+            unpack.append(f"const Tensor& result = saved_[{len(saved)}];")
+        edges = ", ".join(f"{me}_edge_" if a.name == me else f"gradient_edge({a.name})" for a in self.inputs)
+        cap, ret = ", ".join(captures), self._gradients(renames)
+        if saved or save_result:
+            lam = f"[{cap}](const Tensor& grad, const TensorList& saved_) {{ {' '.join(unpack)} {ret} }}"
+            rec = (f"record_saved({self._node_name()}, {me}, {{{edges}}}, {{{self._saved_values(saved)}}}, "
+                   f"{str(save_result).lower()}, {lam})")
+        else:
+            rec = f"record_lambda({self._node_name()}, {me}, {{{edges}}}, [{cap}](const Tensor& grad) {{ {ret} }})"
+        return "\n".join(lines + [f"  {rec};", f"  rebase_view_history({me});", f"  return {me};", "}))"])
 
     def _single_code(self):
         """A node for the first result (the others, such as indices, have no gradient)."""
@@ -353,8 +422,14 @@ def generate(family, doc):
             defs.append(f"FL_REGISTER_KERNEL({name}, CPU, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
                         f"{{ return {call}; }}))")
         d = e.get("derivatives")
-        if e.get("autograd") in ("manual", "none"):
+        autograd = str(e.get("autograd", ""))
+        if autograd in ("manual", "none"):
             pass  # manual: written in csrc/autograd/; none: a call that needs one is an error naming the op
+        elif autograd.startswith("error "):  # torch's refusal of the op on tensors that require grad (resize_)
+            message = autograd[len("error "):].strip().strip('"')
+            params = ", ".join(f"{a.cpp()} {a.name}" for a in schema.args)
+            defs.append(f"FL_REGISTER_KERNEL({name}, Autograd, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
+                        f"{{ throw Error({_c_string(message)}); }}))")
         elif d == "none" or (d is None and not any(a.base == "Tensor" for a in schema.args)):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, Autograd)")
         elif d is None:

@@ -1,5 +1,5 @@
 // CPU kernels of the factory, copy, cast, fill and alias ops (tensor_ops.h), and the core helpers
-// of the same names that call them. Their autograd kernels: autograd/tensor_ops_autograd.cpp.
+// of the same names that call them. Their autograd kernels are generated from tensor_ops.yaml.
 #include "tensor_ops.h"
 
 #include <algorithm>
