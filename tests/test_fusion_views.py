@@ -211,17 +211,23 @@ def test_column_sums_end_their_group():
     assert ops_of(run_fused(lambda x: (x * 2).sum() * 3, fl.tensor(2.0))) == []
 
 
+class MatmulAddBias(nn.Linear):
+    """A linear layer written as a matmul and a broadcast add (as model code often does): its bias gradient is a
+    column sum over every leading dimension of the incoming gradient (F.linear itself folds the bias into addmm)."""
+
+    def forward(self, x):
+        return x @ self.weight.t() + self.bias
+
+
 def test_bias_gradients_of_a_training_step_equal_eager(monkeypatch):
-    # linear layers on a non-contiguous (batch, seq, features) input (a contiguous one runs as addmm on the 2-D view,
-    # whose bias gradient is a sum over rows of the 2-D gradient): matmul and add, whose bias gradient is a column
-    # sum of the chain rule's products (the `grad * 1` in front of each sum is what fuses with it here; the graph
-    # passes would drop it)
+    # the bias gradients are column sums of the chain rule's products (the `grad * 1` in front of each sum is what
+    # fuses with it here; the graph passes would drop it)
     from flowlike.graph import passes
     monkeypatch.setattr(passes.config, "enabled", False)
     models = []
     for _ in range(2):
         fl.manual_seed(0)
-        models.append(nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.Linear(64, 16)))
+        models.append(nn.Sequential(MatmulAddBias(16, 64), nn.GELU(), MatmulAddBias(64, 16)))
     opts = [fl.optim.AdamW(m.parameters(), lr=0.01) for m in models]
 
     class Step(nn.Graph):
