@@ -243,3 +243,14 @@ def test_generated_autograd_keeps_metadata_of_an_absent_optional_tensor():
     g.sum().backward()
     s = (x.detach().sigmoid() * (1 - x.detach().sigmoid()))
     assert fl.allclose(x.grad, s)
+
+
+def test_generator_composite_runs_the_unfused_ops_only_with_a_gradient():
+    gen = _generator()
+    entry = {"func": "f(Tensor self, Tensor w, bool relu) -> Tensor", "cpu": "f_cpu", "autograd": "composite",
+             "composite": "g(ops::mm(self, w), relu)"}
+    _, source = gen.generate("t", {"ops": [entry]})
+    assert ("FL_REGISTER_KERNEL(f, Autograd, ([](DispatchKeySet, const Tensor& self, const Tensor& w, bool relu) -> "
+            "Tensor { return g(ops::mm(self, w), relu); }))") in source
+    with pytest.raises(ValueError, match="needs `composite:`"):
+        gen.generate("t", {"ops": [dict(entry, composite=None)]})

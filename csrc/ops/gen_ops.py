@@ -21,6 +21,9 @@ An entry (see the README's "Adding an op"):
       # derivatives: none             # the op has no gradient (Autograd falls through)
       # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
       # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
+      # autograd: composite           # with a gradient to compute, runs `composite:` (a call over the argument
+      # composite: f(self, ...)       # names: the unfused ops, each recording its own backward), as torch's
+      #                               # CompositeImplicitAutograd; without one, the `cpu:` kernel (a fused one)
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
       output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
@@ -353,7 +356,13 @@ def generate(family, doc):
             defs.append(f"FL_REGISTER_KERNEL({name}, CPU, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
                         f"{{ return {call}; }}))")
         d = e.get("derivatives")
-        if e.get("autograd") in ("manual", "none"):
+        if e.get("autograd") == "composite":
+            if not e.get("composite"):
+                raise ValueError(f"{name}: `autograd: composite` needs `composite:`, the call it runs")
+            params = ", ".join(f"{a.cpp()} {a.name}" for a in schema.args)
+            defs.append(f"FL_REGISTER_KERNEL({name}, Autograd, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
+                        f"{{ return {e['composite']}; }}))")
+        elif e.get("autograd") in ("manual", "none"):
             pass  # manual: written in csrc/autograd/; none: a call that needs one is an error naming the op
         elif d == "none" or (d is None and not any(a.base == "Tensor" for a in schema.args)):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, Autograd)")
