@@ -254,3 +254,17 @@ def test_generator_composite_runs_the_unfused_ops_only_with_a_gradient():
             "Tensor { return g(ops::mm(self, w), relu); }))") in source
     with pytest.raises(ValueError, match="needs `composite:`"):
         gen.generate("t", {"ops": [dict(entry, composite=None)]})
+
+
+def test_generator_absent_results_get_no_output_and_undefined_values():
+    gen = _generator()
+    entry = {"func": "f(Tensor A, str mode) -> (Tensor Q, Tensor R)", "cpu": "f_cpu", "absent": {"Q": 'mode == "r"'},
+             "derivatives": {"A": "g(grads[0], grads[1], Q, R)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # Q gets no history when absent; saved as an output either way (undefined when absent)
+    assert ('{gradient_edge(A)}, {mode == "r" ? Tensor() : std::get<0>(out_), std::get<1>(out_)}, {}, {0, 1}'
+            in source)
+    with pytest.raises(ValueError, match="`absent:` names differentiable results"):
+        gen.generate("t", {"ops": [dict(entry, absent={"X": "true"})]})
+    with pytest.raises(ValueError, match="`absent:` names differentiable results"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"A": "grad"})]})

@@ -26,6 +26,8 @@ An entry (see the README's "Adding an op"):
       #                               # CompositeImplicitAutograd; without one, the `cpu:` kernel (a fused one)
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
       output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
+      absent: {Q: mode == "r"}        # results not computed (empty) when a condition over the arguments holds: the
+                                      # node gets no output for them, and the formulas see them undefined
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
 
 With several results, formulas over `grad` make only the first result differentiable (the others, such as
@@ -138,7 +140,7 @@ def _camel(name):
 class Derivative:
     """The generated Autograd kernel of one entry."""
 
-    def __init__(self, op, schema, formulas, node, output_differentiability=None):
+    def __init__(self, op, schema, formulas, node, output_differentiability=None, absent=None):
         self.op, self.schema, self.node = op, schema, node or _camel(op) + "Backward0"
         by_name = {a.name: a for a in schema.args}
         self.formulas = {str(k): str(v).strip() for k, v in formulas.items()}
@@ -170,6 +172,10 @@ class Derivative:
         if output_differentiability and not self.multi_grad:
             raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
         self.differentiable = diff
+        self.absent = {str(k): str(v) for k, v in (absent or {}).items()}
+        if any(n not in self.out_names or not diff[self.out_names.index(n)] for n in self.absent) or (
+                self.absent and not self.multi_grad):
+            raise ValueError(f"{op}: `absent:` names differentiable results of formulas over grads[i] or grad_<result>")
 
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
@@ -274,7 +280,9 @@ class Derivative:
         unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)] + unpack_outs
         unpack += [f"const Tensor& grad_{n} = grads[{i}];" for i, n in enumerate(self.out_names)
                    if self._uses(body, "grad_" + n)]
-        outputs = ", ".join(f"std::get<{i}>(out_)" if d else "Tensor()" for i, d in enumerate(self.differentiable))
+        outputs = ", ".join(
+            ("Tensor()" if not d else f"{self.absent[n]} ? Tensor() : std::get<{i}>(out_)" if n in self.absent
+             else f"std::get<{i}>(out_)") for i, (n, d) in enumerate(zip(self.out_names, self.differentiable)))
         lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
                f"{' '.join(unpack)} {self._gradients(renames)} }}")
         return "\n".join(self._header() + [
@@ -369,7 +377,8 @@ def generate(family, doc):
         elif d is None:
             raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd: manual`")
         else:
-            defs.append(Derivative(name, schema, d, e.get("node"), e.get("output_differentiability")).code())
+            defs.append(Derivative(name, schema, d, e.get("node"), e.get("output_differentiability"),
+                                   e.get("absent")).code())
         for key in _listed(e.get("fallthrough")):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, {key})")
         faces = _listed(e.get("python"))
