@@ -268,3 +268,20 @@ def test_generator_absent_results_get_no_output_and_undefined_values():
         gen.generate("t", {"ops": [dict(entry, absent={"X": "true"})]})
     with pytest.raises(ValueError, match="`absent:` names differentiable results"):
         gen.generate("t", {"ops": [dict(entry, derivatives={"A": "grad"})]})
+
+
+def test_conv2d_bias_act_is_fused_without_a_gradient_and_the_unfused_pair_with_one():
+    # _conv2d_bias_act: without a gradient the fused kernel (no node); with one, the convolution and the activation
+    # each record their node, and the gradients are the unfused pair's
+    x, w, b = fl.randn(2, 3, 6, 6), fl.randn(4, 3, 3, 3), fl.randn(4)
+    def fused(weight):
+        return fl._C._call_op("_conv2d_bias_act", x, weight, b, [1, 1], [1, 1], [1, 1], 1, "relu")
+
+    assert fused(w).grad_fn is None
+    wg, wr = w.clone().requires_grad_(), w.clone().requires_grad_()
+    y = fused(wg)
+    assert y.grad_fn.name() == "ReluBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "ConvolutionBackward0"
+    y.sum().backward()
+    fl.nn.functional.conv2d(x, wr, b, padding=1).relu().sum().backward()
+    assert fl.allclose(wg.grad, wr.grad)

@@ -152,6 +152,13 @@ Tensor cross_entropy_loss_grad(const Tensor& g, const Tensor& self, const Tensor
                                const Tensor& total_weight);
 Tensor softplus_neg(const Tensor& x);  // softplus(-x) = -log(sigmoid(x)), overflow-free
 Tensor bce_with_logits_grad_self(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& pos_weight);
+// conv_autograd.cpp
+TensorList convolution_grads(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
+                             const IntList& padding, const IntList& dilation, bool transposed,
+                             const IntList& output_padding, int64_t groups, const std::array<bool, 3>& mask);
+Tensor conv2d_bias_act_composite(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                                 const IntList& padding, const IntList& dilation, int64_t groups,
+                                 const std::string& activation);
 // nn_autograd.cpp
 TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                               const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
