@@ -164,6 +164,12 @@ TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k,
                               const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
                               bool is_causal, double scale, bool gqa, const std::array<bool, 4>& mask_);
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
+TensorList layer_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                            const IntList& shape, double eps, bool rms, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask);
+TensorList batch_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& save_mean,
+                            const Tensor& save_invstd, bool training, double eps, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask);
 // pool_autograd.cpp: each value's gradient, gathered back from its flat position in the last plane_dims dims of g
 Tensor plane_gather(const Tensor& g, const Tensor& indices, const IntList& values_sizes, size_t plane_dims);
 // reduce_autograd.cpp
