@@ -274,6 +274,7 @@ def test_conv2d_bias_act_is_fused_without_a_gradient_and_the_unfused_pair_with_o
     # _conv2d_bias_act: without a gradient the fused kernel (no node); with one, the convolution and the activation
     # each record their node, and the gradients are the unfused pair's
     x, w, b = fl.randn(2, 3, 6, 6), fl.randn(4, 3, 3, 3), fl.randn(4)
+
     def fused(weight):
         return fl._C._call_op("_conv2d_bias_act", x, weight, b, [1, 1], [1, 1], [1, 1], 1, "relu")
 
@@ -285,3 +286,17 @@ def test_conv2d_bias_act_is_fused_without_a_gradient_and_the_unfused_pair_with_o
     y.sum().backward()
     fl.nn.functional.conv2d(x, wr, b, padding=1).relu().sum().backward()
     assert fl.allclose(wg.grad, wr.grad)
+
+
+def test_factorizations_results_absent_by_argument_have_no_node():
+    # linalg.qr with mode='r': R alone has a node, Q none; its gradient needs Q (torch's error)
+    A = fl.randn(4, 3, requires_grad=True)
+    Q, R = fl.linalg.qr(A, mode="r")
+    assert Q.grad_fn is None and R.grad_fn.name() == "LinalgQrBackward0"
+    with pytest.raises(RuntimeError, match="not computed when mode='r'"):
+        R.sum().backward()
+    # svd without compute_uv: S alone has a node, whose backward needs the vectors
+    U, S, Vh = fl._C._linalg_svd(A, False, False)
+    assert U.grad_fn is None and Vh.grad_fn is None and S.grad_fn.name() == "LinalgSvdBackward0"
+    with pytest.raises(RuntimeError, match="singular values alone are not differentiable"):
+        S.sum().backward()

@@ -133,6 +133,11 @@ Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pi
 Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det);
 Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const Tensor& A, const Tensor& sign);
 Tensor cholesky_backward(const Tensor& gL, bool upper, const Tensor& L);
+Tensor linalg_qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode);
+Tensor linalg_eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V);
+Tensor linalg_eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V, bool real_input);
+Tensor linalg_svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& U, const Tensor& S,
+                           const Tensor& Vh, bool full_matrices);
 // matmul_autograd.cpp: the gradients of self and other in alpha * self @ other (mm or bmm), and of the addend in
 // beta * self + alpha * ...
 Tensor product_grad_self(const Tensor& g, const Tensor& other, const IntList& self_sizes, const IntList& self_strides,
