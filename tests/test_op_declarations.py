@@ -300,3 +300,16 @@ def test_factorizations_results_absent_by_argument_have_no_node():
     assert U.grad_fn is None and Vh.grad_fn is None and S.grad_fn.name() == "LinalgSvdBackward0"
     with pytest.raises(RuntimeError, match="singular values alone are not differentiable"):
         S.sum().backward()
+
+
+def test_generator_tensor_list_result_gives_one_output_per_tensor():
+    gen = _generator()
+    entry = {"func": "f(Tensor g, Tensor x) -> Tensor[]", "cpu": "f_cpu",
+             "derivatives": {"g, x": "h(grads[0], grads[1], g, x, grad_input_mask)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # the list itself is the node's outputs (its undefined tensors get no history)
+    assert "record_multi(\"FBackward0\", {gradient_edge(g), gradient_edge(x)}, out_, {g, x}, {}," in source
+    with pytest.raises(ValueError, match="a Tensor\\[\\] as the only one"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"g": "grad"})]})
+    with pytest.raises(ValueError, match="read its gradients, not the result"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"g": "h(grads[0], result)"})]})

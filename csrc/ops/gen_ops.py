@@ -68,6 +68,10 @@ class Arg:
     def is_tensor(self):
         return self.base == "Tensor" and not self.list
 
+    @property
+    def is_tensor_list(self):
+        return self.base == "Tensor" and self.list and not self.optional
+
     def cpp(self, result=False):
         """The C++ type of this argument (or result), as ivalue.h's TypeTag expects."""
         b = self.base
@@ -158,16 +162,22 @@ class Derivative:
                     self.joint[name] = names
         self.inputs = [a for a in schema.args if a.name in self.formula_of]  # the edges, in schema order
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
-        if schema.returns[0].base != "Tensor" or schema.returns[0].list:
-            raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
         body = " ".join(self.formulas.values())
+        grads_read = re.search(r"(?<![\w.>:])grads\[", body) is not None
+        # a Tensor[] result (the only one): the node has one output per tensor of the list, grads[i] its gradient
+        self.list_result = len(schema.returns) == 1 and schema.returns[0].is_tensor_list
+        if schema.returns[0].base != "Tensor" or (schema.returns[0].list and not (self.list_result and grads_read)):
+            raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result (or a Tensor[] as the "
+                             f"only one, with formulas over grads[i])")
+        if self.list_result and self._uses(body, "result"):
+            raise ValueError(f"{op}: the formulas of a Tensor[] result read its gradients, not the result")
         # Several differentiable results: the formulas read grads[i] or grad_<result name> (undefined where no
         # gradient arrived), and the node has one output per result.
-        self.multi_grad = len(schema.returns) > 1 and (
-            re.search(r"(?<![\w.>:])grads\[", body) is not None
-            or any(self._uses(body, "grad_" + n) for n in self.out_names))
-        diff = output_differentiability or [r.is_tensor for r in schema.returns]
-        if len(diff) != len(schema.returns) or any(d and not r.is_tensor for d, r in zip(diff, schema.returns)):
+        self.multi_grad = self.list_result or len(schema.returns) > 1 and (
+            grads_read or any(self._uses(body, "grad_" + n) for n in self.out_names))
+        diff = output_differentiability or [r.is_tensor or self.list_result for r in schema.returns]
+        if len(diff) != len(schema.returns) or any(d and not (r.is_tensor or self.list_result)
+                                                   for d, r in zip(diff, schema.returns)):
             raise ValueError(f"{op}: output_differentiability needs one true/false per result, true only for a Tensor")
         if output_differentiability and not self.multi_grad:
             raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
@@ -194,9 +204,10 @@ class Derivative:
         params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
         argnames = ", ".join(a.name for a in s.args)
         first = "std::get<0>(out_)" if len(s.returns) > 1 else "out_"
-        return [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
-                f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});",
-                f"  if (!is_differentiable({first}->dtype)) return out_;"]
+        head = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
+                f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});"]
+        # (a Tensor[]'s tensors may be undefined: the formulas run only for those that get gradients)
+        return head if self.list_result else head + [f"  if (!is_differentiable({first}->dtype)) return out_;"]
 
     def _arguments_read(self, body, captures, renames):
         """Sorts the arguments the formulas read: tensors read whole are returned (to be saved); other
@@ -280,13 +291,13 @@ class Derivative:
         unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)] + unpack_outs
         unpack += [f"const Tensor& grad_{n} = grads[{i}];" for i, n in enumerate(self.out_names)
                    if self._uses(body, "grad_" + n)]
-        outputs = ", ".join(
+        outputs = "out_" if self.list_result else "{" + ", ".join(
             ("Tensor()" if not d else f"{self.absent[n]} ? Tensor() : std::get<{i}>(out_)" if n in self.absent
-             else f"std::get<{i}>(out_)") for i, (n, d) in enumerate(zip(self.out_names, self.differentiable)))
+             else f"std::get<{i}>(out_)") for i, (n, d) in enumerate(zip(self.out_names, self.differentiable))) + "}"
         lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
                f"{' '.join(unpack)} {self._gradients(renames)} }}")
         return "\n".join(self._header() + [
-            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
+            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {outputs}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
 
     def _single_code(self):
