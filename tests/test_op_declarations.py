@@ -313,3 +313,14 @@ def test_generator_tensor_list_result_gives_one_output_per_tensor():
         gen.generate("t", {"ops": [dict(entry, derivatives={"g": "grad"})]})
     with pytest.raises(ValueError, match="read its gradients, not the result"):
         gen.generate("t", {"ops": [dict(entry, derivatives={"g": "h(grads[0], result)"})]})
+
+
+def test_grid_sampler_backward_nodes_have_one_output_per_tensor_of_the_list():
+    # grid_sampler_backward: grad_grid's derivatives, through the node of the Tensor[]'s outputs (third order too)
+    x = fl.randn(1, 2, 4, 4, requires_grad=True)
+    grid = (fl.rand(1, 3, 3, 2) * 2 - 1).requires_grad_()
+    y = fl.nn.functional.grid_sample(x, grid, align_corners=False)
+    gx, gg = fl.autograd.grad((y * y).sum(), (x, grid), create_graph=True)
+    assert gg.grad_fn.name() == "GridSamplerBackwardBackward0"
+    (gx.sum() + (gg * gg).sum()).backward()
+    assert x.grad.shape == x.shape and grid.grad.shape == grid.shape

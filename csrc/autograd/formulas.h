@@ -149,6 +149,12 @@ Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta);
 const char* pad_node_name(int64_t mode);
 const char* upsample_node_name(int64_t mode, size_t nd);
 Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx);
+TensorList grid_sampler_backward_backward(const Tensor& gg_input, const Tensor& gg_grid, const Tensor& g,
+                                          const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding,
+                                          bool align, const std::array<bool, 3>& mask);
+TensorList grid_sampler_double_backward_backward(const TensorList& grads, const Tensor& g, const Tensor& input,
+                                                 const Tensor& grid, const Tensor& gg_grid, int64_t interp,
+                                                 int64_t padding, bool align);
 // loss_autograd.cpp: the fused backward kernels, or under create_graph the same written with differentiable ops
 Tensor nll_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                      int64_t ignore_index, const Tensor& total_weight);
