@@ -296,3 +296,84 @@ def test_generated_autograd_for_a_tensor_list_input():
     with pytest.raises(ValueError, match="only differentiable input"):
         gen.generate("t", {"ops": [{"func": "f(Tensor[] ts, Tensor w) -> Tensor", "cpu": "f_cpu",
                                     "derivatives": {"ts": "h(grad)", "w": "grad"}}]})
+
+
+def test_generator_composite_runs_the_unfused_ops_only_with_a_gradient():
+    gen = _generator()
+    entry = {"func": "f(Tensor self, Tensor w, bool relu) -> Tensor", "cpu": "f_cpu", "autograd": "composite",
+             "composite": "g(ops::mm(self, w), relu)"}
+    _, source = gen.generate("t", {"ops": [entry]})
+    assert ("FL_REGISTER_KERNEL(f, Autograd, ([](DispatchKeySet, const Tensor& self, const Tensor& w, bool relu) -> "
+            "Tensor { return g(ops::mm(self, w), relu); }))") in source
+    with pytest.raises(ValueError, match="needs `composite:`"):
+        gen.generate("t", {"ops": [dict(entry, composite=None)]})
+
+
+def test_generator_absent_results_get_no_output_and_undefined_values():
+    gen = _generator()
+    entry = {"func": "f(Tensor A, str mode) -> (Tensor Q, Tensor R)", "cpu": "f_cpu", "absent": {"Q": 'mode == "r"'},
+             "derivatives": {"A": "g(grads[0], grads[1], Q, R)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # Q gets no history when absent; saved as an output either way (undefined when absent)
+    assert ('{gradient_edge(A)}, {mode == "r" ? Tensor() : std::get<0>(out_), std::get<1>(out_)}, {}, {0, 1}'
+            in source)
+    with pytest.raises(ValueError, match="`absent:` names differentiable results"):
+        gen.generate("t", {"ops": [dict(entry, absent={"X": "true"})]})
+    with pytest.raises(ValueError, match="`absent:` names differentiable results"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"A": "grad"})]})
+
+
+def test_conv2d_bias_act_is_fused_without_a_gradient_and_the_unfused_pair_with_one():
+    # _conv2d_bias_act: without a gradient the fused kernel (no node); with one, the convolution and the activation
+    # each record their node, and the gradients are the unfused pair's
+    x, w, b = fl.randn(2, 3, 6, 6), fl.randn(4, 3, 3, 3), fl.randn(4)
+
+    def fused(weight):
+        return fl._C._call_op("_conv2d_bias_act", x, weight, b, [1, 1], [1, 1], [1, 1], 1, "relu")
+
+    assert fused(w).grad_fn is None
+    wg, wr = w.clone().requires_grad_(), w.clone().requires_grad_()
+    y = fused(wg)
+    assert y.grad_fn.name() == "ReluBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "ConvolutionBackward0"
+    y.sum().backward()
+    fl.nn.functional.conv2d(x, wr, b, padding=1).relu().sum().backward()
+    assert fl.allclose(wg.grad, wr.grad)
+
+
+def test_factorizations_results_absent_by_argument_have_no_node():
+    # linalg.qr with mode='r': R alone has a node, Q none; its gradient needs Q (torch's error)
+    A = fl.randn(4, 3, requires_grad=True)
+    Q, R = fl.linalg.qr(A, mode="r")
+    assert Q.grad_fn is None and R.grad_fn.name() == "LinalgQrBackward0"
+    with pytest.raises(RuntimeError, match="not computed when mode='r'"):
+        R.sum().backward()
+    # svd without compute_uv: S alone has a node, whose backward needs the vectors
+    U, S, Vh = fl._C._linalg_svd(A, False, False)
+    assert U.grad_fn is None and Vh.grad_fn is None and S.grad_fn.name() == "LinalgSvdBackward0"
+    with pytest.raises(RuntimeError, match="singular values alone are not differentiable"):
+        S.sum().backward()
+
+
+def test_generator_tensor_list_result_gives_one_output_per_tensor():
+    gen = _generator()
+    entry = {"func": "f(Tensor g, Tensor x) -> Tensor[]", "cpu": "f_cpu",
+             "derivatives": {"g, x": "h(grads[0], grads[1], g, x, grad_input_mask)"}}
+    _, source = gen.generate("t", {"ops": [entry]})
+    # the list itself is the node's outputs (its undefined tensors get no history)
+    assert "record_multi(\"FBackward0\", {gradient_edge(g), gradient_edge(x)}, out_, {g, x}, {}," in source
+    with pytest.raises(ValueError, match="a Tensor\\[\\] as the only one"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"g": "grad"})]})
+    with pytest.raises(ValueError, match="read its gradients, not the result"):
+        gen.generate("t", {"ops": [dict(entry, derivatives={"g": "h(grads[0], result)"})]})
+
+
+def test_grid_sampler_backward_nodes_have_one_output_per_tensor_of_the_list():
+    # grid_sampler_backward: grad_grid's derivatives, through the node of the Tensor[]'s outputs (third order too)
+    x = fl.randn(1, 2, 4, 4, requires_grad=True)
+    grid = (fl.rand(1, 3, 3, 2) * 2 - 1).requires_grad_()
+    y = fl.nn.functional.grid_sample(x, grid, align_corners=False)
+    gx, gg = fl.autograd.grad((y * y).sum(), (x, grid), create_graph=True)
+    assert gg.grad_fn.name() == "GridSamplerBackwardBackward0"
+    (gx.sum() + (gg * gg).sum()).backward()
+    assert x.grad.shape == x.shape and grid.grad.shape == grid.shape

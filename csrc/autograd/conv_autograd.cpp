@@ -1,4 +1,4 @@
-// The autograd kernels of convolution and _conv2d_bias_act (conv.yaml declares them `autograd: manual`).
+// The backward formula of convolution and the composite of _conv2d_bias_act (conv.yaml names them).
 //
 // Convolution's gradients come from the convolution_backward op (no derivative of its own, as in
 // PyTorch's CPU kernels). When the backward itself is recorded (create_graph=True), they are written
@@ -9,8 +9,9 @@
 #include "../ops/reduce.h"
 #include "../ops/views.h"
 #include "autograd.h"
+#include "formulas.h"
 
-namespace fl::autograd {
+namespace fl::formulas {
 namespace {
 
 // Narrows the spatial dims of t (from dim 2 on) to `sizes` where they are larger.
@@ -41,7 +42,7 @@ Tensor weight_grad(const Tensor& x, const Tensor& gout, const IntList& wsizes, c
 
 // The gradients of convolution as differentiable convolutions (create_graph=True).
 TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
-                                const IntList& padding, const IntList& dilation, bool transposed,
+                             const IntList& padding, const IntList& dilation, bool transposed,
                                 const IntList& output_padding, int64_t groups, bool gi, bool gw, bool gb) {
   const size_t nd = stride.size();
   TensorList grads(3);
@@ -71,38 +72,28 @@ TensorList differentiable_grads(const Tensor& g, const Tensor& input, const Tens
   return grads;
 }
 
-Tensor convolution_autograd(DispatchKeySet ks, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                            const IntList& stride, const IntList& padding, const IntList& dilation, bool transposed,
-                            const IntList& output_padding, int64_t groups) {
-  Tensor r = redispatch_no_grad(ops::convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
-                                output_padding, groups);
-  return record_saved("ConvolutionBackward0", r, {gradient_edge(input), gradient_edge(weight), gradient_edge(bias)},
-                      {input, weight}, false, [=](const Tensor& g, const TensorList& s) {
-                        // (autograd.grad for one of them: the others are not computed)
-                        const bool gi = should_compute_output(0), gw = should_compute_output(1),
-                                   gb = should_compute_output(2);
-                        if (thread_state().grad_enabled)
-                          return differentiable_grads(g, s[0], s[1], stride, padding, dilation, transposed,
-                                                      output_padding, groups, gi, gw, gb);
-                        auto [dx, dw, db] = ops::convolution_backward(g, s[0], s[1], stride, padding, dilation,
-                                                                      transposed, output_padding, groups, gi, gw, gb);
-                        return TensorList{dx, dw, db};
-                      });
+}  // namespace
+
+// convolution (conv.yaml): the gradients the mask asks for in one convolution_backward call, or under create_graph
+// as differentiable convolutions.
+TensorList convolution_grads(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
+                             const IntList& padding, const IntList& dilation, bool transposed,
+                             const IntList& output_padding, int64_t groups, const std::array<bool, 3>& mask) {
+  if (thread_state().grad_enabled)
+    return differentiable_grads(g, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+                                mask[0], mask[1], mask[2]);
+  auto [dx, dw, db] = ops::convolution_backward(g, input, weight, stride, padding, dilation, transposed,
+                                                output_padding, groups, mask[0], mask[1], mask[2]);
+  return TensorList{dx, dw, db};
 }
 
-// With a gradient to compute: the unfused pair, each op recording its own backward (the activation's
-// gradient, then convolution_backward), so the fused op is as differentiable as they are.
-Tensor conv2d_bias_act_autograd(DispatchKeySet, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                const IntList& stride, const IntList& padding, const IntList& dilation, int64_t groups,
-                                const std::string& activation) {
+// _conv2d_bias_act (conv.yaml) with a gradient to compute: the unfused pair, each op recording its own backward.
+Tensor conv2d_bias_act_composite(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                                 const IntList& padding, const IntList& dilation, int64_t groups,
+                                 const std::string& activation) {
   const std::optional<Activation> act = conv2d_bias_act_kind(input, activation);
   Tensor y = ops::convolution(input, weight, bias, stride, padding, dilation, false, {0, 0}, groups);
   return act ? activation_op(*act)(y, 0.0, 0.0, 0.0, nullptr) : y;
 }
 
-}  // namespace
-
-FL_REGISTER_KERNEL(convolution, Autograd, convolution_autograd)
-FL_REGISTER_KERNEL(_conv2d_bias_act, Autograd, conv2d_bias_act_autograd)
-
-}  // namespace fl::autograd
+}  // namespace fl::formulas

@@ -148,6 +148,11 @@ Tensor lu_factor_backward(const Tensor& grad, const Tensor& LU, const Tensor& pi
 Tensor det_backward(const Tensor& g, const Tensor& A, const Tensor& det);
 Tensor slogdet_backward(const Tensor& g_sign, const Tensor& g_logabsdet, const Tensor& A, const Tensor& sign);
 Tensor cholesky_backward(const Tensor& gL, bool upper, const Tensor& L);
+Tensor linalg_qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode);
+Tensor linalg_eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V);
+Tensor linalg_eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V, bool real_input);
+Tensor linalg_svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& U, const Tensor& S,
+                           const Tensor& Vh, bool full_matrices);
 // matmul_autograd.cpp: the gradients of self and other in alpha * self @ other (mm or bmm), and of the addend in
 // beta * self + alpha * ...
 Tensor product_grad_self(const Tensor& g, const Tensor& other, const IntList& self_sizes, const IntList& self_strides,
@@ -159,6 +164,12 @@ Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta);
 const char* pad_node_name(int64_t mode);
 const char* upsample_node_name(int64_t mode, size_t nd);
 Tensor embedding_dense_double_backward(const Tensor& gg, const Tensor& indices, int64_t padding_idx);
+TensorList grid_sampler_backward_backward(const Tensor& gg_input, const Tensor& gg_grid, const Tensor& g,
+                                          const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding,
+                                          bool align, const std::array<bool, 3>& mask);
+TensorList grid_sampler_double_backward_backward(const TensorList& grads, const Tensor& g, const Tensor& input,
+                                                 const Tensor& grid, const Tensor& gg_grid, int64_t interp,
+                                                 int64_t padding, bool align);
 // loss_autograd.cpp: the fused backward kernels, or under create_graph the same written with differentiable ops
 Tensor nll_loss_grad(const Tensor& g, const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                      int64_t ignore_index, const Tensor& total_weight);
@@ -167,11 +178,24 @@ Tensor cross_entropy_loss_grad(const Tensor& g, const Tensor& self, const Tensor
                                const Tensor& total_weight);
 Tensor softplus_neg(const Tensor& x);  // softplus(-x) = -log(sigmoid(x)), overflow-free
 Tensor bce_with_logits_grad_self(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& pos_weight);
+// conv_autograd.cpp
+TensorList convolution_grads(const Tensor& g, const Tensor& input, const Tensor& weight, const IntList& stride,
+                             const IntList& padding, const IntList& dilation, bool transposed,
+                             const IntList& output_padding, int64_t groups, const std::array<bool, 3>& mask);
+Tensor conv2d_bias_act_composite(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                                 const IntList& padding, const IntList& dilation, int64_t groups,
+                                 const std::string& activation);
 // nn_autograd.cpp
 TensorList attention_backward(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                               const Tensor& out, const Tensor& lse, const Tensor& seed_offset, double dropout_p,
                               bool is_causal, double scale, bool gqa, const std::array<bool, 4>& mask_);
 Tensor softmax_grad(const Tensor& g, const Tensor& y, int64_t dim, bool log, ScalarType input_dtype);
+TensorList layer_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                            const IntList& shape, double eps, bool rms, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask);
+TensorList batch_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& save_mean,
+                            const Tensor& save_invstd, bool training, double eps, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask);
 // pool_autograd.cpp: each value's gradient, gathered back from its flat position in the last plane_dims dims of g
 Tensor plane_gather(const Tensor& g, const Tensor& indices, const IntList& values_sizes, size_t plane_dims);
 // reduce_autograd.cpp

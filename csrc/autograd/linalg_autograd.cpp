@@ -1,6 +1,5 @@
-// The backward formulas of the torch.linalg primitives (linalg.yaml names them) and the autograd kernels of those
-// written by hand, with the formulas of PyTorch's derivatives.yaml / FunctionsManual.cpp, for real and complex inputs
-// (torch's convention for complex gradients: the conjugate transpose mH wherever the real formula has a transpose).
+// The backward formulas of the torch.linalg primitives (linalg.yaml names them), with the formulas of PyTorch's
+// derivatives.yaml / FunctionsManual.cpp, for real and complex inputs (torch's convention for complex gradients: the conjugate transpose mH wherever the real formula has a transpose).
 // The formulas call ops through the dispatcher (matmul, the linalg ops themselves, tril/triu, ...), so they are
 // differentiable again. The factorizations have several differentiable outputs: one MultiOutputBackward node
 // receives one gradient per output.
@@ -148,9 +147,10 @@ TensorList solve_triangular_backward(const Tensor& g, const Tensor& A, const Ten
   return {gA, mask[1] ? gB : nullptr};
 }
 
-namespace {
-
-Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R, const std::string& mode) {
+// The factorizations' formulas: a gradient per result (undefined where none arrived), the results (undefined where
+// absent: Q for mode "r", the vectors without compute_v / compute_uv).
+Tensor linalg_qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R,
+                          const std::string& mode) {
   FL_CHECK(mode != "r", Error, "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
                                "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
   const int64_t m = Q->sizes[Q->dim() - 2], n = R->sizes.back();
@@ -173,7 +173,8 @@ Tensor qr_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Te
   return gR ? gA + mm(Q, gR) : gA;
 }
 
-Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
+Tensor linalg_eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V) {
+  FL_CHECK(V, Error, "linalg.eigh: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
   if (!gV) return mm(V * row(gL), mH(V));
   Tensor VhgV = mm(mH(V), gV);
   FL_CHECK(!cplx(V) || lax_allclose(ops::imag(diag(VhgV)), zeros(L->sizes, L->dtype)), Error,
@@ -188,7 +189,8 @@ Tensor eigh_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const 
 
 // torch's linalg_eig_backward (not Hermitian): gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H
 // with E_ij = L_j - L_i, the diagonal replaced by gL; a real A takes the real part.
-Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V, bool real_input) {
+Tensor linalg_eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tensor& V, bool real_input) {
+  FL_CHECK(V, Error, "linalg.eig: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
   Tensor gA;
   if (!gV) {
     gA = solve(mH(V), col(gL) * mH(V));
@@ -207,6 +209,8 @@ Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const T
   }
   return real_input ? ops::real(gA) : gA;
 }
+
+namespace {
 
 Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const Tensor& U, const Tensor& S, const Tensor& Vh) {
   const int64_t m = U->sizes[U->dim() - 2], n = Vh->sizes.back();
@@ -243,78 +247,20 @@ Tensor svd_backward(const Tensor& gU, const Tensor& gS, const Tensor& gVh, const
   return m >= n ? mm(U, mm(gA, Vh)) : mm(mm(U, gA), Vh);
 }
 
-
 }  // namespace
+
+Tensor linalg_svd_backward(const Tensor& gU0, const Tensor& gS, const Tensor& gVh0, const Tensor& U0, const Tensor& S,
+                           const Tensor& Vh0, bool full_matrices) {
+  FL_CHECK(U0, Error, "linalg.svd: the singular values alone are not differentiable here; compute the singular vectors as well");
+  Tensor U = U0, Vh = Vh0, gU = gU0, gVh = gVh0;
+  if (full_matrices) {  // the extra columns of U and rows of Vh carry nothing about A
+    const int64_t k = S->sizes.back();
+    U = ops::narrow(U, -1, 0, k);
+    Vh = ops::narrow(Vh, -2, 0, k);
+    if (gU) gU = ops::narrow(gU, -1, 0, k);
+    if (gVh) gVh = ops::narrow(gVh, -2, 0, k);
+  }
+  return svd_backward(gU, gS, gVh, U, S, Vh);
+}
+
 }  // namespace fl::formulas
-
-namespace fl::autograd {
-namespace {
-
-using namespace fl::formulas;
-
-// Records outputs[i] (where defined) as output i of a MultiOutputBackward over `inputs`.
-void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved_inputs,
-            const std::vector<int>& saved_outputs, std::function<TensorList(const TensorList&, const TensorList&)> fn) {
-  std::vector<Edge> edges;
-  for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
-  record_multi(name, std::move(edges), outputs, saved_inputs, saved_outputs, std::move(fn));
-}
-
-Tensor2 linalg_qr_autograd(DispatchKeySet ks, const Tensor& A, const std::string& mode) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_qr, ks, A, mode);
-  const bool has_q = mode != "r";
-  record("LinalgQrBackward0", {A}, {has_q ? std::get<0>(r) : nullptr, std::get<1>(r)}, {}, has_q ? std::vector<int>{0, 1} : std::vector<int>{1},
-         [mode, has_q](const TensorList& g, const TensorList& s) {
-           return TensorList{qr_backward(g[0], g[1], has_q ? s[0] : nullptr, s.back(), mode)};
-         });
-  return r;
-}
-
-Tensor2 linalg_eigh_autograd(DispatchKeySet ks, const Tensor& A, const std::string& uplo, bool compute_v) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_eigh, ks, A, uplo, compute_v);
-  record("LinalgEighBackward0", {A}, {std::get<0>(r), compute_v ? std::get<1>(r) : nullptr}, {},
-         compute_v ? std::vector<int>{0, 1} : std::vector<int>{}, [compute_v](const TensorList& g, const TensorList& s) {
-           FL_CHECK(compute_v, Error, "linalg.eigh: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
-           return TensorList{eigh_backward(g[0], g[1], s[0], s[1])};
-         });
-  return r;
-}
-
-Tensor2 linalg_eig_autograd(DispatchKeySet ks, const Tensor& A, bool compute_v) {
-  Tensor2 r = redispatch_no_grad(ops::linalg_eig, ks, A, compute_v);
-  const bool real_input = !cplx(A);
-  record("LinalgEigBackward0", {A}, {std::get<0>(r), compute_v ? std::get<1>(r) : nullptr}, {},
-         compute_v ? std::vector<int>{0, 1} : std::vector<int>{}, [compute_v, real_input](const TensorList& g, const TensorList& s) {
-           FL_CHECK(compute_v, Error, "linalg.eig: the eigenvalues alone are not differentiable here; compute the eigenvectors as well");
-           return TensorList{eig_backward(g[0], g[1], s[0], s[1], real_input)};
-         });
-  return r;
-}
-
-Tensor3 linalg_svd_autograd(DispatchKeySet ks, const Tensor& A, bool full, bool compute_uv) {
-  Tensor3 r = redispatch_no_grad(ops::linalg_svd, ks, A, full, compute_uv);
-  auto& [U, S, Vh] = r;
-  record("LinalgSvdBackward0", {A}, {compute_uv ? U : nullptr, S, compute_uv ? Vh : nullptr}, {},
-         compute_uv ? std::vector<int>{0, 1, 2} : std::vector<int>{}, [full, compute_uv](const TensorList& g, const TensorList& s) {
-           FL_CHECK(compute_uv, Error, "linalg.svd: the singular values alone are not differentiable here; compute the singular vectors as well");
-           Tensor U = s[0], S = s[1], Vh = s[2], gU = g[0], gVh = g[2];
-           if (full) {  // the extra columns of U and rows of Vh carry nothing about A
-             const int64_t k = S->sizes.back();
-             U = ops::narrow(U, -1, 0, k);
-             Vh = ops::narrow(Vh, -2, 0, k);
-             if (gU) gU = ops::narrow(gU, -1, 0, k);
-             if (gVh) gVh = ops::narrow(gVh, -2, 0, k);
-           }
-           return TensorList{svd_backward(gU, g[1], gVh, U, S, Vh)};
-         });
-  return r;
-}
-
-}  // namespace
-
-FL_REGISTER_KERNEL(linalg_qr, Autograd, linalg_qr_autograd)
-FL_REGISTER_KERNEL(linalg_eigh, Autograd, linalg_eigh_autograd)
-FL_REGISTER_KERNEL(linalg_eig, Autograd, linalg_eig_autograd)
-FL_REGISTER_KERNEL(linalg_svd, Autograd, linalg_svd_autograd)
-
-}  // namespace fl::autograd

@@ -1,6 +1,5 @@
-// The matrix products' backward formulas (matmul.yaml names them) and _addmm_activation's autograd kernel. The
-// gradients are themselves products through the dispatcher, so they are differentiable again (double backward).
-#include "../ops/activation.h"
+// The matrix products' backward formulas (matmul.yaml names them). The gradients are themselves products through
+// the dispatcher, so they are differentiable again (double backward).
 #include "../ops/complex.h"
 #include "../ops/matmul.h"
 #include "../ops/views.h"
@@ -47,14 +46,3 @@ Tensor addend_grad(const Tensor& g, const IntList& self_sizes, Scalar beta) {
 }
 
 }  // namespace fl::formulas
-
-namespace fl::autograd {
-
-// With a gradient to compute: addmm, then the activation, each recording its own backward.
-FL_REGISTER_KERNEL(_addmm_activation, Autograd, [](DispatchKeySet, const Tensor& self, const Tensor& a, const Tensor& b,
-                                                   Scalar beta, Scalar alpha, bool use_gelu) {
-  return activation_op(use_gelu ? Activation::gelu : Activation::relu)(ops::addmm(self, a, b, beta, alpha), 0.0, 0.0,
-                                                                        0.0, nullptr);
-})
-
-}  // namespace fl::autograd

@@ -1,5 +1,5 @@
-// Autograd kernels of the nn primitives: softmax family, native_layer_norm, native_batch_norm,
-// activations, and the fused attention's backward formula (attention.yaml). Their gradients come from dedicated backward ops (like PyTorch's *_backward
+// Autograd kernels of the activations, and the backward formulas of the softmax family, native_layer_norm,
+// native_batch_norm and the fused attention (softmax.yaml, nn_norm.yaml, attention.yaml name them). Their gradients come from dedicated backward ops (like PyTorch's *_backward
 // ops); softmax and log_softmax switch to the same formula written with dispatcher ops under
 // create_graph (so do layer_norm, rms_norm and batch_norm), and the activations' backward op is differentiable
 // once more (second-derivative column of the list), so double backward works for all of these.
@@ -133,45 +133,6 @@ TensorList attention_grads_composite(const Tensor& g, const Tensor& q, const Ten
 
 }  // namespace
 
-
-FL_REGISTER_KERNEL(native_layer_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const IntList& shape,
-                                                   const Tensor& w, const Tensor& b, double eps, bool rms) {
-  auto [y, mean, rstd] = redispatch_no_grad(ops::native_layer_norm, ks, x, shape, w, b, eps, rms);
-  const bool need_params = requires_grad(w) || requires_grad(b);
-  const bool has_b = b != nullptr;
-  const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
-  std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
-  record_saved(rms ? "NativeRmsNormBackward0" : "NativeLayerNormBackward0", y, std::move(edges), {x, w, mean, rstd},
-               false, [shape, eps, rms, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
-                 const Tensor &x = s[0], &w = s[1];
-                 if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w)))
-                   return layer_norm_formula(g, x, w, shape, eps, rms, has_b);
-                 auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, s[2], s[3], w, shape, rms, need_params);
-                 return TensorList{gx, w ? cast_grad(gw, wdt) : nullptr, has_b ? cast_grad(gb, bdt) : nullptr};
-               });
-  return std::make_tuple(y, mean, rstd);
-}))
-
-FL_REGISTER_KERNEL(native_batch_norm, Autograd, ([](DispatchKeySet ks, const Tensor& x, const Tensor& w, const Tensor& b,
-                                                   const Tensor& rm, const Tensor& rv, bool training, double momentum,
-                                                   double eps) {
-  auto [y, mean, invstd] = redispatch_no_grad(ops::native_batch_norm, ks, x, w, b, rm, rv, training, momentum, eps);
-  const bool need_params = requires_grad(w) || requires_grad(b);
-  const bool has_b = b != nullptr;
-  const ScalarType wdt = w ? w->dtype : x->dtype, bdt = b ? b->dtype : x->dtype;
-  std::vector<Edge> edges{gradient_edge(x), gradient_edge(w), gradient_edge(b)};
-  record_saved("NativeBatchNormBackward0", y, std::move(edges), {x, w, mean, invstd}, false,
-               [training, eps, need_params, has_b, wdt, bdt](const Tensor& g, const TensorList& s) {
-                 const Tensor &x = s[0], &w = s[1];
-                 auto [gx, gw, gb] =
-                     thread_state().grad_enabled && (g->requires_grad || x->requires_grad || requires_grad(w))
-                         ? batch_norm_formula(g, x, w, s[2], s[3], training, eps, has_b)
-                         : ops::native_batch_norm_backward(g, x, w, s[2], s[3], training, need_params);
-                 return TensorList{gx, w ? cast_grad(gw, wdt) : nullptr, has_b ? cast_grad(gb, bdt) : nullptr};
-               });
-  return std::make_tuple(y, mean, invstd);
-}))
-
 namespace {
 
 template <Activation K>
@@ -218,6 +179,28 @@ FL_ACTIVATIONS(FL_X)
 }  // namespace fl::autograd
 
 namespace fl::formulas {
+
+// native_layer_norm (nn_norm.yaml): the gradients the mask asks for from one call of the backward kernel, or under
+// create_graph from the formula of differentiable ops.
+TensorList layer_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                            const IntList& shape, double eps, bool rms, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask) {
+  if (thread_state().grad_enabled && (g->requires_grad || x->requires_grad || autograd::requires_grad(w)))
+    return autograd::layer_norm_formula(g, x, w, shape, eps, rms, mask[2]);
+  auto [gx, gw, gb] = ops::native_layer_norm_backward(g, x, mean, rstd, w, shape, rms, mask[1] || mask[2]);
+  return {gx, w ? autograd::cast_grad(gw, w->dtype) : nullptr, mask[2] ? autograd::cast_grad(gb, bias_dtype) : nullptr};
+}
+
+// native_batch_norm (nn_norm.yaml): as layer_norm_grads.
+TensorList batch_norm_grads(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& save_mean,
+                            const Tensor& save_invstd, bool training, double eps, ScalarType bias_dtype,
+                            const std::array<bool, 3>& mask) {
+  auto [gx, gw, gb] =
+      thread_state().grad_enabled && (g->requires_grad || x->requires_grad || autograd::requires_grad(w))
+          ? autograd::batch_norm_formula(g, x, w, save_mean, save_invstd, training, eps, mask[2])
+          : ops::native_batch_norm_backward(g, x, w, save_mean, save_invstd, training, mask[1] || mask[2]);
+  return {gx, w ? autograd::cast_grad(gw, w->dtype) : nullptr, mask[2] ? autograd::cast_grad(gb, bias_dtype) : nullptr};
+}
 
 // scaled_dot_product_attention (attention.yaml): the fused backward kernel, or under create_graph the composite of
 // differentiable ops; batch dims that were broadcast sum back to each input's shape.

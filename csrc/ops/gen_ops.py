@@ -19,11 +19,15 @@ An entry (see the README's "Adding an op"):
       derivatives:                    # one formula per differentiable input, over `grad`, the arguments,
         self: ops::roll(grad, negated(shifts), dims)   # `result` and named results; or
       # derivatives: none             # the op has no gradient (Autograd falls through)
-      # autograd: manual              # its Autograd kernel is written by hand (csrc/autograd/)
       # autograd: none                # no Autograd kernel: a call with inputs that require grad is an error
       # autograd: error "<message>"   # a call with inputs that require grad raises RuntimeError(message)
+      # autograd: composite           # with a gradient to compute, runs `composite:` (a call over the argument
+      # composite: f(self, ...)       # names: the unfused ops, each recording its own backward), as torch's
+      #                               # CompositeImplicitAutograd; without one, the `cpu:` kernel (a fused one)
       node: RollBackward0             # the backward node's name (default: torch's rule from the op name)
       output_differentiability: [true, false]   # which results have gradients (with grads[i] formulas)
+      absent: {Q: mode == "r"}        # results not computed (empty) when a condition over the arguments holds: the
+                                      # node gets no output for them, and the formulas see them undefined
       fallthrough: [Conjugate]        # dispatch keys the op passes through (it handles conjugate inputs itself)
 
 With several results, formulas over `grad` make only the first result differentiable (the others, such as
@@ -70,6 +74,10 @@ class Arg:
     @property
     def is_tensor(self):
         return self.base == "Tensor" and not self.list
+
+    @property
+    def is_tensor_list(self):
+        return self.base == "Tensor" and self.list and not self.optional
 
     def cpp(self, result=False):
         """The C++ type of this argument (or result), as ivalue.h's TypeTag expects."""
@@ -143,7 +151,7 @@ def _camel(name):
 class Derivative:
     """The generated Autograd kernel of one entry."""
 
-    def __init__(self, op, schema, formulas, node, output_differentiability=None):
+    def __init__(self, op, schema, formulas, node, output_differentiability=None, absent=None):
         self.op, self.schema, self.node = op, schema, node or _camel(op) + "Backward0"
         by_name = {a.name: a for a in schema.args}
         self.formulas = {str(k): str(v).strip() for k, v in formulas.items()}
@@ -165,16 +173,22 @@ class Derivative:
         if self.list_input and len(self.inputs) > 1:
             raise ValueError(f"{op}: a Tensor[] input with a formula must be the only differentiable input")
         self.out_names = [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
-        if schema.returns[0].base != "Tensor" or schema.returns[0].list:
-            raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result")
         body = " ".join(self.formulas.values())
+        grads_read = re.search(r"(?<![\w.>:])grads\[", body) is not None
+        # a Tensor[] result (the only one): the node has one output per tensor of the list, grads[i] its gradient
+        self.list_result = len(schema.returns) == 1 and schema.returns[0].is_tensor_list
+        if schema.returns[0].base != "Tensor" or (schema.returns[0].list and not (self.list_result and grads_read)):
+            raise ValueError(f"{op}: a generated derivative needs a Tensor as the first result (or a Tensor[] as the "
+                             f"only one, with formulas over grads[i])")
+        if self.list_result and self._uses(body, "result"):
+            raise ValueError(f"{op}: the formulas of a Tensor[] result read its gradients, not the result")
         # Several differentiable results: the formulas read grads[i] or grad_<result name> (undefined where no
         # gradient arrived), and the node has one output per result.
-        self.multi_grad = len(schema.returns) > 1 and (
-            re.search(r"(?<![\w.>:])grads\[", body) is not None
-            or any(self._uses(body, "grad_" + n) for n in self.out_names))
-        diff = output_differentiability or [r.is_tensor for r in schema.returns]
-        if len(diff) != len(schema.returns) or any(d and not r.is_tensor for d, r in zip(diff, schema.returns)):
+        self.multi_grad = self.list_result or len(schema.returns) > 1 and (
+            grads_read or any(self._uses(body, "grad_" + n) for n in self.out_names))
+        diff = output_differentiability or [r.is_tensor or self.list_result for r in schema.returns]
+        if len(diff) != len(schema.returns) or any(d and not (r.is_tensor or self.list_result)
+                                                   for d, r in zip(diff, schema.returns)):
             raise ValueError(f"{op}: output_differentiability needs one true/false per result, true only for a Tensor")
         if output_differentiability and not self.multi_grad:
             raise ValueError(f"{op}: output_differentiability needs formulas over grads[i] or grad_<result name>")
@@ -183,6 +197,10 @@ class Derivative:
         self.inplace = schema.args[0].writes and schema.args[0].is_tensor and schema.returns[0].writes
         if self.inplace and (len(schema.returns) > 1 or schema.args[0].name not in self.formula_of):
             raise ValueError(f"{op}: an in-place write returns only self and has a formula for self's old value")
+        self.absent = {str(k): str(v) for k, v in (absent or {}).items()}
+        if any(n not in self.out_names or not diff[self.out_names.index(n)] for n in self.absent) or (
+                self.absent and not self.multi_grad):
+            raise ValueError(f"{op}: `absent:` names differentiable results of formulas over grads[i] or grad_<result>")
 
     def _uses(self, text, name):
         return re.search(rf"(?<![\w.>:]){re.escape(name)}\b", text) is not None
@@ -203,9 +221,10 @@ class Derivative:
         params = ", ".join(f"{a.cpp()} {a.name}" for a in s.args)
         argnames = ", ".join(a.name for a in s.args)
         first = "std::get<0>(out_)" if len(s.returns) > 1 else "out_"
-        return [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
-                f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});",
-                f"  if (!is_differentiable({first}->dtype)) return out_;"]
+        head = [f"FL_REGISTER_KERNEL({self.op}, Autograd, ([](DispatchKeySet ks, {params}) -> {s.cpp_result()} {{",
+                f"  auto out_ = redispatch_no_grad(ops::{self.op}, ks, {argnames});"]
+        # (a Tensor[]'s tensors may be undefined: the formulas run only for those that get gradients)
+        return head if self.list_result else head + [f"  if (!is_differentiable({first}->dtype)) return out_;"]
 
     def _arguments_read(self, body, captures, renames):
         """Sorts the arguments the formulas read: tensors read whole are returned (to be saved); other
@@ -303,11 +322,13 @@ class Derivative:
         unpack = [f"const Tensor& {n} = saved_[{i}];" for i, n in enumerate(saved)] + unpack_outs
         unpack += [f"const Tensor& grad_{n} = grads[{i}];" for i, n in enumerate(self.out_names)
                    if self._uses(body, "grad_" + n)]
-        outputs = ", ".join(f"std::get<{i}>(out_)" if d else "Tensor()" for i, d in enumerate(self.differentiable))
+        outputs = "out_" if self.list_result else "{" + ", ".join(
+            ("Tensor()" if not d else f"{self.absent[n]} ? Tensor() : std::get<{i}>(out_)" if n in self.absent
+             else f"std::get<{i}>(out_)") for i, (n, d) in enumerate(zip(self.out_names, self.differentiable))) + "}"
         lam = (f"[{', '.join(captures)}](const TensorList& grads, const TensorList& saved_) {{ "
                f"{' '.join(unpack)} {self._gradients(renames)} }}")
         return "\n".join(self._header() + [
-            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {{{outputs}}}, {{{self._saved_values(saved)}}}, "
+            f"  record_multi({self._node_name()}, {{{self._edges()}}}, {outputs}, {{{self._saved_values(saved)}}}, "
             f"{{{', '.join(saved_outs)}}}, {lam});", "  return out_;", "}))"])
 
     def _inplace_code(self):
@@ -423,8 +444,14 @@ def generate(family, doc):
                         f"{{ return {call}; }}))")
         d = e.get("derivatives")
         autograd = str(e.get("autograd", ""))
-        if autograd in ("manual", "none"):
-            pass  # manual: written in csrc/autograd/; none: a call that needs one is an error naming the op
+        if autograd == "composite":
+            if not e.get("composite"):
+                raise ValueError(f"{name}: `autograd: composite` needs `composite:`, the call it runs")
+            params = ", ".join(f"{a.cpp()} {a.name}" for a in schema.args)
+            defs.append(f"FL_REGISTER_KERNEL({name}, Autograd, ([](DispatchKeySet, {params}) -> {schema.cpp_result()} "
+                        f"{{ return {e['composite']}; }}))")
+        elif autograd == "none":
+            pass  # no Autograd kernel: a call that needs one is an error naming the op
         elif autograd.startswith("error "):  # torch's refusal of the op on tensors that require grad (resize_)
             message = autograd[len("error "):].strip().strip('"')
             params = ", ".join(f"{a.cpp()} {a.name}" for a in schema.args)
@@ -433,9 +460,10 @@ def generate(family, doc):
         elif d == "none" or (d is None and not any(a.base == "Tensor" for a in schema.args)):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, Autograd)")
         elif d is None:
-            raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd: manual`")
+            raise ValueError(f"{name}: say `derivatives:` (a formula per input, or none) or `autograd:`")
         else:
-            defs.append(Derivative(name, schema, d, e.get("node"), e.get("output_differentiability")).code())
+            defs.append(Derivative(name, schema, d, e.get("node"), e.get("output_differentiability"),
+                                   e.get("absent")).code())
         for key in _listed(e.get("fallthrough")):
             defs.append(f"FL_REGISTER_FALLTHROUGH({name}, {key})")
         faces = _listed(e.get("python"))
