@@ -1,6 +1,6 @@
 """Reductions, scans and sorting with PyTorch's signatures.
 
-The C++ ops (`_C._sum`, `_C._max_dim`, ...) take fixed arguments; this module parses PyTorch's
+The C++ ops (`_C._sum`, `_C._max`, ...) take fixed arguments; this module parses PyTorch's
 overloaded forms (dim as int, tuple or None; max(x) / max(x, dim) / max(x, other); legacy
 `unbiased`), wraps (values, indices) results in named tuples, and writes the few composites
 (std, aminmax, argsort, msort, bucketize, ...) once in terms of those ops.
@@ -157,8 +157,8 @@ def _max_min(name, prim_dim, full, pair):
     return fn
 
 
-max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False), _C.maximum)
-min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False), _C.minimum)
+max = _max_min("max", _C._max, lambda t: _C._amax(t, [], False), _C.maximum)
+min = _max_min("min", _C._min, lambda t: _C._amin(t, [], False), _C.minimum)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):

@@ -214,12 +214,6 @@ void bind(py::module_& m, TensorClass& cls) {
       .def("copy_", [](const Tensor& self, py::handle src, bool) {
         return ops::copy_(self, tensor_or_number(src, "copy_", "src"));
       }, py::arg("src"), py::arg("non_blocking") = false)
-      .def("fill_", [](const Tensor& self, py::handle value) {
-        if (is_tensor(value)) return ops::fill_tensor_(self, as_tensor(value));  // differentiable in the value
-        Scalar s;
-        FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
-        return ops::fill_(self, s);
-      }, py::arg("value"))
       .def("zero_", [](const Tensor& self) { return ops::zero_(self); })
       // Tensor.set_ (overloads resolved in flowlike/_tensor.py): self becomes an alias of the storage that
       // `holder` sits on, with the given geometry. As torch: the storage grows when the geometry reaches past
