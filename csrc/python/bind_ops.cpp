@@ -120,7 +120,7 @@ py::object to_python(const IValue& v) {
 // the result with flowlike._out.write_out, the one out= convention. Each face keeps its defaults converted
 // once, so a call only converts what the caller passed.
 // How a face converts an argument: the common kinds directly, the rest through to_ivalue.
-enum class ArgKind : uint8_t { Tensor, Int, Bool, Float, IntList, Dtype, Other };
+enum class ArgKind : uint8_t { Tensor, Int, Bool, Float, Scalar, IntList, Dtype, Other };
 
 struct FaceArg {
   std::string key;  // the Python keyword
@@ -147,7 +147,7 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
     const SchemaArg& a = schema.args[i];
     const std::string tag = op.arg_types[i];
     const ArgKind kind = tag == "Tensor" ? ArgKind::Tensor : tag == "int" ? ArgKind::Int : tag == "bool" ? ArgKind::Bool
-                         : tag == "float" ? ArgKind::Float : tag == "int[]" ? ArgKind::IntList
+                         : tag == "float" ? ArgKind::Float : tag == "Scalar" ? ArgKind::Scalar : tag == "int[]" ? ArgKind::IntList
                          : tag == "ScalarType" ? ArgKind::Dtype : ArgKind::Other;
     const bool sized = a.type.size() > 2 && a.type[a.type.size() - 2] != '[';
     FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt};
@@ -192,6 +192,11 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
     case ArgKind::Float:
       if (PyFloat_CheckExact(o)) return PyFloat_AS_DOUBLE(o);
       break;
+    case ArgKind::Scalar: {
+      Scalar s;
+      if (scalar_from_python(value, &s)) return s;
+      break;
+    }
     case ArgKind::IntList:
       // as torch's parser: a bare int is a list only for a sized type (`int[1]`) or as a varargs face's ints
       if (PyLong_Check(o) && !a.sized_list && !f.varargs_ints)
@@ -328,12 +333,12 @@ bool accepts(const Face& f, const FaceArg& a, PyObject* o) {
         if (!is_int(e.ptr())) return false;
       return true;
     }
+    case ArgKind::Scalar: {
+      Scalar s;
+      return !is_tensor(o) && scalar_from_python(o, &s);
+    }
     case ArgKind::Dtype: return is_dtype_object(o);
     case ArgKind::Other: break;
-  }
-  if (a.tag == "Scalar") {
-    Scalar s;
-    return !is_tensor(o) && scalar_from_python(o, &s);
   }
   if (a.tag == "str") return PyUnicode_Check(o);
   if (a.tag == "Tensor[]" || a.tag == "float[]") return PyTuple_Check(o) || PyList_Check(o);
@@ -363,7 +368,9 @@ Fit fit(const Face& f, PyObject* const* args, size_t nargs, PyObject* kwnames) {
   if (nargs < first) return {};
   for (size_t j = 0; j < nkw; ++j)
     if (!known_keyword(f, PyTuple_GET_ITEM(kwnames, j))) return {};
-  const bool spread = f.varargs_ints && nargs > first + 1;
+  // (spread out only from an int first, as torch's parser: x.view((3,), 2) fits no overload)
+  const bool spread = f.varargs_ints && nargs > first + 1 && !PyBool_Check(args[first]) &&
+                      (PyLong_Check(args[first]) || PyIndex_Check(args[first]));
   size_t slots = 0;
   for (size_t i = first; i < f.args.size(); ++i) slots += !f.args[i].schema->kwarg_only;
   if ((spread ? 1 : nargs - first) > slots) return {};
@@ -394,7 +401,7 @@ Fit fit(const Face& f, PyObject* const* args, size_t nargs, PyObject* kwnames) {
 // torch's name of a schema type in a signature it lists.
 std::string python_type_name(const FaceArg& a) {
   if (a.kind == ArgKind::IntList) return "tuple of ints";
-  if (a.tag == "Scalar") return "Number";
+  if (a.kind == ArgKind::Scalar) return "Number";
   if (a.tag == "ScalarType") return "torch.dtype";
   if (a.tag == "Generator?") return "torch.Generator";
   if (a.tag == "Tensor[]") return "tuple of Tensors";
@@ -608,7 +615,7 @@ void bind_faces(py::module_& m, TensorClass& cls) {
   for (auto& [scope, attr, o] : bound) {
     // the overloads taking a Scalar last: a 0-dim tensor binds to a Tensor overload first, as torchgen sorts them
     std::stable_partition(o->faces.begin(), o->faces.end(), [](const Face& f) {
-      return std::none_of(f.args.begin(), f.args.end(), [](const FaceArg& a) { return a.tag == "Scalar"; });
+      return std::none_of(f.args.begin(), f.args.end(), [](const FaceArg& a) { return a.kind == ArgKind::Scalar; });
     });
     scope.attr(attr.c_str()) = make_face_object(o, attr, o->doc);
   }
