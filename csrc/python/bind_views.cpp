@@ -1,5 +1,5 @@
-// Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
-// as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
+// Python bindings of the view ops whose forms fit no schema (views.yaml's header says which): expand's `implicit`,
+// squeeze(dim=None), narrow with a tensor start, as_strided's default offset and the in-place restrides.
 #include "../autograd/autograd.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
