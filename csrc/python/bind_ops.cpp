@@ -27,7 +27,7 @@ const OpInfo& find_op(const std::string& name) {
 }
 
 [[noreturn]] static void bad_arg(const OpInfo& op, const SchemaArg& a, py::handle h) {
-  throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.type, ", not ",
+  throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.base == "Scalar" ? "Number" : a.type, ", not ",
                           std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
@@ -201,6 +201,18 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
       // as torch's parser: a bare int is a list only for a sized type (`int[1]`) or as a varargs face's ints
       if (PyLong_Check(o) && !a.sized_list && !f.varargs_ints)
         throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", position, ") must be tuple of ints, not int"));
+      if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {  // the common case read directly: a tuple of ints
+        const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        PyObject** items = PySequence_Fast_ITEMS(o);
+        IntList l(n);
+        Py_ssize_t i = 0;
+        for (int overflow = 0; i < n && PyLong_CheckExact(items[i]); ++i) {
+          l[i] = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+          if (overflow) break;
+        }
+        if (i == n) return l;
+        break;  // (int_list reads the rest and raises torch's errors)
+      }
       if (f.varargs_ints && PyLong_CheckExact(o)) {  // x.view(n): the spread-out ints, one of them
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
