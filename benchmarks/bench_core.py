@@ -43,7 +43,8 @@ def main():
            ("x.to(float64)", lambda: x.to(fl.float64), lambda: tx.to(torch.float64)),
            ("y.copy_(x)", lambda: y.copy_(x), lambda: ty.copy_(tx)),
            ("y.fill_(0.5)", lambda: y.fill_(0.5), lambda: ty.fill_(0.5)),
-           ("y.fill_(0-dim tensor)", lambda: y.fill_(s), lambda: ty.fill_(ts))]
+           ("y.fill_(0-dim tensor)", lambda: y.fill_(s), lambda: ty.fill_(ts)),
+           ("y.zero_()", lambda: y.zero_(), lambda: ty.zero_())]
     for name, fl_fn, torch_fn in hot:
         compare(f"{name}, 10 float32 (per call)", fl_fn, torch_fn, "<= 1.0x", number=20000, repeat=7)
 
