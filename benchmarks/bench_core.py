@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 import flowlike as fl
-from common import best, report
+from common import best, compare, report
 
 
 
@@ -43,6 +43,21 @@ def main():
            best(lambda: th.copy_(tgy), 20000), "<= 0.6x")
     report("h.fill_(1) recorded by autograd, 10 float32", best(lambda: h.fill_(1.0), 20000),
            best(lambda: th.fill_(1.0), 20000), "<= 0.6x")
+
+    # per-call overhead of the hot view and write faces (attention reshapes, casts, fills): generated
+    # faces (bind_ops.cpp), overloaded ones (view, fill_) included
+    m, tm = x.view(2, 5), tx.view(2, 5)
+    s, ts = fl.from_numpy(np.array(1.5, np.float32)), torch.from_numpy(np.array(1.5, np.float32))
+    hot = [("x.view(2, 5)", lambda: x.view(2, 5), lambda: tx.view(2, 5)),
+           ("x.view(float32)", lambda: x.view(fl.float32), lambda: tx.view(torch.float32)),
+           ("x.reshape(5, 2)", lambda: x.reshape(5, 2), lambda: tx.reshape(5, 2)),
+           ("m.permute(1, 0)", lambda: m.permute(1, 0), lambda: tm.permute(1, 0)),
+           ("m.expand(3, 2, 5)", lambda: m.expand(3, 2, 5), lambda: tm.expand(3, 2, 5)),
+           ("x.to(float64)", lambda: x.to(fl.float64), lambda: tx.to(torch.float64)),
+           ("y.fill_(0.5)", lambda: y.fill_(0.5), lambda: ty.fill_(0.5)),
+           ("y.fill_(0-dim tensor)", lambda: y.fill_(s), lambda: ty.fill_(ts))]
+    for name, fl_fn, torch_fn in hot:
+        compare(f"{name}, 10 float32 (per call)", fl_fn, torch_fn, "<= 1.0x", number=20000, repeat=7)
 
 
 if __name__ == "__main__":

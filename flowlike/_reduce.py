@@ -1,6 +1,6 @@
 """Reductions, scans and sorting with PyTorch's signatures.
 
-The C++ ops (`_C._sum`, `_C._max_dim`, ...) take fixed arguments; this module parses PyTorch's
+The C++ ops (`_C._sum`, `_C._max`, ...) take fixed arguments; this module parses PyTorch's
 overloaded forms (dim as int, tuple or None; max(x) / max(x, dim) / max(x, other); legacy
 `unbiased`), wraps (values, indices) results in named tuples, and writes the few composites
 (std, aminmax, argsort, msort, bucketize, ...) once in terms of those ops.
@@ -54,6 +54,21 @@ def _dims(dim):
     raise TypeError(f"dim must be an int, a tuple of ints or None, but got {type(dim).__name__}")
 
 
+def _numpy_names(name, dim, keepdim, axis, keepdims):
+    """(dim, keepdim) with numpy's spellings axis= / keepdims= read as torch's parser does: only where dim / keepdim
+    are not given. (The wrappers take them as keyword-only arguments and call this only when one is given, so the
+    common call pays nothing.)"""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'axis'")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'keepdims'")
+        keepdim = keepdims
+    return dim, keepdim
+
+
 def _as_tensor(x, like=None):
     if isinstance(x, Tensor):
         return x
@@ -65,10 +80,14 @@ def _reducer(name, doc, has_dtype=True):
     prim = getattr(_C, "_" + name)
 
     if has_dtype:
-        def fn(input, dim=None, keepdim=False, *, dtype=None):
+        def fn(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+            if axis is not None or keepdims is not None:
+                dim, keepdim = _numpy_names(name, dim, keepdim, axis, keepdims)
             return prim(input, _dims(dim), keepdim, dtype=dtype)
     else:  # amax, amin: with out=, whose dtype must be input's (torch)
-        def fn(input, dim=None, keepdim=False, *, out=None):
+        def fn(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
+            if axis is not None or keepdims is not None:
+                dim, keepdim = _numpy_names(name, dim, keepdim, axis, keepdims)
             if out is not None and out.dtype != input.dtype:
                 raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                                    f"{D.c10_name(input.dtype)} for input's dtype and "
@@ -86,8 +105,10 @@ nanmean = _reducer("nanmean", "Mean over the non-NaN elements.")
 
 
 @_autocast.fp32
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Product over one `dim` (all dims when None); integers and bool multiply to int64 unless dtype= is given."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("prod", dim, keepdim, axis, keepdims)
     if dim is not None and (not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool)):
         raise TypeError(f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
     return _C._prod(input, _dims(dim), keepdim, dtype=dtype)
@@ -100,7 +121,9 @@ amin = _reducer("amin", "Minimum over `dim` (a NaN propagates); no indices.", ha
 def _logical_reducer(name, doc):
     prim = getattr(_C, "_" + name)
 
-    def fn(input, dim=None, keepdim=False):
+    def fn(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names(name, dim, keepdim, axis, keepdims)
         if isinstance(dim, (tuple, list)) and not dim:  # torch reduces nothing here (unlike sum)
             r = _C.ne(input, 0)
             return r._to_dtype(D.uint8, False) if input.dtype == D.uint8 else r
@@ -114,8 +137,10 @@ all = _logical_reducer("all", "True where every element over `dim` is nonzero (u
 any = _logical_reducer("any", "True where some element over `dim` is nonzero (uint8 in, uint8 out).")
 
 
-def logsumexp(input, dim=None, keepdim=False):
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """log(sum(exp(input))) over `dim`, computed stably by shifting by the maximum."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("logsumexp", dim, keepdim, axis, keepdims)
     if isinstance(input, Tensor) and input.dtype.is_complex:
         dims = _dims(dim) or list(builtins.range(input.dim()))
         if input.numel() == 0:
@@ -142,7 +167,9 @@ def count_nonzero(input, dim=None):
 def _max_min(name, prim_dim, full, pair):
     rt = getattr(return_types, name)
 
-    def fn(input, dim=None, keepdim=False, *, out=None):
+    def fn(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names(name, dim, keepdim, axis, keepdims)
         if isinstance(dim, Tensor):  # max(input, other): elementwise
             return pair(input, dim, out=out) if out is not None else pair(input, dim)
         if dim is None:
@@ -157,8 +184,8 @@ def _max_min(name, prim_dim, full, pair):
     return fn
 
 
-max = _max_min("max", _C._max_dim, lambda t: _C._amax(t, [], False), _C.maximum)
-min = _max_min("min", _C._min_dim, lambda t: _C._amin(t, [], False), _C.minimum)
+max = _max_min("max", _C._max, lambda t: _C._amax(t, [], False), _C.maximum)
+min = _max_min("min", _C._min, lambda t: _C._amin(t, [], False), _C.minimum)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -179,13 +206,17 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return return_types.aminmax(*write_out(out, result, "aminmax", inputs=(input,)))
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the first maximum over `dim`, or into the flattened tensor when dim is None."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("argmax", dim, keepdim, axis, keepdims)
     return _C._argmax(input, None if dim is None else int_arg(dim, "argmax", "dim"), keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the first minimum over `dim`, or into the flattened tensor when dim is None."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("argmin", dim, keepdim, axis, keepdims)
     return _C._argmin(input, None if dim is None else int_arg(dim, "argmin", "dim"), keepdim)
 
 
@@ -200,7 +231,9 @@ def _correction(dim, unbiased, correction):
     return _dims(dim), builtins.float(correction)
 
 
-def _var_mean(name, input, dim, unbiased, keepdim, correction):
+def _var_mean(name, input, dim, unbiased, keepdim, correction, axis=None, keepdims=None):
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names(name, dim, keepdim, axis, keepdims)
     dims, c = _correction(dim, unbiased, correction)
     v, m = _C._var_mean(input, dims, c, keepdim)
     if v.numel() and input.numel() // v.numel() - c <= 0:
@@ -209,25 +242,25 @@ def _var_mean(name, input, dim, unbiased, keepdim, correction):
     return v, m
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """(variance, mean) over `dim`; the variance divides by N - correction (default 1)."""
-    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction)
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction, axis, keepdims)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """Variance over `dim`, dividing by N - correction (default 1, Bessel's correction)."""
-    return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
+    return _var_mean("var", input, dim, unbiased, keepdim, correction, axis, keepdims)[0]
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """(standard deviation, mean) over `dim`."""
-    v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
+    v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction, axis, keepdims)
     return _C.sqrt(v), m
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """Standard deviation over `dim`: sqrt(var)."""
-    return _C.sqrt(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
+    return _C.sqrt(_var_mean("std", input, dim, unbiased, keepdim, correction, axis, keepdims)[0])
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

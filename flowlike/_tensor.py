@@ -302,7 +302,7 @@ def _requires_grad_(self, requires_grad=True):
 
 
 def _detach(self):
-    return self._detach_alias()
+    return _C._detach(self)
 
 
 def _contains(self, element):
@@ -697,7 +697,7 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
         if size is not None:
             raise TypeError("set_(): argument 'source' must be Tensor or Storage, not NoneType")
         from ._creation import empty
-        return self._set_storage(empty(0, dtype=self.dtype), 0, (0,), (1,))
+        return _C._set_(self, empty(0, dtype=self.dtype), 0, (0,), (1,))
     if isinstance(source, Tensor):
         if source.dtype != self.dtype:
             raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES[source.dtype]} to a tensor of type "
@@ -718,7 +718,7 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
         for s in reversed(tuple(size)):
             stride.insert(0, n)
             n *= max(s, 1)
-    return self._set_storage(holder, storage_offset, size, stride)
+    return _C._set_(self, holder, storage_offset, size, stride)
 
 
 def _is_set_to(self, tensor):
@@ -741,7 +741,7 @@ def _resize_(self, *sizes, memory_format=None):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    return self._resize(list(sizes))
+    return _C._resize_(self, list(sizes))
 
 
 def _apply_elementwise(self, fn, *others):

@@ -347,8 +347,6 @@ void bind(py::module_& m, TensorClass& cls) {
     return write_out(ops::index_select(self, dim, index), out, "index_select", {self, index});
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), out_kw,
      "Selects the entries of `input` along `dim` at the positions in `index` (a copy).");
-  cls.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index) { return ops::index_select(self, dim, index); },
-          py::arg("dim"), py::arg("index"));
 
   m.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool, const Tensor& out) {
     return write_out(ops::gather(self, dim, index), out, "gather", {self}, {index});
@@ -371,9 +369,6 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("scatter", scatter, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
           py::arg("reduce") = none);
 
-  cls.def("scatter_add_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    return ops::scatter_add_(self, dim, index, src);
-  }, py::arg("dim"), py::arg("index"), py::arg("src"));
   auto scatter_add = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
     return ops::scatter_add_(out_of_place_copy(self, self), dim, index, src);
   };
@@ -381,9 +376,6 @@ void bind(py::module_& m, TensorClass& cls) {
         "Adds `src` into a copy of `input` at `index` along `dim`.");
   cls.def("scatter_add", scatter_add, py::arg("dim"), py::arg("index"), py::arg("src"));
 
-  cls.def("scatter_reduce_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
-                                bool include_self) { return ops::scatter_reduce_(self, dim, index, src, reduce, include_self); },
-          py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(), py::arg("include_self") = true);
   auto scatter_reduce = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                            bool include_self) { return ops::scatter_reduce_(out_of_place_copy(self, self), dim, index, src, reduce, include_self); };
   m.def("scatter_reduce", scatter_reduce, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"),
@@ -398,9 +390,6 @@ void bind(py::module_& m, TensorClass& cls) {
     FL_CHECK(scalar_from_python(h, &s), TypeError, "index_add(): argument 'alpha' must be Number");
     return s;
   };
-  cls.def("index_add_", [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
-    return ops::index_add_(self, dim, index, source, alpha_arg(alpha));
-  }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
   auto index_add = [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
     return ops::index_add_(out_of_place_copy(self, self), dim, index, source, alpha_arg(alpha));
   };
@@ -408,9 +397,6 @@ void bind(py::module_& m, TensorClass& cls) {
         py::arg("alpha") = 1, "Adds alpha * source into a copy of `input` at `index` along `dim`.");
   cls.def("index_add", index_add, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
 
-  cls.def("index_copy_", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-    return ops::index_copy_(self, dim, index, source);
-  }, py::arg("dim"), py::arg("index"), py::arg("source"));
   auto index_copy = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
     return ops::index_copy_(out_of_place_copy(self, self), dim, index, source);
   };
@@ -453,10 +439,6 @@ void bind(py::module_& m, TensorClass& cls) {
   m.def("masked_select", [](const Tensor& self, const Tensor& mask, const Tensor& out) {
     return write_out(ops::masked_select(self, mask), out, "masked_select", {self, mask});
   }, py::arg("input"), py::arg("mask"), py::kw_only(), out_kw, "The elements of `input` where `mask` is true, as a 1-D tensor.");
-  cls.def("masked_select", [](const Tensor& self, const Tensor& mask) { return ops::masked_select(self, mask); }, py::arg("mask"));
-  cls.def("masked_scatter_", [](const Tensor& self, const Tensor& mask, const Tensor& source) {
-    return ops::masked_scatter_(self, mask, source);
-  }, py::arg("mask"), py::arg("source"));
   auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
     require_tensors("masked_scatter", {{"input", &self}, {"mask", &mask}, {"source", &source}});
     IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
@@ -471,7 +453,6 @@ void bind(py::module_& m, TensorClass& cls) {
     return write_out(ops::take(self, index), out, "take", {self, index});
   }, py::arg("input"), py::arg("index"), py::kw_only(), out_kw,
      "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
-  cls.def("take", [](const Tensor& self, const Tensor& index) { return ops::take(self, index); }, py::arg("index"));
   m.def("take_along_dim", [](const Tensor& self, const Tensor& indices, py::handle dim, const Tensor& out) {
     return write_out(take_along_dim(self, indices, dim), out, "take_along_dim");
   }, py::arg("input"), py::arg("indices"), py::arg("dim") = none, py::kw_only(), out_kw,

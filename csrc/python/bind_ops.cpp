@@ -27,7 +27,7 @@ const OpInfo& find_op(const std::string& name) {
 }
 
 [[noreturn]] static void bad_arg(const OpInfo& op, const SchemaArg& a, py::handle h) {
-  throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.type, ", not ",
+  throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.base == "Scalar" ? "Number" : a.type, ", not ",
                           std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
@@ -120,7 +120,7 @@ py::object to_python(const IValue& v) {
 // the result with flowlike._out.write_out, the one out= convention. Each face keeps its defaults converted
 // once, so a call only converts what the caller passed.
 // How a face converts an argument: the common kinds directly, the rest through to_ivalue.
-enum class ArgKind : uint8_t { Tensor, Int, Bool, Float, IntList, Dtype, Other };
+enum class ArgKind : uint8_t { Tensor, Int, Bool, Float, Scalar, IntList, Dtype, Other };
 
 struct FaceArg {
   std::string key;  // the Python keyword
@@ -147,7 +147,7 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
     const SchemaArg& a = schema.args[i];
     const std::string tag = op.arg_types[i];
     const ArgKind kind = tag == "Tensor" ? ArgKind::Tensor : tag == "int" ? ArgKind::Int : tag == "bool" ? ArgKind::Bool
-                         : tag == "float" ? ArgKind::Float : tag == "int[]" ? ArgKind::IntList
+                         : tag == "float" ? ArgKind::Float : tag == "Scalar" ? ArgKind::Scalar : tag == "int[]" ? ArgKind::IntList
                          : tag == "ScalarType" ? ArgKind::Dtype : ArgKind::Other;
     const bool sized = a.type.size() > 2 && a.type[a.type.size() - 2] != '[';
     FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt};
@@ -192,10 +192,27 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
     case ArgKind::Float:
       if (PyFloat_CheckExact(o)) return PyFloat_AS_DOUBLE(o);
       break;
+    case ArgKind::Scalar: {
+      Scalar s;
+      if (scalar_from_python(value, &s)) return s;
+      break;
+    }
     case ArgKind::IntList:
       // as torch's parser: a bare int is a list only for a sized type (`int[1]`) or as a varargs face's ints
       if (PyLong_Check(o) && !a.sized_list && !f.varargs_ints)
         throw TypeError(str_cat(f.name, "(): argument '", a.key, "' (position ", position, ") must be tuple of ints, not int"));
+      if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {  // the common case read directly: a tuple of ints
+        const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        PyObject** items = PySequence_Fast_ITEMS(o);
+        IntList l(n);
+        Py_ssize_t i = 0;
+        for (int overflow = 0; i < n && PyLong_CheckExact(items[i]); ++i) {
+          l[i] = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+          if (overflow) break;
+        }
+        if (i == n) return l;
+        break;  // (int_list reads the rest and raises torch's errors)
+      }
       if (f.varargs_ints && PyLong_CheckExact(o)) {  // x.view(n): the spread-out ints, one of them
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -301,6 +318,152 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
   return (*write_out)(py::handle(out_arg), result, f.name, py::arg("inputs") = py::tuple(inputs));
 }
 
+// Note [Overloads]
+// Several declarations of one name (fill_.Scalar / fill_.Tensor, view / view.dtype) make one face, as PyTorch's
+// python_arg_parser: the overloads are tried in declaration order (those taking a Scalar after the others, as
+// torchgen sorts them, since a tensor is not a number here), the first whose arguments bind by Python type runs;
+// when none does, the one overload the argument count and keywords fit raises its own error, else a TypeError
+// lists the candidate signatures. A face of one declaration binds directly (call_face).
+struct Overloads {
+  std::vector<Face> faces;
+  std::string doc;
+};
+
+// Whether `o` has the Python type face argument `a` takes (the check only: convert() reads it).
+bool accepts(const Face& f, const FaceArg& a, PyObject* o) {
+  if (o == Py_None) return a.schema->optional || (a.kind == ArgKind::IntList && a.default_value);
+  auto is_int = [](PyObject* v) { return !PyBool_Check(v) && (PyLong_Check(v) || PyIndex_Check(v)); };
+  switch (a.kind) {
+    case ArgKind::Tensor: return is_tensor(o);
+    case ArgKind::Int: return is_int(o);
+    case ArgKind::Bool: return PyBool_Check(o);
+    case ArgKind::Float: return PyFloat_Check(o) || PyLong_Check(o);
+    case ArgKind::IntList: {
+      // an int (for `int[1]` or spread out), a tuple or list of ints, or a tensor of them (int_list reads it)
+      if (!PyTuple_Check(o) && !PyList_Check(o)) return is_tensor(o) || ((a.sized_list || f.varargs_ints) && is_int(o));
+      for (py::handle e : py::reinterpret_borrow<py::sequence>(o))
+        if (!is_int(e.ptr())) return false;
+      return true;
+    }
+    case ArgKind::Scalar: {
+      Scalar s;
+      return !is_tensor(o) && scalar_from_python(o, &s);
+    }
+    case ArgKind::Dtype: return is_dtype_object(o);
+    case ArgKind::Other: break;
+  }
+  if (a.tag == "str") return PyUnicode_Check(o);
+  if (a.tag == "Tensor[]" || a.tag == "float[]") return PyTuple_Check(o) || PyList_Check(o);
+  if (a.tag == "Generator?") return py::isinstance<Generator>(o);
+  return true;  // (converted, or refused, by to_ivalue)
+}
+
+// Whether `key` names an argument of the face (or its out=), by a name or a numpy alias.
+bool known_keyword(const Face& f, PyObject* key) {
+  if (f.out && PyUnicode_CompareWithASCIIString(key, "out") == 0) return true;
+  for (size_t i = f.method ? 1 : 0; i < f.args.size(); ++i) {
+    if (PyUnicode_CompareWithASCIIString(key, f.args[i].key.c_str()) == 0) return true;
+    for (const char* alias : numpy_aliases(f.args[i].key))
+      if (PyUnicode_CompareWithASCIIString(key, alias) == 0) return true;
+  }
+  return false;
+}
+
+// How a call's arguments meet a face: whether their count and keywords fit it (torch's "plausible" signature)
+// and whether they also bind by type.
+struct Fit {
+  bool plausible = false, binds = false;
+};
+
+Fit fit(const Face& f, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  const size_t first = f.method ? 1 : 0, nkw = kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
+  if (nargs < first) return {};
+  for (size_t j = 0; j < nkw; ++j)
+    if (!known_keyword(f, PyTuple_GET_ITEM(kwnames, j))) return {};
+  // (spread out only from an int first, as torch's parser: x.view((3,), 2) fits no overload)
+  const bool spread = f.varargs_ints && nargs > first + 1 && !PyBool_Check(args[first]) &&
+                      (PyLong_Check(args[first]) || PyIndex_Check(args[first]));
+  size_t slots = 0;
+  for (size_t i = first; i < f.args.size(); ++i) slots += !f.args[i].schema->kwarg_only;
+  if ((spread ? 1 : nargs - first) > slots) return {};
+  Fit r{true, true};
+  size_t next = first;
+  for (size_t i = first; i < f.args.size() && r.binds; ++i) {
+    const FaceArg& a = f.args[i];
+    if (!a.schema->kwarg_only && next < nargs) {
+      if (spread) {  // x.view(2, 3): every positional argument is one of the ints
+        for (; next < nargs; ++next) r.binds = r.binds && accepts(f, a, args[next]);
+        continue;
+      }
+      r.binds = accepts(f, a, args[next++]);
+      continue;
+    }
+    PyObject* value = nullptr;
+    for (size_t j = 0; j < nkw && !value; ++j) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, j);
+      if (PyUnicode_CompareWithASCIIString(key, a.key.c_str()) == 0) value = args[nargs + j];
+      for (const char* alias : numpy_aliases(a.key))
+        if (!value && PyUnicode_CompareWithASCIIString(key, alias) == 0) value = args[nargs + j];
+    }
+    r.binds = value ? accepts(f, a, value) : a.default_value.has_value();
+  }
+  return r;
+}
+
+// torch's name of a schema type in a signature it lists.
+std::string python_type_name(const FaceArg& a) {
+  if (a.kind == ArgKind::IntList) return "tuple of ints";
+  if (a.kind == ArgKind::Scalar) return "Number";
+  if (a.tag == "ScalarType") return "torch.dtype";
+  if (a.tag == "Generator?") return "torch.Generator";
+  if (a.tag == "Tensor[]") return "tuple of Tensors";
+  if (a.tag == "float[]") return "tuple of floats";
+  return a.schema->base == "SymInt" ? "int" : a.schema->base;
+}
+
+std::string type_name_of(py::handle h) {
+  return is_tensor(h) ? "Tensor" : std::string(py::str(py::type::of(h).attr("__name__")));
+}
+
+// torch's "received an invalid combination of arguments" TypeError (python_arg_parser's format_invalid_args).
+[[noreturn]] void no_overload(const Overloads& o, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  const Face& f0 = o.faces[0];
+  const size_t first = f0.method ? 1 : 0, nkw = kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
+  std::string got = "(";
+  for (size_t j = first; j < nargs; ++j) got += (j > first ? ", " : "") + type_name_of(args[j]);
+  for (size_t j = nkw; j-- > 0;) {  // (torch lists the keywords last to first)
+    if (nargs > first) got += ", ";
+    got += std::string(py::str(PyTuple_GET_ITEM(kwnames, j))) + "=" + type_name_of(args[nargs + j]);
+    if (nargs == first) got += ", ";
+  }
+  std::string msg = str_cat(f0.name, "() received an invalid combination of arguments - got ", got, "), but expected one of:\n");
+  for (const Face& f : o.faces) {
+    std::string sig;
+    bool kw = false;
+    for (size_t i = first; i < f.args.size(); ++i) {
+      const FaceArg& a = f.args[i];
+      if (i > first) sig += ", ";
+      if (a.schema->kwarg_only && !kw) { sig += "*, "; kw = true; }
+      sig += python_type_name(a) + " " + a.key;
+      if (a.schema->default_value) sig += " = " + *a.schema->default_value;
+    }
+    msg += " * (" + sig + ")\n";
+  }
+  throw TypeError(msg);
+}
+
+py::object call_overloaded(const Overloads& o, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  const Face* plausible = nullptr;
+  size_t n_plausible = 0;
+  for (const Face& f : o.faces) {
+    const Fit r = fit(f, args, nargs, kwnames);
+    if (r.binds) return call_face(f, args, nargs, kwnames);
+    if (r.plausible) plausible = &f, ++n_plausible;
+  }
+  if (n_plausible == 1) return call_face(*plausible, args, nargs, kwnames);  // its own error, as torch's
+  no_overload(o, args, nargs, kwnames);
+}
+
 // `_C._call_op(name, *args, **kwargs)`: any declared op by name, bound as its function face.
 py::object call_op(const std::string& name, py::args args, py::kwargs kwargs) {
   static std::unordered_map<std::string, Face>* faces = new std::unordered_map<std::string, Face>();
@@ -325,7 +488,7 @@ py::object call_op(const std::string& name, py::args args, py::kwargs kwargs) {
 struct FaceObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  Face* face;
+  Overloads* faces;
   PyObject* name;
   PyObject* doc;
   PyObject* signature;
@@ -333,7 +496,10 @@ struct FaceObject {
 
 PyObject* face_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   try {
-    return call_face(*reinterpret_cast<FaceObject*>(self)->face, args, PyVectorcall_NARGS(nargsf), kwnames).release().ptr();
+    const Overloads& o = *reinterpret_cast<FaceObject*>(self)->faces;
+    const size_t nargs = PyVectorcall_NARGS(nargsf);
+    if (o.faces.size() == 1) return call_face(o.faces[0], args, nargs, kwnames).release().ptr();
+    return call_overloaded(o, args, nargs, kwnames).release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
     return nullptr;
@@ -341,7 +507,7 @@ PyObject* face_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, 
 }
 
 PyObject* face_get(PyObject* self, PyObject* obj, PyObject*) {
-  if (!obj || !reinterpret_cast<FaceObject*>(self)->face->method) return Py_NewRef(self);
+  if (!obj || !reinterpret_cast<FaceObject*>(self)->faces->faces[0].method) return Py_NewRef(self);
   return PyMethod_New(self, obj);
 }
 
@@ -375,14 +541,17 @@ PyTypeObject* face_type() {
   return type;
 }
 
-py::object make_face_object(Face* face, const std::string& attr, const std::string& doc, const std::string& signature) {
+std::string face_signature(const Face& f);
+
+py::object make_face_object(Overloads* faces, const std::string& attr, const std::string& doc) {
   FaceObject* o = PyObject_New(FaceObject, face_type());
   if (!o) throw py::error_already_set();
   o->vectorcall = face_vectorcall;
-  o->face = face;  // faces live as long as the module
+  o->faces = faces;  // faces live as long as the module
   o->name = py::str(attr).release().ptr();
   o->doc = doc.empty() ? Py_NewRef(Py_None) : py::str(doc).release().ptr();
-  o->signature = py::str(signature).release().ptr();
+  // one signature only: inspect.signature cannot show overloads (as torch's, which have none)
+  o->signature = faces->faces.size() == 1 ? py::str(face_signature(faces->faces[0])).release().ptr() : Py_NewRef(Py_None);
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(o));
 }
 
@@ -424,30 +593,43 @@ std::string face_signature(const Face& f) {
   return sig + ")";
 }
 
-// Binds every declared face (Note [Op faces]); a name bound twice is an error at import.
+// Binds every declared face (Note [Op faces]); the declarations of one name make one face (Note [Overloads]); a
+// name bound twice otherwise is an error at import.
 void bind_faces(py::module_& m, TensorClass& cls) {
   py::list inplace, functions;
+  // (scope, Python name) -> its overloads, in declaration order
+  std::vector<std::tuple<py::handle, std::string, Overloads*>> bound;
   for (const OpFace& decl : op_faces()) {
     const OpInfo& op = find_op(decl.op);
     std::vector<std::string> faces = split_names(decl.faces), names = split_names(decl.names);
-    names.insert(names.begin(), decl.op);
+    names.insert(names.begin(), op_schema(op).name);  // (the overload name is not part of the Python name)
     auto has = [&](const char* k) { return std::find(faces.begin(), faces.end(), k) != faces.end(); };
     for (const std::string& name : names) {
       auto define = [&](py::handle scope, const std::string& attr, bool method) {
+        Face face = make_face(op, name, method, has("out") && !method);
+        for (auto& [s, a, o] : bound)
+          if (s.is(scope) && a == attr) {
+            FL_CHECK(o->faces[0].out == face.out, Error, "the overloads of the Python face '", attr, "' differ in out=");
+            o->faces.push_back(std::move(face));
+            return false;
+          }
         FL_CHECK(!py::hasattr(scope, attr.c_str()) || (method && !cls.attr("__dict__").contains(attr.c_str())), Error,
                  "the Python face '", attr, "' of op ", decl.op, " is bound twice");
-        Face* face = new Face(make_face(op, name, method, has("out") && !method));
-        py::object fn = make_face_object(face, attr, decl.doc, face_signature(*face));
-        scope.attr(attr.c_str()) = fn;
+        bound.emplace_back(scope, attr, new Overloads{{std::move(face)}, decl.doc});
+        return true;
       };
-      if (has("function")) {
-        define(m, name, false);
-        functions.append(name);
-      }
+      if (has("function") && define(m, name, false)) functions.append(name);
       if (has("private")) define(m, name[0] == '_' ? name : "_" + name, false);  // (_fft_c2c stays _fft_c2c)
       if (has("method")) define(cls, name, true);
-      if (has("inplace")) inplace.append(name);
+      if (has("inplace") && !inplace.contains(name)) inplace.append(name);
     }
+  }
+  for (auto& [scope, attr, o] : bound) {
+    // the overloads taking a Scalar last: a 0-dim tensor binds to a Tensor overload first, as torchgen sorts them
+    std::stable_partition(o->faces.begin(), o->faces.end(), [](const Face& f) {
+      return std::none_of(f.args.begin(), f.args.end(), [](const FaceArg& a) { return a.kind == ArgKind::Scalar; });
+    });
+    scope.attr(attr.c_str()) = make_face_object(o, attr, o->doc);
   }
   // the in-place forms are written once in Python (flowlike._out.inplace_method) over the methods above
   m.attr("_inplace_faces") = inplace;

@@ -214,20 +214,6 @@ void bind(py::module_& m, TensorClass& cls) {
       .def("copy_", [](const Tensor& self, py::handle src, bool) {
         return ops::copy_(self, tensor_or_number(src, "copy_", "src"));
       }, py::arg("src"), py::arg("non_blocking") = false)
-      .def("fill_", [](const Tensor& self, py::handle value) {
-        if (is_tensor(value)) return ops::fill_tensor_(self, as_tensor(value));  // differentiable in the value
-        Scalar s;
-        FL_CHECK(scalar_from_python(value, &s), TypeError, "fill_(): argument 'value' must be Number");
-        return ops::fill_(self, s);
-      }, py::arg("value"))
-      .def("zero_", [](const Tensor& self) { return ops::zero_(self); })
-      // Tensor.set_ (overloads resolved in flowlike/_tensor.py): self becomes an alias of the storage that
-      // `holder` sits on, with the given geometry. As torch: the storage grows when the geometry reaches past
-      // its end, self keeps its own version counter and bumps it.
-      .def("_set_storage", [](const Tensor& self, const Tensor& holder, int64_t offset, py::handle size, py::handle stride) {
-        return ops::set_(self, holder, offset, int_list(size, "set_", "size"), int_list(stride, "set_", "stride"));
-      })
-      .def("_resize", [](const Tensor& self, const IntList& sizes) { return ops::resize_(self, sizes); })
       // A 1-D uint8 tensor over the bytes [start, start + length) of t's storage (length -1: to its end), which
       // is then its whole storage: the storage itself when that is all of it, else a new one sharing the
       // memory (as torch's storage slices; the sliced storage can no longer grow). Backs flowlike.UntypedStorage.
@@ -256,7 +242,6 @@ void bind(py::module_& m, TensorClass& cls) {
         t->requires_grad = false;
         return t;
       })
-      .def("_detach_alias", [](const Tensor& t) { return ops::detach(t); })
       .def("_set_data", [](const Tensor& self, const Tensor& src) {
         // torch's `t.data = src`: self takes src's memory, geometry and dtype, and keeps its identity,
         // autograd state (requires_grad, grad, hooks) and version counter (Module._apply relies on it

@@ -1,5 +1,5 @@
-// Python bindings of the view and shape ops (ops/views.h): flowlike.* functions take the shape
-// as one sequence argument, Tensor methods also take it spread out (x.view(2, 3)).
+// Python bindings of the view ops whose forms fit no schema (views.yaml's header says which): expand's `implicit`,
+// squeeze(dim=None), narrow with a tensor start, as_strided's default offset and the in-place restrides.
 #include "../autograd/autograd.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -32,20 +32,7 @@ Tensor restride(const Tensor& self, const Tensor& view) {
   return self;
 }
 
-Tensor view_or_reinterpret(const Tensor& self, py::args args, py::kwargs kw) {
-  if (args.size() == 1 && is_dtype_object(args[0])) return ops::view_dtype(self, dtype_from_object(args[0]));
-  if (args.size() == 0 && kw && kw.size() == 1 && kw.contains("dtype")) return ops::view_dtype(self, dtype_from_object(kw["dtype"]));
-  return ops::view(self, shape_arg(args, kw, "view", "size"));
-}
-
 void bind(py::module_& m, TensorClass& cls) {
-  cls.def("view", &view_or_reinterpret, "A view of the same data with another shape, or its bytes seen as another dtype.");
-  cls.def("reshape", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::reshape(self, shape_arg(a, kw, "reshape", "shape")); });
-  m.def("reshape", [](const Tensor& t, py::handle shape) { return ops::reshape(t, int_list(shape, "reshape", "shape")); },
-        py::arg("input"), py::arg("shape"), "A view of input with the given shape when possible, else a copy.");
-  cls.def("permute", [](const Tensor& self, py::args a, py::kwargs kw) { return ops::permute(self, shape_arg(a, kw, "permute", "dims")); });
-  m.def("permute", [](const Tensor& t, py::handle dims) { return ops::permute(t, int_list(dims, "permute", "dims")); },
-        py::arg("input"), py::arg("dims"), "A view of input with its dims reordered.");
   for (const char* name : {"transpose", "swapaxes", "swapdims"}) {
     cls.def((std::string(name) + "_").c_str(), [](const Tensor& t, int64_t a, int64_t b) { return restride(t, ops::transpose(t, a, b)); },
             py::arg("dim0"), py::arg("dim1"));
