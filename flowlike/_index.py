@@ -6,7 +6,7 @@ import math
 
 from . import _C
 from . import _dtype as _D
-from ._out import write_inplace, write_out
+from ._out import inplace_method, write_inplace, write_out
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
            "index_put", "index_put_", "masked_fill", "masked_select", "masked_scatter", "take", "take_along_dim", "nonzero",
@@ -89,8 +89,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 __all__ += ["index_reduce", "put", "isin"]
 _C.Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: index_reduce(
     self, dim, index, source, reduce, include_self=include_self)
-_C.Tensor.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: write_inplace(
-    self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
+_C.Tensor.index_reduce_ = inplace_method(index_reduce, "index_reduce_")
 _C.Tensor.put = put
 _C.Tensor.put_ = _put
 

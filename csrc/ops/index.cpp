@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "../core/warning.h"
 #include "../kernels/copy.h"
 #include "../kernels/loops.h"
 #include "index.h"
@@ -155,6 +156,7 @@ TensorList expand_masks(const Tensor& self, const TensorList& indices) {
       out.push_back(idx);
       continue;
     }
+    if (idx->dtype == ScalarType::UInt8) warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
     int64_t first = static_cast<int64_t>(out.size());
     for (int64_t j = 0; j < idx->dim(); ++j) {
       int64_t d = first + j;
@@ -248,6 +250,10 @@ Tensor index_put_cpu(const Tensor& self, const TensorList& indices, const Tensor
 }
 
 // ---- masks ----------------------------------------------------------------------------------
+Tensor broadcast_copy(const Tensor& self, const Tensor& mask, const char* op) {
+  return clone(expand_to(self, broadcast_shapes(self->sizes, mask->sizes, op), op));
+}
+
 Tensor masked_fill_cpu(const Tensor& self, const Tensor& mask, const Tensor& value) {
   if (is_float8(self->dtype)) throw_unsupported_dtype("masked_fill", self->dtype);  // as torch's CPU build
   FL_CHECK(mask->dtype == ScalarType::Bool, Error, "masked_fill_ only supports boolean masks, but got mask with dtype ",

@@ -41,6 +41,9 @@ Tensor offsets_view(const Tensor& offsets, const IntList& sizes, int64_t first);
 TensorList expand_masks(const Tensor& self, const TensorList& indices);
 }  // namespace index_detail
 
+// A fresh copy of self broadcast with mask: what masked_fill / masked_scatter write into.
+Tensor broadcast_copy(const Tensor& self, const Tensor& mask, const char* op);
+
 // The geometry of `self[indices]` (indices as for ops::index): the result's sizes, self's strides
 // laid out on them (0 along the broadcast index dims, which start at `first`) and the checked
 // element offsets viewed on the result's sizes.

@@ -21,12 +21,6 @@ struct ParsedIndex {
   bool advanced = false;
 };
 
-void warn_uint8_index() {
-  if (PyErr_WarnEx(PyExc_UserWarning,
-                   "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.", 1) < 0)
-    throw py::error_already_set();
-}
-
 // Lists, tuples inside the index and numpy arrays become tensors, as torch.tensor would make them.
 Tensor sequence_to_tensor(py::handle h) {
   if (py::isinstance<py::sequence>(h) && py::len(h) == 0) return empty({0}, ScalarType::Int64);
@@ -142,7 +136,6 @@ ParsedIndex parse_index(const Tensor& self, py::handle index) {
       }
       case Kind::Tensor: {
         const Tensor& t = it.tensor;
-        if (t->dtype == ScalarType::UInt8) warn_uint8_index();
         r.indices.resize(sizes.size() - mask_extra);
         r.indices.push_back(t);
         bool mask = t->dtype == ScalarType::Bool || t->dtype == ScalarType::UInt8;
@@ -213,26 +206,6 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------
-// The fresh copy an out-of-place form writes into: differentiable with respect to `self` (the
-// gradient summed back when self was broadcast to `copy_of`'s shape).
-Tensor out_of_place_copy(const Tensor& self, const Tensor& copy_of) {
-  // (None arrives as an empty handle: Note [required tensors] in core/dispatch.h)
-  FL_CHECK(self && copy_of, TypeError, "argument 'input' (position 1) must be Tensor, not NoneType");
-  Tensor r = clone(copy_of);
-  if (!self->requires_grad || !thread_state().grad_enabled) return r;
-  return autograd::record_lambda("CloneBackward0", r, {autograd::gradient_edge(self)},
-                                 [sizes = self->sizes](const Tensor& g) { return autograd::TensorList{autograd::sum_to(g, sizes)}; });
-}
-
-// The value of scatter/index_fill/masked_fill: a number (wrapped, converted by the op) or a tensor.
-Tensor value_arg(py::handle h, const char* op, const char* argname) {
-  if (is_tensor(h)) return as_tensor(h);
-  Scalar s;
-  FL_CHECK(scalar_from_python(h, &s), TypeError, op, "(): argument '", argname, "' must be Tensor or Number, not ",
-           std::string(py::str(py::type::of(h).attr("__name__"))));
-  return wrap_scalar(s);
-}
-
 // out= of the functions, by the one convention (flowlike._out.write_out): the dtype must equal the result's; `inputs`
 // may not overlap out at all, `partial` not partially (torch's assert_no_overlap and assert_no_partial_overlap).
 Tensor write_out(const Tensor& result, const Tensor& out, const char* op, std::initializer_list<Tensor> inputs = {},
@@ -242,17 +215,6 @@ Tensor write_out(const Tensor& result, const Tensor& out, const char* op, std::i
   static py::object* convention = new py::object(py::module_::import("flowlike._out").attr("write_out"));
   return py::cast<Tensor>((*convention)(out, result, op, py::arg("exact_dtype") = true,
                                         py::arg("inputs") = TensorList(inputs), py::arg("partial") = TensorList(partial)));
-}
-
-TensorList index_list(py::handle indices) {
-  TensorList out;
-  for (py::handle h : py::reinterpret_borrow<py::sequence>(indices)) {
-    if (h.is_none()) { out.push_back(nullptr); continue; }
-    Tensor t = is_tensor(h) ? as_tensor(h) : sequence_to_tensor(h);
-    if (t->dtype == ScalarType::UInt8) warn_uint8_index();
-    out.push_back(t);
-  }
-  return out;
 }
 
 // None reaches these helpers as an empty handle (see Note [required tensors] in core/dispatch.h); they read the
@@ -283,20 +245,6 @@ py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
   if (self->dim() == 0) return columns(ops::nonzero(ops::as_strided(self, {1}, {1}, self->offset)));
   return columns(nz);
 }
-
-Tensor masked_fill(const Tensor& self, const Tensor& mask, py::handle value) {
-  require_tensors("masked_fill", {{"input", &self}, {"mask", &mask}});
-  IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_fill");
-  Tensor r = out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_fill"));
-  return ops::masked_fill_(r, mask, value_arg(value, "masked_fill", "value"));
-}
-
-Tensor scatter_src(py::handle src, py::handle value, const char* op) {
-  FL_CHECK(src.is_none() != value.is_none(), TypeError, op, "() expects exactly one of 'src' or 'value'");
-  return value_arg(src.is_none() ? value : src, op, src.is_none() ? "value" : "src");
-}
-
-std::string reduce_arg(py::handle reduce) { return reduce.is_none() ? std::string() : py::cast<std::string>(reduce); }
 
 // take_along_dim: indices and input broadcast against each other except along `dim`, then gather. Along a dim,
 // torch takes the indices modulo its size (so -1 is the last element).
@@ -355,99 +303,10 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return ops::gather(self, dim, index); },
           py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false);
 
-  // scatter family: in-place methods; the out-of-place forms work on a clone
-  auto scatter_ = [](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value, py::handle reduce) {
-    return ops::scatter_(self, dim, index, scatter_src(src, value, "scatter_"), reduce_arg(reduce));
-  };
-  cls.def("scatter_", scatter_, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
-          py::arg("reduce") = none);
-  auto scatter = [scatter_](const Tensor& self, int64_t dim, const Tensor& index, py::handle src, py::handle value, py::handle reduce) {
-    return scatter_(out_of_place_copy(self, self), dim, index, src, value, reduce);
-  };
-  m.def("scatter", scatter, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none,
-        py::kw_only(), py::arg("reduce") = none, "Writes `src` (or `value`) into a copy of `input` at `index` along `dim`.");
-  cls.def("scatter", scatter, py::arg("dim"), py::arg("index"), py::arg("src") = none, py::arg("value") = none, py::kw_only(),
-          py::arg("reduce") = none);
-
-  auto scatter_add = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    return ops::scatter_add_(out_of_place_copy(self, self), dim, index, src);
-  };
-  m.def("scatter_add", scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"),
-        "Adds `src` into a copy of `input` at `index` along `dim`.");
-  cls.def("scatter_add", scatter_add, py::arg("dim"), py::arg("index"), py::arg("src"));
-
-  auto scatter_reduce = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
-                           bool include_self) { return ops::scatter_reduce_(out_of_place_copy(self, self), dim, index, src, reduce, include_self); };
-  m.def("scatter_reduce", scatter_reduce, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"),
-        py::kw_only(), py::arg("include_self") = true,
-        "Reduces `src` into a copy of `input` at `index` along `dim` (sum, prod, mean, amax, amin).");
-  cls.def("scatter_reduce", scatter_reduce, py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::kw_only(),
-          py::arg("include_self") = true);
-
-  // index_add / index_copy / index_fill
-  auto alpha_arg = [](py::handle h) {
-    Scalar s;
-    FL_CHECK(scalar_from_python(h, &s), TypeError, "index_add(): argument 'alpha' must be Number");
-    return s;
-  };
-  auto index_add = [alpha_arg](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, py::handle alpha) {
-    return ops::index_add_(out_of_place_copy(self, self), dim, index, source, alpha_arg(alpha));
-  };
-  m.def("index_add", index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(),
-        py::arg("alpha") = 1, "Adds alpha * source into a copy of `input` at `index` along `dim`.");
-  cls.def("index_add", index_add, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1);
-
-  auto index_copy = [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-    return ops::index_copy_(out_of_place_copy(self, self), dim, index, source);
-  };
-  m.def("index_copy", index_copy, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
-        "Copies `source` into a copy of `input` at `index` along `dim`.");
-  cls.def("index_copy", index_copy, py::arg("dim"), py::arg("index"), py::arg("source"));
-
-  cls.def("index_fill_", [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
-    return ops::index_fill_(self, dim, index, value_arg(value, "index_fill_", "value"));
-  }, py::arg("dim"), py::arg("index"), py::arg("value"));
-  auto index_fill = [](const Tensor& self, int64_t dim, const Tensor& index, py::handle value) {
-    return ops::index_fill_(out_of_place_copy(self, self), dim, index, value_arg(value, "index_fill", "value"));
-  };
-  m.def("index_fill", index_fill, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("value"),
-        "Fills a copy of `input` with `value` at `index` along `dim`.");
-  cls.def("index_fill", index_fill, py::arg("dim"), py::arg("index"), py::arg("value"));
-
-  // index_put
-  cls.def("index_put_", [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-    return ops::index_put_(self, index_list(indices), values, accumulate);
-  }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
-  auto index_put = [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-    require_tensors("index_put", {{"input", &self}, {"values", &values}});
-    return ops::index_put_(out_of_place_copy(self, self), index_list(indices), values, accumulate);
-  };
-  m.def("index_put", index_put, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
-        "A copy of `input` with `values` put (or added, with accumulate) at the tuple of index tensors.");
-  cls.def("index_put", index_put, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
-  m.def("index_put_", [](const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-    return ops::index_put_(self, index_list(indices), values, accumulate);
-  }, py::arg("input"), py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
-
   // masked ops
-  cls.def("masked_fill_", [](const Tensor& self, const Tensor& mask, py::handle value) {
-    return ops::masked_fill_(self, mask, value_arg(value, "masked_fill_", "value"));
-  }, py::arg("mask"), py::arg("value"));
-  m.def("masked_fill", &masked_fill, py::arg("input"), py::arg("mask"), py::arg("value"),
-        "A copy of `input` (broadcast with `mask`) with `value` where `mask` is true.");
-  cls.def("masked_fill", &masked_fill, py::arg("mask"), py::arg("value"));
   m.def("masked_select", [](const Tensor& self, const Tensor& mask, const Tensor& out) {
     return write_out(ops::masked_select(self, mask), out, "masked_select", {self, mask});
   }, py::arg("input"), py::arg("mask"), py::kw_only(), out_kw, "The elements of `input` where `mask` is true, as a 1-D tensor.");
-  auto masked_scatter = [](const Tensor& self, const Tensor& mask, const Tensor& source) {
-    require_tensors("masked_scatter", {{"input", &self}, {"mask", &mask}, {"source", &source}});
-    IntList shape = broadcast_shapes(self->sizes, mask->sizes, "masked_scatter");
-    return ops::masked_scatter_(out_of_place_copy(self, index_detail::expand_to(self, shape, "masked_scatter")), mask, source);
-  };
-  m.def("masked_scatter", masked_scatter, py::arg("input"), py::arg("mask"), py::arg("source"),
-        "A copy of `input` with the elements of `source`, in order, where `mask` is true.");
-  cls.def("masked_scatter", masked_scatter, py::arg("mask"), py::arg("source"));
-
   // take, take_along_dim, nonzero, argwhere, where
   m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) {
     return write_out(ops::take(self, index), out, "take", {self, index});

@@ -26,24 +26,30 @@ const OpInfo& find_op(const std::string& name) {
   return *it->second;
 }
 
-[[noreturn]] static void bad_arg(const OpInfo& op, const SchemaArg& a, py::handle h) {
-  throw TypeError(str_cat(op.name, "(): argument '", a.name, "' must be ", a.base == "Scalar" ? "Number" : a.type, ", not ",
-                          std::string(py::str(py::type::of(h).attr("__name__")))));
-}
-
-IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h) {
+IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h, const char* face,
+                 const char* key, size_t position) {
+  const std::string name = face ? face : op.name, arg = key ? key : a.name;
+  // torch's parser names the position of an argument passed by position
+  const std::string at = position ? str_cat(" (position ", position, ")") : std::string();
+  auto bad_arg = [&]() {
+    throw TypeError(str_cat(name, "(): argument '", arg, "'", at, " must be ", a.base == "Scalar" ? "Number" : a.type,
+                            ", not ", std::string(py::str(py::type::of(h).attr("__name__")))));
+  };
   const bool none = h.is_none();
   if (tag == "Tensor") {
+    if (none && !a.optional) bad_arg();  // (as torch's parser, before any later argument is read)
     if (none) return IValue();
-    if (!is_tensor(h)) bad_arg(op, a, h);
+    if (!is_tensor(h)) bad_arg();
     return as_tensor(h);
   }
   if (tag == "Tensor[]") {
     // as torch's parser: a tuple or list (not a tensor, which is iterable too) of tensors; None only in `Tensor?[]`
-    size_t position = 0;
-    while (op_schema(op).args[position].name != a.name) ++position;
-    FL_CHECK(!is_tensor(h) && (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())), TypeError, op.name, "(): argument '",
-             a.name, "' (position ", position + 1, ") must be tuple of Tensors, not ",
+    if (!position)
+      while (op_schema(op).args[position].name != a.name) ++position;
+    else
+      --position;
+    FL_CHECK(!is_tensor(h) && (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())), TypeError, name, "(): argument '",
+             arg, "' (position ", position + 1, ") must be tuple of Tensors, not ",
              std::string(py::str(py::type::of(h).attr("__name__"))));
     const bool optional = a.type.find('?') != std::string::npos;
     TensorList l;
@@ -58,21 +64,21 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   if (tag == "ScalarType") return none ? ScalarType::NumTypes : dtype_from_object(h);
   if (tag == "Generator?") return none ? static_cast<Generator*>(nullptr) : py::cast<Generator*>(h);
   if (tag == "int[]" && none && a.optional) return IntList{};  // `int[]? dim=None`: every dim
-  if (none) bad_arg(op, a, h);
-  if (tag == "int[]") return int_list(h, op.name, a.name.c_str());
+  if (none) bad_arg();
+  if (tag == "int[]") return int_list(h, name.c_str(), arg.c_str());
   int64_t i;
   if ((tag == "int" || tag == "int?") && int64_from_python(h, &i)) return i;  // (ValueError past int64, as torch)
   if (tag == "float[]") return py::cast<std::vector<double>>(h);
   if (tag == "str") return py::cast<std::string>(h);
   Scalar s;
-  if (!scalar_from_python(h, &s)) bad_arg(op, a, h);
+  if (!scalar_from_python(h, &s)) bad_arg();
   if (tag == "Scalar") return s;
   if (tag == "bool") {
-    if (!s.is_bool()) bad_arg(op, a, h);
+    if (!s.is_bool()) bad_arg();
     return s.to_bool();
   }
   if (tag == "int" || tag == "int?") {
-    if (!s.is_int()) bad_arg(op, a, h);
+    if (!s.is_int()) bad_arg();
     return s.to_int();
   }
   return s.to_double();  // float
@@ -173,7 +179,8 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
   return f;
 }
 
-IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle value) {
+// `position`: the argument's 1-based position in the face; `positional`: whether the caller passed it by position.
+IValue convert(const Face& f, const FaceArg& a, size_t position, bool positional, py::handle value) {
   PyObject* o = value.ptr();
   switch (a.kind) {
     case ArgKind::Tensor:
@@ -227,7 +234,7 @@ IValue convert(const Face& f, const FaceArg& a, size_t position, py::handle valu
     case ArgKind::Other:
       break;
   }
-  return to_ivalue(*f.op, *a.schema, a.tag, value);
+  return to_ivalue(*f.op, *a.schema, a.tag, value, f.name.c_str(), a.key.c_str(), positional ? position : 0);
 }
 
 // The numpy spellings torch's parser also accepts for these argument names (python_arg_parser's
@@ -267,9 +274,10 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
   for (size_t i = 0; i < f.args.size(); ++i) {
     const FaceArg& a = f.args[i];
     PyObject* value = nullptr;
+    const bool by_position = i >= first && next < npos && !a.schema->kwarg_only;
     if (i < first) {
       value = args[0];
-    } else if (next < npos && !a.schema->kwarg_only) {
+    } else if (by_position) {
       value = positional(next++);
       FL_CHECK(!nkw || !keyword(a.key), TypeError, f.name, "() got multiple values for argument '", a.key, "'");
     } else if (nkw && (value = keyword(a.key))) {
@@ -283,7 +291,7 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
       stack[i] = *a.default_value;  // None takes a list's default, as torch's parser
       continue;
     }
-    stack[i] = convert(f, a, i + 1 - first, value);
+    stack[i] = convert(f, a, i + 1 - first, by_position, value);
   }
   FL_CHECK(next == npos, TypeError, f.name, "() takes ", next - first, " positional arguments but ", npos - first, " were given");
   PyObject* out_arg = nullptr;

@@ -96,9 +96,11 @@ inline int64_t int_arg(py::handle h, const char* op, const char* name) {
                           std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 // The declared op of that name (ValueError when there is none), and a Python value as the boxed argument of C++
-// type `tag` for its schema argument `a` (bind_ops.cpp).
+// type `tag` for its schema argument `a` (bind_ops.cpp). Its TypeErrors name the face `face` (default: the op), the
+// argument `key` (default: its schema name) and, for an argument passed by position, its 1-based `position`.
 const OpInfo& find_op(const std::string& name);
-IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h);
+IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h, const char* face = nullptr,
+                 const char* key = nullptr, size_t position = 0);
 py::object scalar_to_python(const Scalar& s);
 // A tensor argument or a number wrapped as a 0-dim tensor that promotes as a Python scalar.
 // Throws TypeError naming `op` for anything else; the try_ form returns false instead.
