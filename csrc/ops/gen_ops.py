@@ -13,7 +13,8 @@ An entry (see the README's "Adding an op"):
       cpu: roll_cpu                   # the CPU kernel: a function name (declared here with the op's C++
                                       # signature) or a call over the argument names
       python: [function, method]      # faces: function (_C.<name>), method (Tensor.<name>), private
-                                      # (_C._<name>), out (function takes out=), inplace (Tensor.<name>_)
+                                      # (_C._<name>), out (function takes out=), out_exact (out= of exactly
+                                      # the result's dtype, as torch's index ops), inplace (Tensor.<name>_)
       names: [swapaxes]               # other Python names of the same faces
       doc: A copy of input with ...   # the faces' docstring
       derivatives:                    # one formula per differentiable input, over `grad`, the arguments,
@@ -413,7 +414,7 @@ class Derivative:
 
 # ---- entries --------------------------------------------------------------------------------------------
 
-_FACES = {"function", "method", "private", "out", "inplace"}
+_FACES = {"function", "method", "private", "out", "out_exact", "inplace"}
 
 
 def _listed(v):
