@@ -62,6 +62,17 @@ FACES = {
     "masked_scatter_fn": lambda lib, x, s: lib.masked_scatter(x, mask(lib), s.reshape(-1)),
     "masked_scatter_broadcast_self": lambda lib, x, s: x[1].masked_scatter(mask(lib), s.reshape(-1)),
     "masked_scatter_inplace": lambda lib, x, s: (x * 1).masked_scatter_(mask(lib), s.reshape(-1)),
+    "where_fn": lambda lib, x, s: lib.where(mask(lib), x, s[:1]),
+    "where_method": lambda lib, x, s: x.where(mask(lib), s[1]),
+    "where_method_number": lambda lib, x, s: x.where(mask(lib), -1),
+    "where_scalar_other": lambda lib, x, s: lib.where(mask(lib), x, 0.25),
+    "where_scalar_self": lambda lib, x, s: lib.where(mask(lib), 2, x),
+    "where_keywords": lambda lib, x, s: lib.where(condition=mask(lib), input=x, other=s[0]),
+    "gather_fn_sparse_grad": lambda lib, x, s: lib.gather(x, 1, idx(lib, [[0, 3], [1, 1], [2, 0]]), sparse_grad=False),
+    "gather_method": lambda lib, x, s: x.gather(0, idx(lib, [[2, 0, 1, 1]])),
+    "index_select_fn": lambda lib, x, s: lib.index_select(x, 1, idx(lib, [3, 0, 3])),
+    "masked_select_fn": lambda lib, x, s: lib.masked_select(x, mask(lib)),
+    "take_fn": lambda lib, x, s: lib.take(x, idx(lib, [[11, 0], [-1, 5]])),
 }
 
 
@@ -84,6 +95,33 @@ def test_node_names_are_torchs():
     assert "MaskedFillBackward0" in names[1] and "IndexAddBackward0" in names[1] and "CloneBackward0" not in names[1]
 
 
+# the faces that give no gradient: body(lib, x) with x (3, 4) float32
+VALUES = {
+    "where_scalars": lambda lib, x: lib.where(x > 0, 1.0, 0),
+    "where_int_scalars": lambda lib, x: lib.where(x > 0, 1, 0),
+    "where_one_argument": lambda lib, x: lib.where(x > 0),
+    "where_one_argument_0dim": lambda lib, x: lib.where(x[0, 0] < 0),
+    "where_uint8": lambda lib, x: lib.where((x > 0).to(lib.uint8), x, 0.0),
+    "argwhere_fn": lambda lib, x: lib.argwhere(x > 0),
+    "argwhere_method": lambda lib, x: (x * 0).argwhere(),
+    "where_out": lambda lib, x: lib.where(x > 0, x, -x, out=lib.empty(3, 4)),
+    "where_out_cast": lambda lib, x: lib.where(x > 0, x, x[0], out=lib.empty(3, 4, dtype=lib.float64)),
+    "where_out_number": lambda lib, x: lib.where(x > 0, x, 0.5, out=lib.empty(3, 4)),
+    "index_select_out": lambda lib, x: lib.index_select(x, 0, idx(lib, [2, 0]), out=lib.empty(0)),
+    "index_select_out_dtype": lambda lib, x: lib.index_select(x, 0, idx(lib, [2]), out=lib.empty(0, dtype=lib.float64)),
+    "gather_out": lambda lib, x: lib.gather(x, 0, idx(lib, [[1, 0, 2, 2]]), out=lib.empty(1, 4)),
+    "gather_out_dtype": lambda lib, x: lib.gather(x, 0, idx(lib, [[1, 0, 2, 2]]), out=lib.empty(1, 4, dtype=lib.int64)),
+    "masked_select_out": lambda lib, x: lib.masked_select(x, x > 0, out=lib.empty(2)),
+    "take_out": lambda lib, x: lib.take(x, idx(lib, [3, 1]), out=lib.empty(2)),
+    "take_out_overlap": lambda lib, x: lib.take(x, idx(lib, [3, 1]), out=x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_values(name):
+    check_both(VALUES[name], X, dtype="float32", exact=True, quiet=True)
+
+
 BAD = {
     "masked_fill_str": lambda lib, x: x.masked_fill(mask(lib), "a"),
     "masked_fill__none": lambda lib, x: x.masked_fill_(mask(lib), None),
@@ -96,6 +134,10 @@ BAD = {
     "index_put_list": lambda lib, x: x.index_put(([0],), x[0, 0]),
     "index_put_fn_list": lambda lib, x: lib.index_put_(x, [[0]], x[0, 0]),
     "scatter_add_number": lambda lib, x: x.scatter_add(0, idx(lib, [[0]]), 1.0),
+    "where_none": lambda lib, x: lib.where(None, 1.0, 2.0),
+    "where_two_arguments": lambda lib, x: lib.where(x > 0, x),
+    "where_method_scalar_self": lambda lib, x: x.where(x > 0),
+    "gather_index_float": lambda lib, x: lib.gather(x, 0, 1.5),
 }
 
 

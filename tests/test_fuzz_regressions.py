@@ -28,11 +28,11 @@ def test_norm_backward_of_a_0dim_tensor(p, dim):
     lambda: fl.frobenius_norm(None, None, True), lambda: fl.index_select(None, 0, fl.tensor([0])),
     lambda: fl.index_select(fl.ones(3), 0, None), lambda: fl.gather(fl.ones(3), 0, None),
     lambda: fl.as_strided(None, (2,), (1,)), lambda: fl.Generator().set_state(None),
-    lambda: fl.take_along_dim(fl.ones(3), None, 0), lambda: fl.where(None, 1.0, 2.0),
+    lambda: fl.take_along_dim(fl.ones(3), None, 0),
     lambda: fl.masked_scatter(fl.ones(2), None, fl.ones(2)),
     lambda: fl.index_put(None, [3, -1], fl.ones(2)),
     lambda: fl.median(None), lambda: fl.nanmedian(None, None, True),
-])  # (masked_fill(None, -2) fits none of torch's overloads: parity_tests/test_index_faces_parity.py)
+])  # (masked_fill(None, -2) and where(None, 1.0, 2.0) fit none of torch's overloads: test_index_faces_parity.py)
 def test_none_for_a_required_tensor_is_a_type_error(call):
     # None reached the kernels as an empty tensor handle and was dereferenced
     with pytest.raises(TypeError, match="must be Tensor, not NoneType"):

@@ -116,6 +116,18 @@ def test_generated_autograd_saves_only_what_formulas_read():
         med.backward()
 
 
+def test_out_exact_faces_take_out_of_exactly_the_results_dtype():
+    gen = _generator()
+    _, source = gen.generate("t", {"ops": [{"func": "f(Tensor self) -> Tensor", "cpu": "f_cpu", "derivatives": "none",
+                                            "python": ["function", "out_exact"]}]})
+    assert '"function,out_exact"' in source
+    x = fl.arange(6.0).reshape(2, 3)
+    out = fl.empty(0)
+    assert fl.index_select(x, 1, fl.tensor([2, 0]), out=out) is out and out.tolist() == [[2.0, 0.0], [5.0, 3.0]]
+    with pytest.raises(RuntimeError, match="expected out tensor to have dtype Float, but got Double"):
+        fl.index_select(x, 1, fl.tensor([2]), out=fl.empty(0, dtype=fl.float64))  # (tril's out= would cast)
+
+
 def test_generator_refuses_bad_entries():
     gen = _generator()
 

@@ -62,7 +62,7 @@ Tensor scatter_zeroed(const Tensor& g, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_src_backward(const Tensor& g, int64_t dim, const Tensor& index, const IntList& src_sizes, ScalarType dt) {
-  Tensor picked = ops::gather(g, dim, index);
+  Tensor picked = ops::gather(g, dim, index, false);
   // a 0-dim src (a number) was written at every indexed position
   return src_sizes.empty() ? ops::sum(picked, {}, false, ScalarType::NumTypes) : padded(picked, src_sizes, dt);
 }
@@ -106,7 +106,7 @@ TensorList scatter_reduce_backward(const Tensor& g, const Tensor& self, int64_t 
   Tensor gs, gsrc;
   if (reduce == "sum") {
     gs = g;
-    gsrc = ops::gather(g, d, index);
+    gsrc = ops::gather(g, d, index, false);
   } else if (reduce == "mean") {
     Tensor n = empty(g->sizes, g->dtype);
     fill(n, Scalar(int64_t(include_self ? 1 : 0)));
@@ -115,22 +115,22 @@ TensorList scatter_reduce_backward(const Tensor& g, const Tensor& self, int64_t 
     ops::scatter_add_(n, d, index, ones);
     n = where(bin(BinaryOp::eq, n, num(0.0)), num(1.0), n);
     gs = g / n;
-    gsrc = ops::gather(g, d, index) / ops::gather(n, d, index);
+    gsrc = ops::gather(g, d, index, false) / ops::gather(n, d, index, false);
   } else if (reduce == "amax" || reduce == "amin") {
-    Tensor value = ops::gather(result, d, index);
+    Tensor value = ops::gather(result, d, index, false);
     Tensor self_is = to_dtype(bin(BinaryOp::eq, self, result), g->dtype);
     Tensor src_is = to_dtype(bin(BinaryOp::eq, src, value), g->dtype);
     Tensor spread = g / ops::scatter_add_(clone(self_is), d, index, src_is);
     gs = self_is * spread;
-    gsrc = src_is * ops::gather(spread, d, index);
+    gsrc = src_is * ops::gather(spread, d, index, false);
   } else {  // prod
     Tensor masked_self = where(bin(BinaryOp::eq, self, num(0.0)), num(1.0), self);
     gs = g * ops::scatter_reduce_(clone(masked_self), d, index, src, "prod", include_self) / masked_self;
     Tensor src_zero = bin(BinaryOp::eq, src, num(0.0));
-    Tensor zeros_at = ops::gather(ops::scatter_add_(zeros(g->sizes, g->dtype), d, index, to_dtype(src_zero, g->dtype)), d, index);
+    Tensor zeros_at = ops::gather(ops::scatter_add_(zeros(g->sizes, g->dtype), d, index, to_dtype(src_zero, g->dtype)), d, index, false);
     Tensor single = bin(BinaryOp::logical_and, src_zero, bin(BinaryOp::eq, zeros_at, num(1.0)));
     Tensor without = ops::scatter_reduce_(clone(self), d, index, where(single, num(1.0), src), "prod", include_self);
-    gsrc = where(single, ops::gather(g * without, d, index), ops::gather(g * result, d, index) / where(src_zero, num(1.0), src));
+    gsrc = where(single, ops::gather(g * without, d, index, false), ops::gather(g * result, d, index, false) / where(src_zero, num(1.0), src));
   }
   if (!include_self) gs = scatter_zeroed(gs, d, index);
   return {gs, padded(gsrc, src_all->sizes, src_all->dtype)};

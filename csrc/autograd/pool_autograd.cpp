@@ -11,7 +11,7 @@ namespace fl::formulas {
 Tensor plane_gather(const Tensor& g, const Tensor& indices, const IntList& values_sizes, size_t plane_dims) {
   IntList flat(g->sizes.begin(), g->sizes.end() - plane_dims);
   flat.push_back(-1);
-  Tensor picked = ops::gather(ops::reshape(g, flat), -1, ops::reshape(indices, flat));
+  Tensor picked = ops::gather(ops::reshape(g, flat), -1, ops::reshape(indices, flat), false);
   return ops::reshape(picked, values_sizes);
 }
 

@@ -224,7 +224,7 @@ TensorList quantile_backward(const Tensor& g, const Tensor& x, const Tensor& q, 
   }
   if (q_grad) {
     // d result / d q = (x[hi] - x[lo]) * d rank / d q
-    Tensor picked = ops::reshape(ops::gather(xr, 1, idx), {rows, nq, 2});
+    Tensor picked = ops::reshape(ops::gather(xr, 1, idx, false), {rows, nq, 2});
     Tensor spread = ops::select(picked, 2, 1) - ops::select(picked, 2, 0);
     // rows whose rank is fixed (NaN rows) add nothing, even where x[hi] - x[lo] is NaN
     Tensor per_row = where(bin(BinaryOp::ne, dq, num(0.0)), gr * spread * dq, num(0.0));

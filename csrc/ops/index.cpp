@@ -349,9 +349,19 @@ Tensor nonzero_cpu(const Tensor& self) {
   return out;
 }
 
+TensorList where_true_cpu(const Tensor& cond) {
+  Tensor nz = nonzero_cpu(cond->dim() ? cond : make_view(cond, {1}, {1}, cond->offset));  // (a 0-dim one as 1 element)
+  TensorList out;
+  for (int64_t j = 0; j < nz->sizes[1]; ++j) out.push_back(make_view(nz, {nz->sizes[0]}, {nz->strides[0]}, nz->offset + j));
+  return out;
+}
+
 Tensor where_cpu(const Tensor& cond, const Tensor& x, const Tensor& y) {
   FL_CHECK(cond->dtype == ScalarType::Bool || cond->dtype == ScalarType::UInt8, Error,
            "where expected condition to be a boolean tensor, but got a tensor with dtype ", c10_type_name(cond->dtype));
+  if (cond->dtype == ScalarType::UInt8)
+    warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future version "
+         "of PyTorch. Use a boolean condition instead.");
   ScalarType rt = result_type(x, y);
   IntList shape = broadcast_shapes(broadcast_shapes(cond->sizes, x->sizes), y->sizes);
   Tensor c = to_dtype(cond, ScalarType::Bool), xc = to_dtype(x, rt), yc = to_dtype(y, rt);

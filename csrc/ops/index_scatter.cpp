@@ -51,7 +51,7 @@ Tensor elementwise_offsets(const Tensor& self, int64_t dim, const Tensor& index)
   return off;
 }
 
-Tensor gather_cpu(const Tensor& self_, int64_t dim, const Tensor& index_) {
+Tensor gather_cpu(const Tensor& self_, int64_t dim, const Tensor& index_, bool /*sparse_grad: the gradient is dense*/) {
   if (is_float8(self_->dtype)) throw_unsupported_dtype("gather_out_cpu", self_->dtype);  // as torch's CPU build
   // as torch, an empty index of any dtype and rank gathers nothing (only dim is checked)
   if (index_->numel == 0) {

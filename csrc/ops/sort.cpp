@@ -244,7 +244,7 @@ std::tuple<Tensor, Tensor, Tensor> quantile_weights_cpu(const Tensor& x, const T
   Tensor idx = empty({rows, 2 * nq}, ScalarType::Int64), w = empty({rows, nq}, ScalarType::Float64),
          dq = empty({rows, nq}, ScalarType::Float64);
   Tensor order = contiguous(std::get<1>(ops::sort(x, 1, false, true)));
-  Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(x, ScalarType::Float64)), 1, order));
+  Tensor sorted = contiguous(ops::gather(contiguous(to_dtype(x, ScalarType::Float64)), 1, order, false));
   const int64_t* o = order->data<int64_t>();
   const double *sv = sorted->data<double>(), *qs = qd->data<double>();
   int64_t* ip = idx->data<int64_t>();

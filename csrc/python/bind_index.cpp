@@ -206,15 +206,12 @@ void setitem(const Tensor& self, py::handle index, py::handle value) {
 }
 
 // ---- helpers for the op bindings ---------------------------------------------------------------
-// out= of the functions, by the one convention (flowlike._out.write_out): the dtype must equal the result's; `inputs`
-// may not overlap out at all, `partial` not partially (torch's assert_no_overlap and assert_no_partial_overlap).
-Tensor write_out(const Tensor& result, const Tensor& out, const char* op, std::initializer_list<Tensor> inputs = {},
-                 std::initializer_list<Tensor> partial = {}) {
+// out= of nonzero and take_along_dim, by the one convention (flowlike._out.write_out): of exactly the result's dtype.
+Tensor write_out(const Tensor& result, const Tensor& out, const char* op) {
   if (!out) return result;
   check_no_internal_overlap(out);  // (torch's index ops check it before resizing)
   static py::object* convention = new py::object(py::module_::import("flowlike._out").attr("write_out"));
-  return py::cast<Tensor>((*convention)(out, result, op, py::arg("exact_dtype") = true,
-                                        py::arg("inputs") = TensorList(inputs), py::arg("partial") = TensorList(partial)));
+  return py::cast<Tensor>((*convention)(out, result, op, py::arg("exact_dtype") = true));
 }
 
 // None reaches these helpers as an empty handle (see Note [required tensors] in core/dispatch.h); they read the
@@ -224,26 +221,9 @@ void require_tensors(const char* op, std::initializer_list<std::pair<const char*
     FL_CHECK(*t, TypeError, op, "(): argument '", name, "' must be Tensor, not NoneType");
 }
 
-void check_mask_dtype(const Tensor& mask) {
-  require_tensors("where", {{"condition", &mask}});
-  if (mask->dtype == ScalarType::UInt8 &&
-      PyErr_WarnEx(PyExc_UserWarning,
-                   "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a future "
-                   "version of PyTorch. Use a boolean condition instead.", 1) < 0)
-    throw py::error_already_set();
-}
-
-py::tuple columns(const Tensor& nz) {
-  py::tuple out(nz->sizes[1]);
-  for (int64_t j = 0; j < nz->sizes[1]; ++j) out[j] = py::cast(ops::as_strided(nz, {nz->sizes[0]}, {nz->strides[0]}, nz->offset + j));
-  return out;
-}
-
 py::object nonzero(const Tensor& self, const Tensor& out, bool as_tuple) {
-  Tensor nz = ops::nonzero(self);
-  if (!as_tuple) return py::cast(write_out(nz, out, "nonzero"));
-  if (self->dim() == 0) return columns(ops::nonzero(ops::as_strided(self, {1}, {1}, self->offset)));
-  return columns(nz);
+  if (as_tuple) return py::tuple(py::cast(ops::where_true(self)));
+  return py::cast(write_out(ops::nonzero(self), out, "nonzero"));
 }
 
 // take_along_dim: indices and input broadcast against each other except along `dim`, then gather. Along a dim,
@@ -254,7 +234,7 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
            c10_type_name(indices->dtype));
   if (dim_h.is_none()) {
     Tensor flat = contiguous(self), idx = contiguous(indices);
-    return ops::gather(ops::as_strided(flat, {self->numel}, {1}, flat->offset), 0, ops::as_strided(idx, {idx->numel}, {1}, idx->offset));
+    return ops::gather(ops::as_strided(flat, {self->numel}, {1}, flat->offset), 0, ops::as_strided(idx, {idx->numel}, {1}, idx->offset), false);
   }
   FL_CHECK(self->dim() == indices->dim(), Error, "torch.take_along_dim(): input and indices should have the same number of dimensions, but got ",
            self->dim(), " dimensions for input, and ", indices->dim(), " dimensions for indices");
@@ -282,7 +262,7 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, py::handle dim_
   }
   // (self through ops::expand, which records the broadcast for autograd)
   return ops::gather(self->sizes == ss ? self : ops::expand(self, ss), dim,
-                     index_detail::expand_to(idx, is, "take_along_dim"));
+                     index_detail::expand_to(idx, is, "take_along_dim"), false);
 }
 
 void bind(py::module_& m, TensorClass& cls) {
@@ -291,27 +271,6 @@ void bind(py::module_& m, TensorClass& cls) {
   auto none = py::none();
   const auto out_kw = py::arg("out").none(true) = py::none();
 
-  m.def("index_select", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
-    return write_out(ops::index_select(self, dim, index), out, "index_select", {self, index});
-  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), out_kw,
-     "Selects the entries of `input` along `dim` at the positions in `index` (a copy).");
-
-  m.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool, const Tensor& out) {
-    return write_out(ops::gather(self, dim, index), out, "gather", {self}, {index});
-  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false, out_kw,
-     "out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims).");
-  cls.def("gather", [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return ops::gather(self, dim, index); },
-          py::arg("dim"), py::arg("index"), py::kw_only(), py::arg("sparse_grad") = false);
-
-  // masked ops
-  m.def("masked_select", [](const Tensor& self, const Tensor& mask, const Tensor& out) {
-    return write_out(ops::masked_select(self, mask), out, "masked_select", {self, mask});
-  }, py::arg("input"), py::arg("mask"), py::kw_only(), out_kw, "The elements of `input` where `mask` is true, as a 1-D tensor.");
-  // take, take_along_dim, nonzero, argwhere, where
-  m.def("take", [](const Tensor& self, const Tensor& index, const Tensor& out) {
-    return write_out(ops::take(self, index), out, "take", {self, index});
-  }, py::arg("input"), py::arg("index"), py::kw_only(), out_kw,
-     "Elements of `input` seen as 1-D at `index`, shaped as `index`.");
   m.def("take_along_dim", [](const Tensor& self, const Tensor& indices, py::handle dim, const Tensor& out) {
     return write_out(take_along_dim(self, indices, dim), out, "take_along_dim");
   }, py::arg("input"), py::arg("indices"), py::arg("dim") = none, py::kw_only(), out_kw,
@@ -321,21 +280,6 @@ void bind(py::module_& m, TensorClass& cls) {
         "Indices of the nonzero elements: an [n, ndim] int64 tensor, or a tuple of 1-D tensors with as_tuple.");
   cls.def("nonzero", [](const Tensor& self, bool as_tuple) { return nonzero(self, nullptr, as_tuple); }, py::kw_only(),
           py::arg("as_tuple") = false);
-  m.def("argwhere", [](const Tensor& self) { return ops::nonzero(self); }, py::arg("input"),
-        "Indices of the nonzero elements as an [n, ndim] tensor.");
-  cls.def("argwhere", [](const Tensor& self) { return ops::nonzero(self); });
-  m.def("where", [](const Tensor& cond, py::handle input, py::handle other, const Tensor& out) -> py::object {
-    check_mask_dtype(cond);
-    if (input.is_none() && other.is_none()) return nonzero(cond, nullptr, true);
-    FL_CHECK(!input.is_none() && !other.is_none(), TypeError, "where() expects both 'input' and 'other', or neither");
-    Tensor x = tensor_or_number(input, "where", "input"), y = tensor_or_number(other, "where", "other");
-    return py::cast(write_out(ops::where(cond, x, y), out, "where"));
-  }, py::arg("condition"), py::arg("input") = none, py::arg("other") = none, py::kw_only(), out_kw,
-     "Elements of `input` where `condition` holds, else of `other` (type-promoted); one argument: nonzero(as_tuple=True).");
-  cls.def("where", [](const Tensor& self, const Tensor& cond, py::handle other) {
-    check_mask_dtype(cond);
-    return ops::where(cond, self, tensor_or_number(other, "where", "other"));
-  }, py::arg("condition"), py::arg("other"));
 }
 
 }  // namespace

@@ -110,9 +110,9 @@ std::optional<ScalarType> dtype_default(const std::string& text) {
 
 py::object to_python(const IValue& v) {
   if (auto* t = std::get_if<Tensor>(&v)) return py::cast(*t);
-  if (auto* l = std::get_if<TensorList>(&v)) {
-    py::list out;
-    for (const Tensor& t : *l) out.append(t ? py::cast(t) : py::none());
+  if (auto* l = std::get_if<TensorList>(&v)) {  // a tuple, as torch's Tensor[] results (where(condition), split)
+    py::tuple out(l->size());
+    for (size_t i = 0; i < l->size(); ++i) out[i] = (*l)[i] ? py::cast((*l)[i]) : py::none();
     return out;
   }
   return py::none();
@@ -135,6 +135,7 @@ struct FaceArg {
   ArgKind kind;
   bool sized_list;  // `int[1]`: a bare int is a list
   std::optional<IValue> default_value;
+  size_t slot;  // its position in the schema (a method binds `self` first, wherever the schema has it)
 };
 
 struct Face {
@@ -142,6 +143,7 @@ struct Face {
   std::string name;  // as the caller sees it, for errors
   std::vector<FaceArg> args;
   bool method = false, out = false, varargs_ints = false;
+  bool exact_out = false;  // out= of exactly the result's dtype (torch's index ops)
 };
 
 Face make_face(const OpInfo& op, const std::string& name, bool method, bool out) {
@@ -156,7 +158,7 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
                          : tag == "float" ? ArgKind::Float : tag == "Scalar" ? ArgKind::Scalar : tag == "int[]" ? ArgKind::IntList
                          : tag == "ScalarType" ? ArgKind::Dtype : ArgKind::Other;
     const bool sized = a.type.size() > 2 && a.type[a.type.size() - 2] != '[';
-    FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt};
+    FaceArg fa{a.name == "self" && !method ? "input" : a.name, &a, tag, kind, sized, std::nullopt, i};
     if (a.default_value) {
       // a default the C++ type cannot carry (None for a plain float) leaves the argument required
       if (tag == "ScalarType" && *a.default_value != "None") {
@@ -172,6 +174,9 @@ Face make_face(const OpInfo& op, const std::string& name, bool method, bool out)
     }
     f.args.push_back(std::move(fa));
   }
+  // a method is called on `self` (the schema's `self`, where.self's second argument, or else its first)
+  auto self = std::find_if(f.args.begin(), f.args.end(), [](const FaceArg& a) { return a.schema->name == "self"; });
+  if (method && self != f.args.end()) std::rotate(f.args.begin(), self, self + 1);
   FL_CHECK(!method || (!f.args.empty() && f.args[0].tag == "Tensor"), Error, op.name, ": a method face needs a Tensor first");
   size_t positional = 0;
   for (size_t i = method ? 1 : 0; i < f.args.size(); ++i) positional += !f.args[i].schema->kwarg_only;
@@ -284,14 +289,14 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
       ++used_kwargs;
     } else {
       FL_CHECK(a.default_value, TypeError, f.name, "() missing required argument '", a.key, "' (position ", i + 1 - first, ")");
-      stack[i] = *a.default_value;
+      stack[a.slot] = *a.default_value;
       continue;
     }
     if (value == Py_None && a.kind == ArgKind::IntList && a.default_value && !a.schema->optional) {
-      stack[i] = *a.default_value;  // None takes a list's default, as torch's parser
+      stack[a.slot] = *a.default_value;  // None takes a list's default, as torch's parser
       continue;
     }
-    stack[i] = convert(f, a, i + 1 - first, by_position, value);
+    stack[a.slot] = convert(f, a, i + 1 - first, by_position, value);
   }
   FL_CHECK(next == npos, TypeError, f.name, "() takes ", next - first, " positional arguments but ", npos - first, " were given");
   PyObject* out_arg = nullptr;
@@ -323,7 +328,8 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
   py::list inputs;
   for (const IValue& v : stack) for_each_tensor(v, [&](const Tensor& t) { inputs.append(py::cast(t)); });
   static py::object* write_out = new py::object(py::module_::import("flowlike._out").attr("write_out"));
-  return (*write_out)(py::handle(out_arg), result, f.name, py::arg("inputs") = py::tuple(inputs));
+  return (*write_out)(py::handle(out_arg), result, f.name, py::arg("exact_dtype") = f.exact_out,
+                      py::arg("inputs") = py::tuple(inputs));
 }
 
 // Note [Overloads]
@@ -614,10 +620,11 @@ void bind_faces(py::module_& m, TensorClass& cls) {
     auto has = [&](const char* k) { return std::find(faces.begin(), faces.end(), k) != faces.end(); };
     for (const std::string& name : names) {
       auto define = [&](py::handle scope, const std::string& attr, bool method) {
-        Face face = make_face(op, name, method, has("out") && !method);
+        // (each overload has its own out=: torch's where(condition) has none, where(condition, input, other) one)
+        Face face = make_face(op, name, method, (has("out") || has("out_exact")) && !method);
+        face.exact_out = has("out_exact");
         for (auto& [s, a, o] : bound)
           if (s.is(scope) && a == attr) {
-            FL_CHECK(o->faces[0].out == face.out, Error, "the overloads of the Python face '", attr, "' differ in out=");
             o->faces.push_back(std::move(face));
             return false;
           }
