@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "../kernels/loops.h"
@@ -84,7 +86,25 @@ Tensor normal_cpu(const Tensor& t, double mean, double std, Generator* gen) {
   return t;
 }
 
-Tensor random_cpu(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
+// random_'s bound without `to`, as torch's: every integer the dtype holds exactly (2^digits for floating types),
+// the largest value + 1 for integer types
+int64_t random_default_to(ScalarType dt) {
+  switch (dt) {
+    case ScalarType::Bool: return 2;
+    case ScalarType::UInt8: return int64_t(1) << 8;
+    case ScalarType::Int8: return int64_t(1) << 7;
+    case ScalarType::Int16: return int64_t(1) << 15;
+    case ScalarType::Int32: return int64_t(1) << 31;
+    case ScalarType::Int64: return std::numeric_limits<int64_t>::max();
+    case ScalarType::Float16: return int64_t(1) << 11;
+    case ScalarType::BFloat16: return int64_t(1) << 8;
+    case ScalarType::Float64: return int64_t(1) << 53;
+    default: return int64_t(1) << std::min<size_t>(24, 8 * element_size(dt));  // float32, and float8's 2^8
+  }
+}
+
+Tensor random_cpu(const Tensor& t, int64_t lo, std::optional<int64_t> to, Generator* gen) {
+  const int64_t hi = to ? *to : random_default_to(t->dtype);
   FL_CHECK(lo < hi, Error, "random_ expects 'from' to be less than 'to', but got from=", lo, " >= to=", hi);
   uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   FL_DISPATCH_ALL(t->dtype, "random_", {

@@ -1,5 +1,4 @@
-// Python bindings of the generator, of the random ops whose faces are not generated (random.yaml), and the
-// threading controls.
+// Python bindings of the generator and the threading controls (the random ops' faces are generated: random.yaml).
 
 #include <omp.h>
 
@@ -12,9 +11,7 @@
 namespace fl::python {
 namespace {
 
-Generator* gen_arg(py::handle h) { return h.is_none() ? nullptr : py::cast<Generator*>(h); }
-
-void bind(py::module_& m, TensorClass& cls) {
+void bind(py::module_& m, TensorClass&) {
   py::class_<Generator, std::shared_ptr<Generator>>(m, "Generator", "A Philox random number generator (seed + offset).")
       .def(py::init([](py::object device) { return std::make_shared<Generator>(); }), py::arg("device") = "cpu")
       .def("manual_seed", [](py::object self, py::int_ seed) {
@@ -48,23 +45,6 @@ void bind(py::module_& m, TensorClass& cls) {
       }, py::arg("new_state"))
       .def_property_readonly("device", [](const Generator&) { return cpu_device_object(); });
   m.attr("default_generator") = py::cast(std::shared_ptr<Generator>(&default_generator(), [](Generator*) {}));
-
-  cls.def("random_", [](const Tensor& t, py::object a, py::object b, py::handle g) {
-    int64_t lo = 0, hi;
-    if (b.is_none() && a.is_none()) {
-      hi = is_floating(t->dtype) ? (int64_t(1) << std::min<int>(24, 8 * int(t->itemsize()))) : int64_t(1) << 62;
-    } else if (b.is_none()) {
-      hi = int_arg(a, "random_", "to");
-    } else {
-      lo = int_arg(a, "random_", "from");
-      hi = int_arg(b, "random_", "to");
-    }
-    return ops::random_(t, lo, hi, gen_arg(g));
-  }, py::arg("from") = py::none(), py::arg("to") = py::none(), py::kw_only(), py::arg("generator") = py::none());
-  cls.def("bernoulli_", [](const Tensor& t, py::handle p, py::handle g) {
-    Tensor pt = is_tensor(p) ? as_tensor(p) : scalar_tensor(Scalar(p.cast<double>()), ScalarType::Float64);
-    return ops::bernoulli_(t, pt, gen_arg(g));
-  }, py::arg("p") = 0.5, py::kw_only(), py::arg("generator") = py::none());
 
   m.def("get_num_threads", []() { return fl::get_num_threads(); }, "Threads used for intra-op parallelism.");
   m.def("set_num_threads", [](int n) {
