@@ -222,6 +222,11 @@ Tensor slice_cpu(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64
   return make_view(t, std::move(sizes), std::move(strides), t->offset + start * t->strides[dim]);
 }
 
+int64_t narrow_start(const Tensor& start) {
+  FL_CHECK(start->dim() == 0 && is_integral(start->dtype, false), Error, "start must be an 0-dim integral Tensor.");
+  return item(start).to_int();
+}
+
 Tensor narrow_cpu(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   FL_CHECK(t->dim() > 0, Error, "narrow() cannot be applied to a 0-dim tensor.");
   FL_CHECK(length >= 0, Error, "narrow(): length must be non-negative.");
@@ -274,7 +279,8 @@ Tensor diagonal_cpu(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2)
   return make_view(t, std::move(sizes), std::move(strides), start);
 }
 
-Tensor as_strided_cpu(const Tensor& t, const IntList& sizes, const IntList& strides, int64_t offset) {
+Tensor as_strided_cpu(const Tensor& t, const IntList& sizes, const IntList& strides, std::optional<int64_t> storage_offset) {
+  const int64_t offset = storage_offset ? *storage_offset : t->offset;
   FL_CHECK(sizes.size() == strides.size(), Error, "mismatch in length of strides and shape");
   FL_CHECK(offset >= 0, Error, "Tensor: invalid storage offset ", offset);
   int64_t last = offset;  // largest element index the view can reach

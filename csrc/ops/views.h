@@ -20,6 +20,8 @@ bool compute_view_strides(const IntList& old_sizes, const IntList& old_strides, 
 IntList infer_size(const IntList& shape, int64_t numel);
 // tril (lower) or triu: the kernel of both declarations.
 Tensor tri_cpu(const Tensor& t, int64_t k, bool lower);
+// narrow.Tensor's start: the value of a 0-dim integer tensor (RuntimeError for any other).
+int64_t narrow_start(const Tensor& start);
 }  // namespace fl
 
 // The ops declared in views.yaml (generated: csrc/ops/gen_ops.py).

@@ -32,8 +32,11 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   // torch's parser names the position of an argument passed by position
   const std::string at = position ? str_cat(" (position ", position, ")") : std::string();
   auto bad_arg = [&]() {
-    throw TypeError(str_cat(name, "(): argument '", arg, "'", at, " must be ", a.base == "Scalar" ? "Number" : a.type,
-                            ", not ", std::string(py::str(py::type::of(h).attr("__name__")))));
+    // torch's names: Number for Scalar, int for SymInt, no `?` of an optional
+    std::string type = a.base == "Scalar" ? "Number" : a.base == "SymInt" && a.type.find('[') == std::string::npos ? "int" : a.type;
+    if (!type.empty() && type.back() == '?') type.pop_back();
+    throw TypeError(str_cat(name, "(): argument '", arg, "'", at, " must be ", type, ", not ",
+                            std::string(py::str(py::type::of(h).attr("__name__")))));
   };
   const bool none = h.is_none();
   if (tag == "Tensor") {

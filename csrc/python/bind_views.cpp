@@ -1,5 +1,5 @@
-// Python bindings of the view ops whose forms fit no schema (views.yaml's header says which): expand's `implicit`,
-// squeeze(dim=None), narrow with a tensor start, as_strided's default offset and the in-place restrides.
+// Python bindings of the view ops whose faces are not generated (views.yaml's header says which and why): expand's
+// `implicit`, squeeze(dim=None) and the in-place restrides.
 #include "../autograd/autograd.h"
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -48,27 +48,9 @@ void bind(py::module_& m, TensorClass& cls) {
   cls.def("squeeze", squeeze, py::arg("dim") = py::none());
   cls.def("squeeze_", [squeeze](const Tensor& t, py::handle dim) { return restride(t, squeeze(t, dim)); }, py::arg("dim") = py::none());
   cls.def("unsqueeze_", [](const Tensor& t, int64_t d) { return restride(t, ops::unsqueeze(t, d)); }, py::arg("dim"));
-  auto narrow = [](const Tensor& t, py::handle d, py::handle start, py::handle len) {
-    if (is_tensor(start)) {
-      const Tensor st = as_tensor(start);
-      FL_CHECK(st->dim() == 0 && is_integral(st->dtype, false), Error,
-               "start must be an 0-dim integral Tensor.");
-    }
-    int64_t s = is_tensor(start) ? item(as_tensor(start)).to_int() : int_arg(start, "narrow", "start");
-    return ops::narrow(t, int_arg(d, "narrow", "dim"), s, int_arg(len, "narrow", "length"));
-  };
-  m.def("narrow", narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"), "A view of length elements of dim from start.");
-  cls.def("narrow", narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
-  auto as_strided = [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
-    FL_CHECK(t, TypeError, "as_strided(): argument 'input' (position 1) must be Tensor, not NoneType");
-    return ops::as_strided(t, int_list(size, "as_strided", "size"), int_list(stride, "as_strided", "stride"),
-                           off.is_none() ? t->offset : int_arg(off, "as_strided", "storage_offset"));
-  };
-  m.def("as_strided", as_strided, py::arg("input"), py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none(),
-        "A view of input's storage with the given geometry.");
-  cls.def("as_strided", as_strided, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
-  cls.def("as_strided_", [as_strided](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
-    return restride(t, as_strided(t, size, stride, off));
+  cls.def("as_strided_", [](const Tensor& t, py::handle size, py::handle stride, py::handle off) {
+    return restride(t, ops::as_strided(t, int_list(size, "as_strided_", "size"), int_list(stride, "as_strided_", "stride"),
+                                       off.is_none() ? std::nullopt : std::optional<int64_t>(int_arg(off, "as_strided_", "storage_offset"))));
   }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none());
 }
 
