@@ -56,6 +56,15 @@ def main():
            ("x.to(float64)", lambda: x.to(fl.float64), lambda: tx.to(torch.float64)),
            ("y.fill_(0.5)", lambda: y.fill_(0.5), lambda: ty.fill_(0.5)),
            ("y.fill_(0-dim tensor)", lambda: y.fill_(s), lambda: ty.fill_(ts))]
+    # the indexing writes' generated overloaded faces (a number value binds the Scalar overload, after the Tensor one
+    # is tried) and the restrides and squeeze() faces
+    mask, tmask = m > 0, tm > 0
+    r, tr = m.clone(), tm.clone()
+    u, tu = x.view(1, 10, 1), tx.view(1, 10, 1)
+    hot += [("m.masked_fill(mask, 0.5)", lambda: m.masked_fill(mask, 0.5), lambda: tm.masked_fill(tmask, 0.5)),
+            ("r.masked_fill_(mask, 0.5)", lambda: r.masked_fill_(mask, 0.5), lambda: tr.masked_fill_(tmask, 0.5)),
+            ("r.transpose_(0, 1)", lambda: r.transpose_(0, 1), lambda: tr.transpose_(0, 1)),
+            ("u.squeeze()", lambda: u.squeeze(), lambda: tu.squeeze())]
     for name, fl_fn, torch_fn in hot:
         compare(f"{name}, 10 float32 (per call)", fl_fn, torch_fn, "<= 1.0x", number=20000, repeat=7)
 

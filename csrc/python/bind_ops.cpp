@@ -28,15 +28,16 @@ const OpInfo& find_op(const std::string& name) {
 
 IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, py::handle h, const char* face,
                  const char* key, size_t position) {
-  const std::string name = face ? face : op.name, arg = key ? key : a.name;
-  // torch's parser names the position of an argument passed by position
-  const std::string at = position ? str_cat(" (position ", position, ")") : std::string();
+  // (the names are made only for an error: this runs on every call of a face)
+  const char* name = face ? face : op.name;
+  const char* arg = key ? key : a.name.c_str();
   auto bad_arg = [&]() {
-    // torch's names: Number for Scalar, int for SymInt, no `?` of an optional
+    // torch's names: Number for Scalar, int for SymInt, no `?` of an optional; the position of an argument passed
+    // by position
     std::string type = a.base == "Scalar" ? "Number" : a.base == "SymInt" && a.type.find('[') == std::string::npos ? "int" : a.type;
     if (!type.empty() && type.back() == '?') type.pop_back();
-    throw TypeError(str_cat(name, "(): argument '", arg, "'", at, " must be ", type, ", not ",
-                            std::string(py::str(py::type::of(h).attr("__name__")))));
+    throw TypeError(str_cat(name, "(): argument '", arg, "'", position ? str_cat(" (position ", position, ")") : std::string(),
+                            " must be ", type, ", not ", std::string(py::str(py::type::of(h).attr("__name__")))));
   };
   const bool none = h.is_none();
   if (tag == "Tensor") {
@@ -68,7 +69,7 @@ IValue to_ivalue(const OpInfo& op, const SchemaArg& a, const std::string& tag, p
   if (tag == "Generator?") return none ? static_cast<Generator*>(nullptr) : py::cast<Generator*>(h);
   if (tag == "int[]" && none && a.optional) return IntList{};  // `int[]? dim=None`: every dim
   if (none) bad_arg();
-  if (tag == "int[]") return int_list(h, name.c_str(), arg.c_str());
+  if (tag == "int[]") return int_list(h, name, arg);
   int64_t i;
   if ((tag == "int" || tag == "int?") && int64_from_python(h, &i)) return i;  // (ValueError past int64, as torch)
   if (tag == "float[]") return py::cast<std::vector<double>>(h);
