@@ -114,6 +114,8 @@ VALUES = {
     "masked_select_out": lambda lib, x: lib.masked_select(x, x > 0, out=lib.empty(2)),
     "take_out": lambda lib, x: lib.take(x, idx(lib, [3, 1]), out=lib.empty(2)),
     "take_out_overlap": lambda lib, x: lib.take(x, idx(lib, [3, 1]), out=x),
+    "take_out_expanded": lambda lib, x: lib.take(x, idx(lib, [3, 1, 0]), out=lib.empty(1).expand(3)),
+    "index_select_out_expanded": lambda lib, x: lib.index_select(x, 0, idx(lib, [1]), out=lib.empty(1).expand(4, 4)),
 }
 
 

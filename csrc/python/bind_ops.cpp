@@ -329,6 +329,7 @@ py::object call_face(const Face& f, PyObject* const* args, size_t nargs, PyObjec
     result = py::none();
   }
   if (!out_arg || out_arg == Py_None) return result;
+  if (f.exact_out && is_tensor(out_arg)) check_no_internal_overlap(as_tensor(out_arg));  // (torch's index ops, first)
   py::list inputs;
   for (const IValue& v : stack) for_each_tensor(v, [&](const Tensor& t) { inputs.append(py::cast(t)); });
   static py::object* write_out = new py::object(py::module_::import("flowlike._out").attr("write_out"));
