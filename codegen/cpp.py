@@ -185,13 +185,10 @@ def group_source(group, meta):
         lines += ["  }", "  stream_fence();", "  }", "}"] if rows.streamed else ["  }", "}"]
         return "\n".join(lines)
     # dense float32 ops that fall back to libm for some inputs (exp, sigmoid): the block runs vectorized without the
-    # fallback, noting whether an element needed it, and runs again exactly if one did (where the condition is
-    # constant false, as tanh's, the compiler drops the second run)
-    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"]]
+    # fallback, noting its least and greatest argument, and runs again exactly if one lay outside the op's range
+    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"] and _range_checks(n, "")[0]]
     if checked:
-        lines.append("    int exact = 0;  // (an int: GCC does not vectorize a bool reduction)")
         lines += _block(group, meta, index, inner_stride, fast=True, checked=checked)
-        lines.append("    if (exact)")
     lines += _block(group, meta, index, inner_stride)
     lines += ["  }", "}"]
     return "\n".join(lines)
@@ -233,11 +230,9 @@ def _columns(group, meta, outer_sizes, strides, inner):
     # the row's summands go to col[] first: the dense float32 ops run vectorized, and again exactly when an element
     # needed libm (as in the pointwise kernels), before anything is added
     lines.append(f"    {CTYPES[meta[red.inputs[0]][2]]} col[{COLUMN_BAND}];")
-    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"]]
+    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"] and _range_checks(n, "")[0]]
     if checked:
-        lines.append("    int exact = 0;")
         lines += _block(group, meta, index, inner_stride, fast=True, checked=checked, summands=red)
-        lines.append("    if (exact)")
     lines += _block(group, meta, index, inner_stride, summands=red)
     lines += [f"    for (int64_t i = begin; i < end; ++i) blk[i - begin] += static_cast<{acc}>(col[i - begin]);",
               "    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
@@ -248,11 +243,40 @@ def _columns(group, meta, outer_sizes, strides, inner):
     return lines
 
 
+def _range_checks(node, arg):
+    """For a dense float32 op reading `arg`: (declarations, statements in the loop, omp simd clauses, the condition
+    after the loop) that track the least and greatest argument and tell whether one lay outside the range where the
+    vectorizable form stands (pointwise_list.h's FL_DENSE_UNARY). Two vectorized reductions; NaN leaves both."""
+    lo, hi = node.params["range"]
+    decls, stmts, clauses, conds = [], [], [], []
+    for bound, name, fn, start, op in ((lo, "least", "min", "INFINITY", "<"), (hi, "most", "max", "-INFINITY", ">")):
+        if math.isinf(bound):
+            continue
+        var = f"{name}{node.out}"
+        decls.append(f"float {var} = {start};")
+        stmts.append(f"{var} = std::{fn}({var}, {arg});")
+        clauses.append(f"{fn}:{var}")
+        conds.append(f"{var} {op} {literal(bound)}")
+    return decls, stmts, clauses, " || ".join(conds)
+
+
 def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=None):
     """The innermost loop over one block: load the inputs, compute the members, store the outputs (summands: a
-    column reduction, whose input goes to col[] instead)."""
-    lines = ["    for (int64_t i = begin; i < end; ++i) {"]
+    column reduction, whose input goes to col[] instead). With `checked` (the fast form), the loop tracks those
+    nodes' range checks and the lines end in `if (<an argument was out of range>)`, for the exact block to follow."""
+    lines = []
     names = {}
+    decls, clauses, conds = [], [], []
+    for node in checked:
+        arg = f"x{node.inputs[0]}" if node.inputs[0] in group.inputs else f"v{node.inputs[0]}"
+        d, _, c, cond = _range_checks(node, arg)
+        decls += d
+        clauses += c
+        conds.append(cond)
+    if checked:
+        lines.append("    " + " ".join(decls))
+        lines.append("    #pragma omp simd " + " ".join(f"reduction({c})" for c in clauses))
+    lines.append("    for (int64_t i = begin; i < end; ++i) {")
     for vid in group.inputs:
         k = index[vid]
         names[vid] = f"x{vid}"
@@ -267,7 +291,7 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=No
         names[node.out] = f"v{node.out}"
         lines.append(f"      const {t} v{node.out} = static_cast<{t}>({expr});  // {node.op}")
         if node in checked:
-            lines.append(f"      exact |= static_cast<int>(dense_{node.op}_libm({names[node.inputs[0]]}));")
+            lines += [f"      {st}" for st in _range_checks(node, names[node.inputs[0]])[1]]
     for vid in group.outputs:
         if summands is not None and vid == summands.out:
             continue
@@ -275,6 +299,8 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=No
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      p{k}[{offset}] = v{vid};")
     lines.append("    }")
+    if checked:
+        lines.append(f"    if ({' || '.join(conds)})")
     return lines
 
 
@@ -381,28 +407,31 @@ class _Rows:
             stmts.append(f"      const {t} v{vid} = static_cast<{t}>({expr});"
                          f"  // {node.op}")
             if fast and node.kind == "unary" and node.params["dense"]:
-                checked.append(node)  # (a float flag in these float32 loops: see _REDUCE)
-                stmts.append(f"      exact = std::max(exact, dense_{node.op}_libm(v{node.inputs[0]}) ? 1.0f : 0.0f);")
+                check = _range_checks(node, f"v{node.inputs[0]}")
+                if check[0]:
+                    checked.append(check)
+                    stmts.extend(f"      {st}" for st in check[1])
             return f"v{vid}"
         after = tail(emit)
-        return stmts + after, bool(checked)
+        return stmts + after, checked
 
     def _loop(self, tail, reset=(), clauses=()):
         """Emits a loop over the row: tail(emit) gives the statements after the values (stores or a reduction's
         combine), emit(vid) names a value computed in the iteration. Dense float32 ops run their vectorizable form,
         and the loop runs again exactly (after `reset`) if an element needed libm."""
         fast, checked = self._body(tail, fast=True)
-        clause = " ".join(f"reduction({c})" for c in (*clauses, "max:exact") if checked or c != "max:exact")
+        clauses = (*clauses, *(c for check in checked for c in check[2]))
+        clause = " ".join(f"reduction({c})" for c in clauses)
         self.lines.append("    {")
         if checked:
-            self.lines.append("    float exact = 0;")
+            self.lines.append("    " + " ".join(d for check in checked for d in check[0]))
         self.lines.append(f"    #pragma omp simd {clause}".rstrip())
         self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
         self.lines += fast
         self.lines.append("    }")
         if checked:
             exact, _ = self._body(tail, fast=False)
-            self.lines.append("    if (exact) {")
+            self.lines.append(f"    if ({' || '.join(check[3] for check in checked)}) {{")
             self.lines += [f"    {r}" for r in reset]
             self.lines.append(f"    for (int64_t i = 0; i < {self.n}; ++i) {{")
             self.lines += exact

@@ -171,7 +171,7 @@ def as_node(view, ci):
         # eager takes the vectorizable float32 form whenever it computes in float32, strided operands included
         # (pointwise_unary.cpp)
         dense = name in _DENSE_F32 and compute == _dtype.float32 and out_dtype == _dtype.float32
-        return Node(ci, name, "unary", tensors, out, compute, {"dense": dense})
+        return Node(ci, name, "unary", tensors, out, compute, {"dense": dense, "range": _DENSE_F32.get(name)})
     if name in _BINARY and len(tensors) == 2:
         rule = _BINARY[name]
         a, b = tensors

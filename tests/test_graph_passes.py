@@ -330,3 +330,26 @@ def test_memory_report_measures_graph_and_eager_steps_and_the_graph_needs_no_mor
     assert list(step._plans.values()) == plans
     with pytest.raises(RuntimeError, match="measures a step captured before"):
         step.memory_report(batch[0][:2], batch[1][:2])
+
+
+def test_profiled_runs_time_each_call_and_each_group_at_its_last_call():
+    def fn(x, w):
+        return ((x @ w).exp() * 2 + 1).sum()
+    g = Fn(fn)
+    x, w = fl.randn(16, 32), fl.randn(32, 8)
+    g(x, w)
+    (plan,) = g._plans.values()
+    program = plan.program
+    plan.fusion.wait()
+    program.profile = True
+    for _ in range(3):
+        g(x, w)
+    times = program.call_ns
+    ops = program.ops
+    assert len(times) == len(ops)
+    members = {c for _, calls, _, _ in program.groups for c in calls[:-1]}
+    assert program.groups, "the pointwise chain should run as one group"
+    for c, t in enumerate(times):  # a group's members before its last are not run on their own
+        assert (t == 0) == (c in members), (c, ops[c], t)
+    program.profile = False  # setting it clears the times
+    assert program.call_ns == []

@@ -25,13 +25,13 @@ namespace fl::fused {
 FL_UNARY_OPS(FL_X)
 #undef FL_X
 // dense_<op>(x): the float32 form that eager uses where operand and result are contiguous: the vectorizable
-// expression, with libm standing in where dense_<op>_libm(x) says so. A generated loop runs a block with
-// dense_<op>_fast and runs it again with dense_<op> when some element needed libm, as the eager kernel does, so the
-// common case vectorizes. Elsewhere eager's strided loop applies un_<op>.
-#define FL_X(name, expr, use_libm, libm_expr)                                        \
+// expression inside the op's range, libm outside it. A generated loop runs a block with dense_<op>_fast, tracking the
+// least and greatest argument (the range's bounds are literals in the generated source, from _C._fusible_ops), and
+// runs it again with dense_<op> when one lay outside, as the eager kernel does, so the common case vectorizes.
+// Elsewhere eager's strided loop applies un_<op>.
+#define FL_X(name, expr, lo, hi, libm_expr)                                         \
   inline float dense_##name##_fast(float x) { return expr; }                       \
-  inline bool dense_##name##_libm([[maybe_unused]] float x) { return use_libm; }   \
-  inline float dense_##name(float x) { return (use_libm) ? libm_expr : expr; }
+  inline float dense_##name(float x) { return (x < (lo) || x > (hi)) ? libm_expr : expr; }
 FL_DENSE_UNARY(FL_X)
 #undef FL_X
 #define FL_X(name, rule, expr, ...) \

@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "../ops/tensor_ops.h"
 #include "../ops/views.h"
@@ -313,11 +314,14 @@ void Program::execute(std::vector<Tensor>& values, const std::vector<std::vector
   GradModeGuard no_grad(false);
   for (const auto& [id, data] : constants) values[id] = shared_constants.count(id) ? data : ops::clone(data);
   Stack out;
+  if (profile) call_ns.resize(calls.size());
   for (size_t ci = 0; ci < calls.size(); ++ci) {
     const int64_t g = group_of(ci);
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (g < 0) run_call(ci, values, out);
     else if (groups[g].calls.back() == static_cast<int64_t>(ci)) run_group(groups[g], values, out);
     else continue;  // a member of a group that runs later
+    if (profile) call_ns[ci] += (std::chrono::steady_clock::now() - start).count();
     if (last_use) {
       out.clear();
       for (int64_t id : (*last_use)[ci]) values[id].reset();

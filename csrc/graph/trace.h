@@ -75,6 +75,9 @@ struct Program {
   std::vector<ValueMeta> value_meta;           // per value id, at capture
   std::vector<FusedGroup> groups;             // Note [Fused groups]
   mutable int64_t unfused_group_runs = 0;     // group runs whose inputs differed from the kernel's geometry
+  // When profile is on, runs add each call's (or group's, at its last call) wall time in ns to call_ns.
+  bool profile = false;
+  mutable std::vector<int64_t> call_ns;
 
   // The value id a capture-time tensor had, -1 when the capture never met it.
   int64_t value_of(const Tensor& t) const;

@@ -17,15 +17,14 @@
 namespace fl::vmath {
 
 
-// Cephes' expf polynomial with the exponent scaled through the float bits. Error ~1 ulp; x below -87
-// (including -inf, e.g. masked logits) gives exactly 0; NaN propagates.
-inline float exp_f32(float x) {
-  const float xc = std::min(std::max(x, -87.0f), 88.0f);
-  const float k = xc * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) through the float mantissa
-  int32_t ki;
+// Cephes' expf polynomial with the exponent scaled through the float bits, for x in [-87, 88] (NaN
+// propagates); elsewhere the value is unspecified. Error ~1 ulp.
+inline float exp_f32_in_range(float x) {
+  const float k = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) through the float mantissa
+  uint32_t ki;
   std::memcpy(&ki, &k, 4);
   const float n = k - 12582912.0f;
-  float r = std::fma(n, -0.693359375f, xc);
+  float r = std::fma(n, -0.693359375f, x);
   r = std::fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
   p = std::fma(p, r, 1.3981999507e-3f);
@@ -34,10 +33,16 @@ inline float exp_f32(float x) {
   p = std::fma(p, r, 1.6666665459e-1f);
   p = std::fma(p, r, 5.0000001201e-1f);
   p = std::fma(p, r * r, r) + 1.0f;
-  const int32_t bits = (ki - 0x4B400000 + 127) << 23;
+  const uint32_t bits = (ki - 0x4B400000u + 127u) << 23;  // unsigned: no overflow outside the range
   float scale;
   std::memcpy(&scale, &bits, 4);
-  return x < -87.0f ? 0.0f : p * scale;
+  return p * scale;
+}
+
+// exp for every x: x below -87 (including -inf, e.g. masked logits) gives exactly 0, above 88 it saturates.
+inline float exp_f32(float x) {
+  const float e = exp_f32_in_range(std::min(std::max(x, -87.0f), 88.0f));
+  return x < -87.0f ? 0.0f : e;
 }
 
 // log1p(e) for e in [0, 1] as 2 atanh(e / (2 + e)) (a series in s^2 <= 1/9, float accurate, exact

@@ -127,11 +127,12 @@
 
 // Float32 ops whose libm call GCC cannot vectorize get a vectorizable form (fl::vmath), used by
 // the dense kernels (pointwise_dense.cpp) and the fused kernels.
-// Columns: op, vectorizable expression, the inputs for which libm's result replaces it (exp_f32
-// saturates below the overflow to inf and flushes subnormal results to 0, which sigmoid inherits
-// below -87), libm expression.
-#define FL_DENSE_UNARY(X)                                                                 \
-  X(exp, vmath::exp_f32(x), x > 88.0f || x < -87.0f, std::exp(x))                         \
-  X(tanh, vmath::tanh_f32(x), false, std::tanh(x))                                        \
-  X(sigmoid, vmath::sigmoid_f32(x), x < -87.0f, 1.0f / (1.0f + std::exp(-x)))            \
-  X(erf, vmath::erf_f32(x), false, std::erf(x))
+// Columns: op, vectorizable expression, the range [lo, hi] of inputs where it stands (outside it libm's result
+// replaces it: exp_f32 saturates above to inf and flushes subnormal results below to 0, which sigmoid inherits;
+// NaN is in range), libm expression. A kernel finds whether a block needs libm from the block's min and max input,
+// two vectorized reductions; inside the range exp needs none of exp_f32's clamps.
+#define FL_DENSE_UNARY(X)                                                                            \
+  X(exp, vmath::exp_f32_in_range(x), -87.0f, 88.0f, std::exp(x))                                   \
+  X(tanh, vmath::tanh_f32(x), -INFINITY, INFINITY, std::tanh(x))                                   \
+  X(sigmoid, vmath::sigmoid_f32(x), -87.0f, INFINITY, 1.0f / (1.0f + std::exp(-x)))                \
+  X(erf, vmath::erf_f32(x), -INFINITY, INFINITY, std::erf(x))

@@ -214,6 +214,14 @@ void bind(py::module_& m, TensorClass&) {
            py::arg("call"), py::arg("shared"),
            "Evaluates a call whose tensors are all constants; its results become constants (`shared`: used by every "
            "run as they are, not copied). The call itself stays until removed.")
+      .def_property("profile", [](graph::RecordingTracer& r) { return r.program().profile; },
+                    [](graph::RecordingTracer& r, bool on) {
+                      r.program().profile = on;
+                      r.program().call_ns.clear();
+                    },
+                    "Whether runs time each call (and each fusion group, at its last call); setting it clears the times.")
+      .def_property_readonly("call_ns", [](graph::RecordingTracer& r) { return r.program().call_ns; },
+                             "Per call: the wall time in ns of the runs since profile was set (a group's at its last call).")
       .def_property("plan_memory", [](graph::RecordingTracer& r) { return r.program().plan_memory; },
                     [](graph::RecordingTracer& r, bool on) { r.program().plan_memory = on; },
                     "Whether runs place their intermediates in an arena planned from the first run (Note [Memory plan]).")
@@ -247,13 +255,13 @@ void bind(py::module_& m, TensorClass&) {
 #define FL_X(name, ...) activations.append(#name);
     FL_ACTIVATIONS(FL_X)
 #undef FL_X
-    py::list dense;
-#define FL_X(name, ...) dense.append(#name);
+    py::dict dense;
+#define FL_X(name, expr, lo, hi, ...) dense[#name] = py::make_tuple(double(lo), double(hi));
     FL_DENSE_UNARY(FL_X)
 #undef FL_X
     return py::make_tuple(unary, binary, activations, dense);
-  }, "(unary ops -> result rule, binary ops -> result rule, activation names, unary ops with a dense float32 form): "
-     "the ops fusion groups may hold.");
+  }, "(unary ops -> result rule, binary ops -> result rule, activation names, unary ops with a dense float32 form -> "
+     "the range (lo, hi) of arguments where that form stands): the ops fusion groups may hold.");
   m.def("_trace_begin", [](bool forbid_host_reads) {
     FL_CHECK(!thread_state().tracer, Error, "a graph capture is already active on this thread");
     g_recording = std::make_unique<graph::RecordingTracer>(forbid_host_reads);
