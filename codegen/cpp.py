@@ -211,19 +211,20 @@ COLUMN_BAND, COLUMN_ROWS = 512, 128
 def _columns(group, meta, outer_sizes, strides, inner):
     """The body of a group ending in a sum (or mean) over all dimensions but the last: eager's column kernel, its
     bands and row blocks, with the members computed as each element is added (their outputs stored on the way), so
-    the sums equal eager's bit for bit."""
+    the sums equal eager's bit for bit. Each task sums one band of one block of rows (so a narrow band still spreads
+    over the threads); the blocks are then added in order, as eager adds them."""
     (red,) = [n for n in group.nodes if n.kind == "columns"]
     index = {vid: k for k, vid in enumerate(list(group.outputs) + list(group.inputs))}
     acc, rows = opmath(red.compute), math.prod(outer_sizes)
-    bands = -(-inner // COLUMN_BAND)
+    bands, blocks = -(-inner // COLUMN_BAND), -(-rows // COLUMN_ROWS)
     inner_stride = [s[-1] for s in strides]
     k = index[red.out]
-    lines = [f"  #pragma omp parallel for schedule(static) if({bands} > 1 && {rows * inner} >= {PARALLEL_MIN})",
-             f"  for (int64_t band = 0; band < {bands}; ++band) {{",
-             f"    const int64_t begin = band * {COLUMN_BAND}, end = std::min<int64_t>({inner}, begin + {COLUMN_BAND});",
-             f"    {acc} acc[{COLUMN_BAND}], blk[{COLUMN_BAND}];",
-             "    for (int64_t i = begin; i < end; ++i) acc[i - begin] = 0;",
-             f"    for (int64_t r0 = 0; r0 < {rows}; r0 += {COLUMN_ROWS}) {{",
+    lines = [f"  std::vector<{acc}> blocks({blocks * inner});  // per block of rows: its sum of each column",
+             f"  #pragma omp parallel for schedule(static) if({bands * blocks} > 1 && {rows * inner} >= {PARALLEL_MIN})",
+             f"  for (int64_t task = 0; task < {bands * blocks}; ++task) {{",
+             f"    const int64_t begin = (task % {bands}) * {COLUMN_BAND}, end = std::min<int64_t>({inner}, begin + {COLUMN_BAND});",
+             f"    const int64_t r0 = (task / {bands}) * {COLUMN_ROWS};",
+             f"    {acc}* __restrict__ blk = blocks.data() + (task / {bands}) * {inner} + begin;",
              "    for (int64_t i = begin; i < end; ++i) blk[i - begin] = 0;",
              f"    for (int64_t r = r0; r < std::min<int64_t>({rows}, r0 + {COLUMN_ROWS}); ++r) {{"]
     lines += _offsets(outer_sizes, strides, "r", "    ")
@@ -235,11 +236,14 @@ def _columns(group, meta, outer_sizes, strides, inner):
         lines += _block(group, meta, index, inner_stride, fast=True, checked=checked, summands=red)
     lines += _block(group, meta, index, inner_stride, summands=red)
     lines += [f"    for (int64_t i = begin; i < end; ++i) blk[i - begin] += static_cast<{acc}>(col[i - begin]);",
-              "    }", "    for (int64_t i = begin; i < end; ++i) acc[i - begin] += blk[i - begin];", "    }"]
-    finish = f"acc[i - begin] / {acc}({rows})" if red.op == "mean" else "acc[i - begin]"
-    lines.append(f"    for (int64_t i = begin; i < end; ++i) p{k}[i * {inner_stride[k]}] = "
-                 f"static_cast<{CTYPES[meta[red.out][2]]}>({finish});")
-    lines += ["  }", "}"]
+              "    }", "  }"]
+    finish = f"total[i] / {acc}({rows})" if red.op == "mean" else "total[i]"
+    lines += [f"  std::vector<{acc}> total({inner});",
+              f"  for (int64_t b = 0; b < {blocks}; ++b)",
+              f"    for (int64_t i = 0; i < {inner}; ++i) total[i] += blocks[b * {inner} + i];",
+              f"  for (int64_t i = 0; i < {inner}; ++i) p{k}[i * {inner_stride[k]}] = "
+              f"static_cast<{CTYPES[meta[red.out][2]]}>({finish});",
+              "}"]
     return lines
 
 

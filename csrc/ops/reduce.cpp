@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "complex.h"
 #include "pointwise.h"
@@ -305,7 +306,9 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
 // R x K, each reduced over R. Permuting it to rows would transpose the whole input; instead each
 // thread owns a band of columns and streams down the rows, accumulating a band-wide vector (it
 // vectorizes over columns). Sums add blocks of rows into a separate block accumulator first,
-// for accuracy.
+// for accuracy. When there are fewer bands than threads (a bias gradient: 1024 x 512), the threads
+// sum the row blocks of a band apart and the blocks are then added in the same order, so the result
+// does not depend on the thread count.
 bool column_kind(ReduceKind k) {
   return k == ReduceKind::sum || k == ReduceKind::mean || k == ReduceKind::prod || k == ReduceKind::amax ||
          k == ReduceKind::amin;
@@ -315,8 +318,28 @@ template <typename T>
 void run_columns(ReduceKind k, const T* x_all, int64_t O, int64_t R, int64_t K, T* out_all) {
   using A = acc_t<T>;
   constexpr int64_t kBand = 512, kRowBlock = 128;
-  const int64_t nbands = (K + kBand - 1) / kBand;
-  const bool par = O * R * K >= kParallelGrain && O * nbands > 1 && !omp_in_parallel();
+  const int64_t nbands = (K + kBand - 1) / kBand, nblocks = (R + kRowBlock - 1) / kRowBlock;
+  const bool big = O * R * K >= kParallelGrain && !omp_in_parallel();
+  if ((k == ReduceKind::sum || k == ReduceKind::mean) && big && nblocks > 1 && O * nbands < omp_get_max_threads()) {
+    std::vector<A> blocks(static_cast<size_t>(O * nblocks * K));  // the sum of each block of rows, per column
+#pragma omp parallel for schedule(static)
+    for (int64_t task = 0; task < O * nblocks; ++task) {
+      const int64_t r0 = (task % nblocks) * kRowBlock;
+      const T* x = x_all + (task / nblocks) * R * K;
+      A* blk = blocks.data() + task * K;
+      for (int64_t j = 0; j < K; ++j) blk[j] = 0;
+      for (int64_t r = r0; r < std::min(R, r0 + kRowBlock); ++r)
+        for (int64_t j = 0; j < K; ++j) blk[j] += static_cast<A>(x[r * K + j]);
+    }
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t j = 0; j < K; ++j) {
+        A acc = 0;
+        for (int64_t b = 0; b < nblocks; ++b) acc += blocks[(o * nblocks + b) * K + j];
+        out_all[o * K + j] = static_cast<T>(k == ReduceKind::mean ? acc / static_cast<A>(R) : acc);
+      }
+    return;
+  }
+  const bool par = big && O * nbands > 1;
 #pragma omp parallel for schedule(static) if (par)
   for (int64_t task = 0; task < O * nbands; ++task) {
     const int64_t band = task % nbands;
