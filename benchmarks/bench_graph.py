@@ -60,12 +60,19 @@ def gemm_ceiling():
 
 
 def timed(fn, number):
-    times = []
+    return timed_together([fn], number)[0]
+
+
+def timed_together(fns, number):
+    """The median time of each function, the functions run in turn within each round: a slow spell of a shared
+    machine then falls on all of them alike instead of on whichever ran during it, so their ratios hold."""
+    times = [[] for _ in fns]
     for _ in range(number):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
 
 
 def peak_of(fn):
@@ -146,8 +153,7 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
     tc_step()
     tc_step()
     tc_first = time.perf_counter() - t0
-    t_eager, t_graph, t_torch = timed(fl_step, number), timed(run_graph, number), timed(t_step, number)
-    t_compiled = timed(tc_step, number)
+    t_eager, t_graph, t_torch, t_compiled = timed_together([fl_step, run_graph, t_step, tc_step], number)
     m_eager, m_graph = peak_of(fl_step), peak_of(run_graph)
     print(f"{title}")
     print(f"  eager {t_eager * 1e3:8.2f} ms   graph {t_graph * 1e3:8.2f} ms   torch {t_torch * 1e3:8.2f} ms   "
@@ -164,6 +170,32 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
         print(f"  matrix products {flops / 1e9:.2f} GFLOP: at least {bound * 1e3:.2f} ms at the GEMM ceiling "
               f"({ceiling / 1e9:.0f} GFLOP/s); eager at {bound / t_eager:5.1%} of that bound, graph at "
               f"{bound / t_graph:5.1%}; the most any graph can gain over eager: {t_eager / bound:.2f}x", flush=True)
+        print("  " + time_by_kind(graph, run_graph, number), flush=True)
+
+
+# the ops of a step by what they are, for the time breakdown of a graph run
+_PRODUCTS = {"mm", "addmm", "bmm", "baddbmm", "matmul", "_addmm_activation", "convolution", "_conv2d_bias_act"}
+_ATTENTION = {"scaled_dot_product_attention", "scaled_dot_product_attention_backward"}
+
+
+def time_by_kind(graph, run, number):
+    """Where a graph step's time goes (Program.profile: each call's wall time, a fusion group's at its last call):
+    the matrix products, attention, and everything else, as the executor runs them."""
+    plan = next(reversed(graph._plans.values()))
+    program = plan.program
+    program.profile = True
+    t0 = time.perf_counter()
+    for _ in range(number):
+        run()
+    wall = (time.perf_counter() - t0) / number
+    ops, times = program.ops, program.call_ns
+    program.profile = False
+    kinds = {"matrix products": 0.0, "attention": 0.0, "the rest": 0.0}
+    for op, ns in zip(ops, times):
+        kind = "matrix products" if op in _PRODUCTS else "attention" if op in _ATTENTION else "the rest"
+        kinds[kind] += ns / number / 1e6
+    return (f"a graph step's calls ({wall * 1e3:.2f} ms a step with timing): "
+            + ", ".join(f"{k} {v:.2f} ms" for k, v in kinds.items()))
 
 
 def main():
