@@ -285,7 +285,7 @@ def sdpa_inputs(b, hq, hk, L, S, e, ev, dtype=torch.float32):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("L,S", [(1, 1), (64, 64), (100, 37), (37, 150)])
+@pytest.mark.parametrize("L,S", [(1, 1), (64, 64), (100, 37), (37, 150), (300, 290)])  # causal blocks of 32 and 64
 @pytest.mark.parametrize("causal", [False, True])
 def test_sdpa(dtype, L, S, causal):
     ta, fa = sdpa_inputs(2, 3, 3, L, S, 16, 8, dtype)
