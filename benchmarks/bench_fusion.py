@@ -21,7 +21,7 @@ import flowlike as fl
 from flowlike import codegen
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_graph import cpu_peak, timed  # noqa: E402
+from bench_graph import cpu_peak, timed, timed_together  # noqa: E402
 
 
 def gelu_chain(t):
@@ -83,14 +83,17 @@ def run(name, make, fl_args, torch_args, hand_fl=None):
     t0 = time.perf_counter()
     compiled(*torch_args)
     torch_first = time.perf_counter() - t0
-    times = {
-        "flowlike eager": median_time(lambda: eager(*fl_args)),
-        "flowlike graph (fused)": median_time(lambda: graph(*fl_args)),
-        "torch eager": median_time(lambda: torch_fn(*torch_args)),
-        "torch.compile": median_time(lambda: compiled(*torch_args)),
+    sides = {
+        "flowlike eager": lambda: eager(*fl_args),
+        "flowlike graph (fused)": lambda: graph(*fl_args),
+        "torch eager": lambda: torch_fn(*torch_args),
+        "torch.compile": lambda: compiled(*torch_args),
     }
     if hand_fl is not None:
-        times["flowlike hand-written kernel"] = median_time(lambda: hand_fl(*fl_args))
+        sides["flowlike hand-written kernel"] = lambda: hand_fl(*fl_args)
+    for fn in sides.values():
+        fn()
+    times = dict(zip(sides, timed_together(list(sides.values()), 20)))
     print(f"\n{name}: fusion groups [{groups}]; first call: graph capture+compile {first:.2f} s, "
           f"torch.compile {torch_first:.2f} s")
     base = times["flowlike graph (fused)"]
