@@ -311,6 +311,21 @@ def test_sdpa_masks_and_gqa(kind):
     assert_grads_same(yb, ya, fa, ta, **TOL[torch.float64])
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_reads_heads_split_out_of_a_projection_and_lays_out_its_results_as_torch(causal):
+    # q, k, v as a GPT block makes them: one (B, L, 3 C) projection split and viewed as (B, H, L, E)
+    x, fx = pair(2, 40, 3 * 24, requires_grad=True)
+
+    def heads(lib, t):
+        return [z.view(2, 40, 3, 8).transpose(1, 2) for z in t.split(24, dim=2)]
+    ya = TF.scaled_dot_product_attention(*heads(torch, x), is_causal=causal)
+    yb = F.scaled_dot_product_attention(*heads(fl, fx), is_causal=causal)
+    assert yb.stride() == ya.stride()  # (B, L, H, E) in memory: transpose(1, 2) is contiguous
+    assert yb.transpose(1, 2).is_contiguous()
+    assert_same(yb, ya, rtol=1e-4, atol=1e-5)
+    assert_grads_same(yb, ya, [fx], [x], rtol=1e-4, atol=1e-5)
+
+
 def test_sdpa_half_and_3d():
     ta, fa = sdpa_inputs(1, 2, 2, 10, 12, 8, 8, torch.bfloat16)
     assert_same(F.scaled_dot_product_attention(*fa), TF.scaled_dot_product_attention(*ta), **TOL[torch.bfloat16])

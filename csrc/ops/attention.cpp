@@ -8,6 +8,10 @@
 // heads mapped to it (GQA), recomputing each tile's probabilities from the saved logsumexp.
 // Dropout draws a keep decision per (batch, head, query, key) from a counter-based hash of the
 // generator's (seed, offset), so backward regenerates exactly the forward's mask.
+// The kernels read q, k, v (and backward's output and its gradient) where they lie, through a Layout: a
+// query split out of a (B, L, 3 H E) projection and viewed as (B, H, L, E) is not copied first. The output and
+// the gradients follow their input's layout as PyTorch's do: a (B, L, H, E) query gives an output whose
+// transpose(1, 2) is contiguous, so the `.transpose(1, 2).contiguous()` that follows attention copies nothing.
 #include "attention.h"
 
 #include <algorithm>
@@ -30,7 +34,15 @@ constexpr int64_t kBQ = 128, kBK = 64;
 // 32 up to 256 tokens (64 tokens: 0.86x the time of one block; 256: 0.86x), 64 beyond (1024: 0.97x).
 inline int64_t query_block(int64_t L, bool causal) { return !causal ? kBQ : L <= 256 ? 32 : 64; }
 
-// Shapes and options of one call, with q/k/v/o contiguous (B, H, L, E).
+// Where the rows of one operand lie: row l of head h of batch b (the batch dims flattened) starts at
+// batch[b] + h * head + l * row; the last dim is dense.
+struct Layout {
+  std::vector<int64_t> batch;
+  int64_t head = 0, row = 0;
+  int64_t at(int64_t b, int64_t h, int64_t l) const { return batch[b] + h * head + l * row; }
+};
+
+// Shapes and options of one call, the operands' layouts included.
 struct Geo {
   int64_t B = 1, Hq = 1, Hk = 1, L = 0, S = 0, E = 0, Ev = 0;
   IntList lead;  // the batch dims B is the product of
@@ -47,6 +59,8 @@ struct Geo {
   // dropout
   double p = 0;
   uint64_t seed = 0, offset = 0;
+  // query, key, value, output; backward: the output's gradient and the inputs' gradients
+  Layout lq, lk, lv, lo, lgo, lgq, lgk, lgv;
 
   int64_t mask_base(int64_t b, int64_t h) const {
     int64_t off = 0;
@@ -110,18 +124,18 @@ template <typename T>
 FL_NN_INLINE void forward_block(const Geo& g, const T* q, const T* k, const T* v, T* o, T* lse, int64_t b, int64_t h,
                                 int64_t i0, T* s, T* mx, T* sum) {
   const int64_t hk = h / (g.Hq / g.Hk), m = std::min(g.bq, g.L - i0);
-  const T* Q = q + ((b * g.Hq + h) * g.L + i0) * g.E;
-  const T* K = k + (b * g.Hk + hk) * g.S * g.E;
-  const T* V = v + (b * g.Hk + hk) * g.S * g.Ev;
-  T* O = o + ((b * g.Hq + h) * g.L + i0) * g.Ev;
+  const T* Q = q + g.lq.at(b, h, i0);
+  const T* K = k + g.lk.at(b, hk, 0);
+  const T* V = v + g.lv.at(b, hk, 0);
+  T* O = o + g.lo.at(b, h, i0);
+  const int64_t qs = g.lq.row, ks = g.lk.row, vs = g.lv.row, os = g.lo.row;
   const int64_t mbase = g.mask ? g.mask_base(b, h) : 0;
   const T ninf = -std::numeric_limits<T>::infinity();
-  for (int64_t r = 0; r < m; ++r) { mx[r] = ninf; sum[r] = 0; }
-  std::fill(O, O + m * g.Ev, T(0));
+  for (int64_t r = 0; r < m; ++r) { mx[r] = ninf; sum[r] = 0; std::fill(O + r * os, O + r * os + g.Ev, T(0)); }
   const int64_t jend = g.causal ? std::min(g.S, i0 + m) : g.S;
   for (int64_t j0 = 0; j0 < jend; j0 += kBK) {
     const int64_t nk = std::min(kBK, jend - j0);
-    blas::gemm<T>(m, nk, g.E, T(g.scale), {Q, g.E, 1}, {K + j0 * g.E, 1, g.E}, T(0), {s, kBK, 1});
+    blas::gemm<T>(m, nk, g.E, T(g.scale), {Q, qs, 1}, {K + j0 * ks, 1, ks}, T(0), {s, kBK, 1});
     mask_tile(g, mbase, s, i0, m, j0, nk);
     for (int64_t r = 0; r < m; ++r) {
       T* sr = s + r * kBK;
@@ -130,19 +144,19 @@ FL_NN_INLINE void forward_block(const Geo& g, const T* q, const T* k, const T* v
       const T corr = std::exp(mx[r] - mn);
       sum[r] = sum[r] * corr + exp_in_place(sr, nk, mn);
       mx[r] = mn;
-      if (corr != T(1)) for (int64_t e = 0; e < g.Ev; ++e) O[r * g.Ev + e] *= corr;
+      if (corr != T(1)) for (int64_t e = 0; e < g.Ev; ++e) O[r * os + e] *= corr;
       if (g.p > 0) {
         const uint64_t base = static_cast<uint64_t>(((b * g.Hq + h) * g.L + i0 + r) * g.S + j0);
         for (int64_t j = 0; j < nk; ++j) sr[j] *= keep_scale<T>(g, base + j);
       }
     }
-    blas::gemm<T>(m, g.Ev, nk, T(1), {s, kBK, 1}, {V + j0 * g.Ev, g.Ev, 1}, T(1), {O, g.Ev, 1});
+    blas::gemm<T>(m, g.Ev, nk, T(1), {s, kBK, 1}, {V + j0 * vs, vs, 1}, T(1), {O, os, 1});
   }
   T* L = lse + (b * g.Hq + h) * g.L + i0;
   for (int64_t r = 0; r < m; ++r) {
     // a row that sees no key gives 0 (PyTorch's safe softmax); +inf makes backward's P zero there
     const T inv = sum[r] > 0 ? T(1) / sum[r] : T(0);
-    for (int64_t e = 0; e < g.Ev; ++e) O[r * g.Ev + e] *= inv;
+    for (int64_t e = 0; e < g.Ev; ++e) O[r * os + e] *= inv;
     L[r] = sum[r] > 0 ? mx[r] + std::log(sum[r]) : std::numeric_limits<T>::infinity();
   }
 }
@@ -151,29 +165,31 @@ template <typename T>
 FL_NN_INLINE void backward_head(const Geo& g, const T* q, const T* k, const T* v, const T* o, const T* lse, const T* go,
                                 T* gq, T* gk, T* gv, int64_t b, int64_t hk, T* p, T* pd, T* dp, T* dsum) {
   const int64_t group = g.Hq / g.Hk;
-  const T* K = k + (b * g.Hk + hk) * g.S * g.E;
-  const T* V = v + (b * g.Hk + hk) * g.S * g.Ev;
-  T* dK = gk + (b * g.Hk + hk) * g.S * g.E;
-  T* dV = gv + (b * g.Hk + hk) * g.S * g.Ev;
+  const T* K = k + g.lk.at(b, hk, 0);
+  const T* V = v + g.lv.at(b, hk, 0);
+  T* dK = gk + g.lgk.at(b, hk, 0);
+  T* dV = gv + g.lgv.at(b, hk, 0);
+  const int64_t qs = g.lq.row, ks = g.lk.row, vs = g.lv.row, os = g.lo.row, gos = g.lgo.row, gqs = g.lgq.row,
+                gks = g.lgk.row, gvs = g.lgv.row;
   const T ts = T(g.scale);
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
     const int64_t mbase = g.mask ? g.mask_base(b, h) : 0;
     for (int64_t i0 = 0; i0 < g.L; i0 += g.bq) {
       const int64_t m = std::min(g.bq, g.L - i0), row0 = (b * g.Hq + h) * g.L + i0;
-      const T* Q = q + row0 * g.E;
-      const T* dO = go + row0 * g.Ev;
-      const T* O = o + row0 * g.Ev;
+      const T* Q = q + g.lq.at(b, h, i0);
+      const T* dO = go + g.lgo.at(b, h, i0);
+      const T* O = o + g.lo.at(b, h, i0);
       const T* Lr = lse + row0;
-      T* dQ = gq + row0 * g.E;
+      T* dQ = gq + g.lgq.at(b, h, i0);
       for (int64_t r = 0; r < m; ++r) {
         T d = 0;
-        for (int64_t e = 0; e < g.Ev; ++e) d += dO[r * g.Ev + e] * O[r * g.Ev + e];
+        for (int64_t e = 0; e < g.Ev; ++e) d += dO[r * gos + e] * O[r * os + e];
         dsum[r] = d;
       }
       const int64_t jend = g.causal ? std::min(g.S, i0 + m) : g.S;
       for (int64_t j0 = 0; j0 < jend; j0 += kBK) {
         const int64_t nk = std::min(kBK, jend - j0);
-        blas::gemm<T>(m, nk, g.E, ts, {Q, g.E, 1}, {K + j0 * g.E, 1, g.E}, T(0), {p, kBK, 1});
+        blas::gemm<T>(m, nk, g.E, ts, {Q, qs, 1}, {K + j0 * ks, 1, ks}, T(0), {p, kBK, 1});
         mask_tile(g, mbase, p, i0, m, j0, nk);
         for (int64_t r = 0; r < m; ++r) exp_in_place(p + r * kBK, nk, Lr[r]);
         const T* pdrop = p;
@@ -185,8 +201,8 @@ FL_NN_INLINE void backward_head(const Geo& g, const T* q, const T* k, const T* v
           pdrop = pd;
         }
         // dV += P_drop^T dO ; dP = dO V^T
-        blas::gemm<T>(nk, g.Ev, m, T(1), {pdrop, 1, kBK}, {dO, g.Ev, 1}, T(1), {dV + j0 * g.Ev, g.Ev, 1});
-        blas::gemm<T>(m, nk, g.Ev, T(1), {dO, g.Ev, 1}, {V + j0 * g.Ev, 1, g.Ev}, T(0), {dp, kBK, 1});
+        blas::gemm<T>(nk, g.Ev, m, T(1), {pdrop, 1, kBK}, {dO, gos, 1}, T(1), {dV + j0 * gvs, gvs, 1});
+        blas::gemm<T>(m, nk, g.Ev, T(1), {dO, gos, 1}, {V + j0 * vs, 1, vs}, T(0), {dp, kBK, 1});
         for (int64_t r = 0; r < m; ++r) {
           T* dr = dp + r * kBK;
           const T* pr = p + r * kBK;
@@ -201,8 +217,8 @@ FL_NN_INLINE void backward_head(const Geo& g, const T* q, const T* k, const T* v
           for (int64_t r = 0; r < m; ++r)
             std::copy(dp + r * kBK, dp + r * kBK + nk, static_cast<T*>(g.grad_mask) + (row0 + r) * g.S + j0);
         // dQ += scale dS K ; dK += scale dS^T Q
-        blas::gemm<T>(m, g.E, nk, ts, {dp, kBK, 1}, {K + j0 * g.E, g.E, 1}, T(1), {dQ, g.E, 1});
-        blas::gemm<T>(nk, g.E, m, ts, {dp, 1, kBK}, {Q, g.E, 1}, T(1), {dK + j0 * g.E, g.E, 1});
+        blas::gemm<T>(m, g.E, nk, ts, {dp, kBK, 1}, {K + j0 * ks, ks, 1}, T(1), {dQ, gqs, 1});
+        blas::gemm<T>(nk, g.E, m, ts, {dp, 1, kBK}, {Q, qs, 1}, T(1), {dK + j0 * gks, gks, 1});
       }
     }
   }
@@ -283,15 +299,47 @@ struct BlasSingleThread {
 };
 
 ScalarType compute_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
-// `t` contiguous in the compute dtype, its batch dims expanded to the broadcast ones.
-Tensor prepared(const Tensor& t, ScalarType ct, const Geo& g) {
+
+// Where the rows of t (lead..., [heads,] rows, last) lie.
+Layout layout_of(const Tensor& t, const Geo& g) {
+  const int64_t nd = t->dim();
+  Layout l;
+  l.row = t->strides[nd - 2];
+  l.head = g.heads ? t->strides[nd - 3] : 0;
+  l.batch.assign(static_cast<size_t>(g.B), 0);
+  for (int64_t b = 0; b < g.B; ++b)
+    for (int64_t d = static_cast<int64_t>(g.lead.size()) - 1, rest = b; d >= 0; --d) {
+      l.batch[b] += (rest % g.lead[d]) * t->strides[d];
+      rest /= g.lead[d];
+    }
+  return l;
+}
+
+// A new (lead..., [heads,] rows, last) tensor laid out as `like` is in the case that matters: heads between rows
+// and the last dim in memory (a (B, L, H, E) buffer viewed as (B, H, L, E)), as PyTorch's flash attention lays
+// out its output and gradients; otherwise contiguous.
+Tensor empty_like_rows(const IntList& sizes, const Tensor& like, ScalarType dt, const Geo& g) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  if (!g.heads || like->sizes[nd - 3] <= 1 || like->sizes[nd - 2] <= 1 || like->strides[nd - 3] >= like->strides[nd - 2])
+    return empty(sizes, dt);
+  IntList swapped = sizes;
+  std::swap(swapped[nd - 3], swapped[nd - 2]);
+  return ops::transpose(empty(swapped, dt), nd - 3, nd - 2);
+}
+
+// `t` in the compute dtype with a dense last dim, its batch dims expanded to the broadcast ones (a view: no copy
+// where t already is so), and where its rows lie.
+Tensor prepared(const Tensor& t, ScalarType ct, const Geo& g, Layout& layout) {
   Tensor e = t;
   if (g.heads && !std::equal(g.lead.begin(), g.lead.end(), t->sizes.begin(), t->sizes.end() - 3)) {
     IntList full = g.lead;
     full.insert(full.end(), t->sizes.end() - 3, t->sizes.end());
     e = ops::expand(t, full);
   }
-  return row_major(e->dtype == ct ? e : to_dtype(e, ct));
+  if (e->dtype != ct) e = to_dtype(e, ct);
+  if (e->sizes.back() > 1 && e->strides.back() != 1) e = row_major(e);
+  layout = layout_of(e, g);
+  return e;
 }
 
 // Checks the arguments as PyTorch does and fills the geometry (without mask and dropout state).
@@ -375,10 +423,11 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_cpu(const Tensor& query, const Tensor& k
   }
   seed_offset->data<int64_t>()[0] = static_cast<int64_t>(g.seed);
   seed_offset->data<int64_t>()[1] = static_cast<int64_t>(g.offset);
-  Tensor q = prepared(query, ct, g), k = prepared(key, ct, g), v = prepared(value, ct, g);
+  Tensor q = prepared(query, ct, g, g.lq), k = prepared(key, ct, g, g.lk), v = prepared(value, ct, g, g.lv);
   IntList osizes = q->sizes;
   osizes.back() = g.Ev;
-  Tensor out = empty(osizes, ct);
+  Tensor out = empty_like_rows(osizes, q, ct, g);
+  g.lo = layout_of(out, g);
   IntList lsizes(q->sizes.begin(), q->sizes.end() - 1);
   Tensor lse = empty(lsizes, ct);
   const int64_t nqb = (g.L + g.bq - 1) / g.bq;
@@ -407,10 +456,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_backward_cpu(const Tensor& grad,
   g.p = dropout_p;
   g.seed = static_cast<uint64_t>(seed_offset->data<int64_t>()[0]);
   g.offset = static_cast<uint64_t>(seed_offset->data<int64_t>()[1]);
-  Tensor q = prepared(query, ct, g), k = prepared(key, ct, g), v = prepared(value, ct, g);
-  Tensor o = prepared(output, ct, g), go = prepared(grad, ct, g), lse = row_major(lse_in);
-  Tensor gq = empty(q->sizes, ct), gk = empty(k->sizes, ct), gv = empty(v->sizes, ct), gm;
+  Tensor q = prepared(query, ct, g, g.lq), k = prepared(key, ct, g, g.lk), v = prepared(value, ct, g, g.lv);
+  Tensor o = prepared(output, ct, g, g.lo), go = prepared(grad, ct, g, g.lgo), lse = row_major(lse_in);
+  Tensor gq = empty_like_rows(q->sizes, q, ct, g), gk = empty_like_rows(k->sizes, k, ct, g),
+         gv = empty_like_rows(v->sizes, v, ct, g), gm;
   for (const Tensor* t : {&gq, &gk, &gv}) fill(*t, Scalar(0.0));
+  g.lgq = layout_of(gq, g);
+  g.lgk = layout_of(gk, g);
+  g.lgv = layout_of(gv, g);
   if (mask_grad) {
     FL_CHECK(mask && is_floating(mask->dtype), Error, "scaled_dot_product_attention_backward: only a float attn_mask has a gradient");
     IntList full(q->sizes.begin(), q->sizes.end() - 1);
