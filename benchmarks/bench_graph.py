@@ -12,6 +12,7 @@ machine's nominal peak float32 rate (threads x 2 FMA units x vector lanes x 2 x 
 assumption) and of the GEMM ceiling measured in the same run: the products alone at that rate bound the step time
 from below, so eager's time over that bound is the most a graph (or fusion) can gain over eager.
 """
+import contextlib
 import importlib.util
 import os
 import statistics
@@ -170,32 +171,17 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
         print(f"  matrix products {flops / 1e9:.2f} GFLOP: at least {bound * 1e3:.2f} ms at the GEMM ceiling "
               f"({ceiling / 1e9:.0f} GFLOP/s); eager at {bound / t_eager:5.1%} of that bound, graph at "
               f"{bound / t_graph:5.1%}; the most any graph can gain over eager: {t_eager / bound:.2f}x", flush=True)
-        print("  " + time_by_kind(graph, run_graph, number), flush=True)
+        with fl.no_grad() if not train else contextlib.nullcontext():
+            per_op = graph.time_report(*args, steps=number, top=8)
+        # the step's calls by kind: the products are bound by the GEMM rate; the rest is what a graph can shorten
+        kinds = {"matrix products": 0.0, "attention": 0.0, "the rest": 0.0}
+        for op, ms in per_op.items():
+            kinds["matrix products" if op in _PRODUCTS else "attention" if op in _ATTENTION else "the rest"] += ms
+        print("  a graph step's calls: " + ", ".join(f"{k} {v:.2f} ms" for k, v in kinds.items()), flush=True)
 
 
-# the ops of a step by what they are, for the time breakdown of a graph run
 _PRODUCTS = {"mm", "addmm", "bmm", "baddbmm", "matmul", "_addmm_activation", "convolution", "_conv2d_bias_act"}
 _ATTENTION = {"scaled_dot_product_attention", "scaled_dot_product_attention_backward"}
-
-
-def time_by_kind(graph, run, number):
-    """Where a graph step's time goes (Program.profile: each call's wall time, a fusion group's at its last call):
-    the matrix products, attention, and everything else, as the executor runs them."""
-    plan = next(reversed(graph._plans.values()))
-    program = plan.program
-    program.profile = True
-    t0 = time.perf_counter()
-    for _ in range(number):
-        run()
-    wall = (time.perf_counter() - t0) / number
-    ops, times = program.ops, program.call_ns
-    program.profile = False
-    kinds = {"matrix products": 0.0, "attention": 0.0, "the rest": 0.0}
-    for op, ns in zip(ops, times):
-        kind = "matrix products" if op in _PRODUCTS else "attention" if op in _ATTENTION else "the rest"
-        kinds[kind] += ns / number / 1e6
-    return (f"a graph step's calls ({wall * 1e3:.2f} ms a step with timing): "
-            + ", ".join(f"{k} {v:.2f} ms" for k, v in kinds.items()))
 
 
 def main():

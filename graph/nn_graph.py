@@ -17,12 +17,13 @@ generator at run time, so a graph step draws what the eager step would. Tensors 
 A value read on the host during capture (.item(), bool(t), .tolist(), .numpy()) would be frozen into the
 program: it is an error naming the line of build (or of the model code) that read it.
 """
+import collections
+import contextlib
 import json
 import logging
 import math
 import os
 import time
-from collections import OrderedDict
 
 from .. import _C, _dtype, _random
 from .. import codegen
@@ -142,7 +143,7 @@ class Graph:
 
     def __init__(self):
         self._optimizers = []
-        self._plans = OrderedDict()
+        self._plans = collections.OrderedDict()
         self._debug = 0
         self._is_built = False
         self._params = None  # the modules' parameters, listed at the last capture
@@ -218,9 +219,18 @@ class Graph:
         return self._step_peak(lambda: self.build(*args, **kwargs)), self._step_peak(graph_step)
 
     def _step_peak(self, step):
-        """The most memory step() allocates above what was allocated when it began (the allocator's counters). The
-        parameters, buffers, gradients and optimizer states it changes and the random generator's state are put
-        back afterwards."""
+        """The most memory step() allocates above what was allocated when it began (the allocator's counters), from
+        the state it began with (put back afterwards)."""
+        with self._state_kept():
+            _C._reset_peak_memory_stats()
+            start = _C._memory_stats()["allocated_bytes.all.current"]
+            step()
+            return _C._memory_stats()["allocated_bytes.all.peak"] - start
+
+    @contextlib.contextmanager
+    def _state_kept(self):
+        """Puts back, on leaving, the parameters, buffers, gradients and optimizer states the steps inside change, and
+        the random generator's state: measuring takes no training step."""
         slots = self._slots()
         before = [s.get() for s in slots]
         with no_grad():
@@ -228,11 +238,8 @@ class Graph:
         # the same state dicts, with their entries as they were (a plan's signature holds the dicts' identities)
         states = [[(p, state, dict(state)) for p, state in opt.state.items()] for opt, _ in self._optimizers]
         rng = _random.get_rng_state()
-        _C._reset_peak_memory_stats()
-        start = _C._memory_stats()["allocated_bytes.all.current"]
         try:
-            step()
-            return _C._memory_stats()["allocated_bytes.all.peak"] - start
+            yield
         finally:
             with no_grad():
                 for slot, t, copy in zip(slots, before, copies):
@@ -246,6 +253,48 @@ class Graph:
                     state.update(items)
                     opt.state[p] = state
             _random.set_rng_state(rng)
+
+    def time_report(self, *args, steps=10, top=20, **kwargs):
+        """Prints where a step's time goes and returns it as {op: milliseconds per step}, largest first: the step on
+        these inputs (a call that was captured; `steps` and `top` are this method's own keywords) run `steps` times
+        as the graph with each call timed by the executor, summed per op (a fused group under its name); the table
+        lists the `top` largest with their share of the step. The state the steps change is put back, as
+        memory_report's."""
+        tensors = []
+        plan = self._plans.get(self._signature(_flatten((args, kwargs), tensors), tensors))
+        if plan is None:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: time_report(*inputs) times a step captured before: "
+                               "call the graph with inputs like these first")
+        if not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"time_report: steps must be a positive int, got {steps!r}")
+        plan.fusion.wait()
+        program = plan.program
+        group_at = {calls[-1]: name for name, calls, _, _ in program.groups}
+        with self._state_kept():
+            self._run(plan, tensors)  # (the run a new program's memory plan is made from)
+            program.profile = True
+            try:
+                start = time.perf_counter()
+                for _ in range(steps):
+                    self._run(plan, tensors)
+                wall = (time.perf_counter() - start) / steps
+                times = program.call_ns
+            finally:
+                program.profile = False
+        per_op, count = collections.Counter(), collections.Counter()
+        for c, (op, ns) in enumerate(zip(program.ops, times)):
+            if ns:
+                key = group_at.get(c, op)
+                per_op[key] += ns / steps / 1e9
+                count[key] += 1
+        total = sum(per_op.values())
+        lines = [f"nn.Graph {type(self).__name__}: a step takes {wall * 1e3:.3f} ms ({steps} timed), its calls "
+                 f"{total * 1e3:.3f} ms",
+                 f"  {'op':<44}{'calls':>6}{'ms per step':>13}{'share':>8}"]
+        for op, t in per_op.most_common(top):
+            lines.append(f"  {op:<44}{count[op]:>6}{t * 1e3:>13.3f}{t / total if total else 0:>8.1%}")
+        print("\n".join(lines))
+        return {op: t * 1e3 for op, t in per_op.most_common()}
 
     def train(self, mode=True):
         for m in self._modules():

@@ -353,3 +353,27 @@ def test_profiled_runs_time_each_call_and_each_group_at_its_last_call():
         assert (t == 0) == (c in members), (c, ops[c], t)
     program.profile = False  # setting it clears the times
     assert program.call_ns == []
+
+
+def test_time_report_sums_each_ops_time_and_takes_no_training_step(capsys):
+    _, step, steps = gpt_steps(2)
+    x, y = steps[0]
+    step(x, y)
+    step(x, y)
+    params = [p.detach().clone() for p in step.model.parameters()]
+    state = [{k: v.clone() for k, v in s.items() if isinstance(v, fl.Tensor)} for s in step.opt.state.values()]
+    per_op = step.time_report(x, y, steps=3, top=5)
+    text = capsys.readouterr().out
+    program = list(step._plans.values())[-1].program
+    assert set(per_op) <= set(program.ops) | {name for name, *_ in program.groups}
+    assert "mm" in per_op and "scaled_dot_product_attention_backward" in per_op
+    assert list(per_op.values()) == sorted(per_op.values(), reverse=True) and all(t > 0 for t in per_op.values())
+    assert text.count("\n") == 2 + 5 and "ms per step" in text
+    # the parameters and the optimizer state are as they were: the timed steps were put back
+    assert all(fl.equal(a, b) for a, b in zip(params, step.model.parameters()))
+    after = [{k: v for k, v in s.items() if isinstance(v, fl.Tensor)} for s in step.opt.state.values()]
+    assert all(fl.equal(b[k], a[k]) for b, a in zip(state, after) for k in b)
+    with pytest.raises(RuntimeError, match="captured before"):
+        step.time_report(x[:1], y[:1])
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        step.time_report(x, y, steps=0)
