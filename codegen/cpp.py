@@ -186,7 +186,7 @@ def group_source(group, meta):
         return "\n".join(lines)
     # dense float32 ops that fall back to libm for some inputs (exp, sigmoid): the block runs vectorized without the
     # fallback, noting its least and greatest argument, and runs again exactly if one lay outside the op's range
-    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"] and _range_checks(n, "")[0]]
+    checked = _checked_nodes(group)
     if checked:
         lines += _block(group, meta, index, inner_stride, fast=True, checked=checked)
     lines += _block(group, meta, index, inner_stride)
@@ -231,7 +231,7 @@ def _columns(group, meta, outer_sizes, strides, inner):
     # the row's summands go to col[] first: the dense float32 ops run vectorized, and again exactly when an element
     # needed libm (as in the pointwise kernels), before anything is added
     lines.append(f"    {CTYPES[meta[red.inputs[0]][2]]} col[{COLUMN_BAND}];")
-    checked = [n for n in group.nodes if n.kind == "unary" and n.params["dense"] and _range_checks(n, "")[0]]
+    checked = _checked_nodes(group)
     if checked:
         lines += _block(group, meta, index, inner_stride, fast=True, checked=checked, summands=red)
     lines += _block(group, meta, index, inner_stride, summands=red)
@@ -264,22 +264,21 @@ def _range_checks(node, arg):
     return decls, stmts, clauses, " || ".join(conds)
 
 
+def _checked_nodes(group):
+    """The group's dense float32 ops whose vectorizable form stands on part of the line only (exp, sigmoid)."""
+    return [n for n in group.nodes if n.kind == "unary" and n.params["dense"] and _range_checks(n, "")[0]]
+
+
 def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=None):
     """The innermost loop over one block: load the inputs, compute the members, store the outputs (summands: a
     column reduction, whose input goes to col[] instead). With `checked` (the fast form), the loop tracks those
     nodes' range checks and the lines end in `if (<an argument was out of range>)`, for the exact block to follow."""
     lines = []
     names = {}
-    decls, clauses, conds = [], [], []
-    for node in checked:
-        arg = f"x{node.inputs[0]}" if node.inputs[0] in group.inputs else f"v{node.inputs[0]}"
-        d, _, c, cond = _range_checks(node, arg)
-        decls += d
-        clauses += c
-        conds.append(cond)
-    if checked:
-        lines.append("    " + " ".join(decls))
-        lines.append("    #pragma omp simd " + " ".join(f"reduction({c})" for c in clauses))
+    checks = [_range_checks(node, "") for node in checked]  # (the argument appears in the loop's statements only)
+    if checks:
+        lines.append("    " + " ".join(d for c in checks for d in c[0]))
+        lines.append("    #pragma omp simd " + " ".join(f"reduction({r})" for c in checks for r in c[2]))
     lines.append("    for (int64_t i = begin; i < end; ++i) {")
     for vid in group.inputs:
         k = index[vid]
@@ -303,8 +302,8 @@ def _block(group, meta, index, inner_stride, fast=False, checked=(), summands=No
         offset = f"o{k} + i * {inner_stride[k]}" if inner_stride[k] else f"o{k}"
         lines.append(f"      p{k}[{offset}] = v{vid};")
     lines.append("    }")
-    if checked:
-        lines.append(f"    if ({' || '.join(conds)})")
+    if checks:
+        lines.append(f"    if ({' || '.join(c[3] for c in checks)})")
     return lines
 
 

@@ -208,15 +208,21 @@ class Graph:
     def _measure(self, args, kwargs):
         """(eager, graph): the peak memory above the start of one step on these inputs, run eagerly and as the
         graph, each from the same state (put back afterwards)."""
-        tensors = []
-        plan = self._plans.get(self._signature(_flatten((args, kwargs), tensors), tensors))
-        if plan is None:
-            raise RuntimeError(f"nn.Graph {type(self).__name__}: memory_report(*inputs) measures a step captured "
-                               "before: call the graph with inputs like these first")
-        plan.fusion.wait()  # kernels installed by a later run would change the program the plan was made for
+        plan, tensors = self._captured_plan(args, kwargs, "memory_report(*inputs) measures")
         graph_step = lambda: self._run(plan, tensors)  # noqa: E731
         self._step_peak(graph_step)  # (the run the memory plan is made from, when the program is new)
         return self._step_peak(lambda: self.build(*args, **kwargs)), self._step_peak(graph_step)
+
+    def _captured_plan(self, args, kwargs, what):
+        """(plan, input tensors) of the step these inputs make, which must have been captured; its fused kernels
+        installed (a kernel installed by a later run would change the program being measured)."""
+        tensors = []
+        plan = self._plans.get(self._signature(_flatten((args, kwargs), tensors), tensors))
+        if plan is None:
+            raise RuntimeError(f"nn.Graph {type(self).__name__}: {what} a step captured before: call the graph with "
+                               "inputs like these first")
+        plan.fusion.wait()
+        return plan, tensors
 
     def _step_peak(self, step):
         """The most memory step() allocates above what was allocated when it began (the allocator's counters), from
@@ -260,14 +266,9 @@ class Graph:
         as the graph with each call timed by the executor, summed per op (a fused group under its name); the table
         lists the `top` largest with their share of the step. The state the steps change is put back, as
         memory_report's."""
-        tensors = []
-        plan = self._plans.get(self._signature(_flatten((args, kwargs), tensors), tensors))
-        if plan is None:
-            raise RuntimeError(f"nn.Graph {type(self).__name__}: time_report(*inputs) times a step captured before: "
-                               "call the graph with inputs like these first")
         if not isinstance(steps, int) or steps < 1:
             raise ValueError(f"time_report: steps must be a positive int, got {steps!r}")
-        plan.fusion.wait()
+        plan, tensors = self._captured_plan(args, kwargs, "time_report(*inputs) times")
         program = plan.program
         group_at = {calls[-1]: name for name, calls, _, _ in program.groups}
         with self._state_kept():
