@@ -175,8 +175,9 @@ def compare_case(title, make_model, make_batch, number, train=True, flops=None, 
             per_op = graph.time_report(*args, steps=number, top=8)
         # the step's calls by kind: the products are bound by the GEMM rate; the rest is what a graph can shorten
         kinds = {"matrix products": 0.0, "attention": 0.0, "the rest": 0.0}
-        for op, ms in per_op.items():
-            kinds["matrix products" if op in _PRODUCTS else "attention" if op in _ATTENTION else "the rest"] += ms
+        for op, ms in per_op.items():  # (an epilogue group is a product with its activation: codegen/fusion.py)
+            product = op in _PRODUCTS or op.startswith("epilogue_")
+            kinds["matrix products" if product else "attention" if op in _ATTENTION else "the rest"] += ms
         print("  a graph step's calls: " + ", ".join(f"{k} {v:.2f} ms" for k, v in kinds.items()), flush=True)
 
 
