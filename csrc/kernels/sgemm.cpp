@@ -186,18 +186,19 @@ void pack_transposed(const float* src, int64_t ld, int64_t rows, int64_t kc, int
 // Copies `kc` rows of `cols` contiguous floats (row stride ld) into rows of `width` floats. A full panel row (a
 // register tile's 12 or 32 floats, AVX2's 6 or 16) is a copy of constant size, which the compiler inlines as a few
 // vector moves instead of a libc call per 48 or 128 bytes (a GPT-mini's products: packing 11% -> 9.8% of their time).
+// (COLS 0: a row of `cols` floats, through memcpy's call)
 template <int COLS>
-void pack_rows_of(const float* src, int64_t ld, int64_t kc, int width, float* dst) {
-  for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * width, src + p * ld, COLS * sizeof(float));
+void pack_rows_of(const float* src, int64_t ld, int64_t cols, int64_t kc, int width, float* dst) {
+  const size_t bytes = (COLS ? COLS : cols) * sizeof(float);
+  for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * width, src + p * ld, bytes);
 }
 void pack_rows(const float* src, int64_t ld, int64_t cols, int64_t kc, int width, float* dst) {
   switch (cols) {
-    case 32: return pack_rows_of<32>(src, ld, kc, width, dst);
-    case 16: return pack_rows_of<16>(src, ld, kc, width, dst);
-    case 12: return pack_rows_of<12>(src, ld, kc, width, dst);
-    case 6: return pack_rows_of<6>(src, ld, kc, width, dst);
-    default:
-      for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * width, src + p * ld, cols * sizeof(float));
+    case 32: return pack_rows_of<32>(src, ld, cols, kc, width, dst);
+    case 16: return pack_rows_of<16>(src, ld, cols, kc, width, dst);
+    case 12: return pack_rows_of<12>(src, ld, cols, kc, width, dst);
+    case 6: return pack_rows_of<6>(src, ld, cols, kc, width, dst);
+    default: return pack_rows_of<0>(src, ld, cols, kc, width, dst);
   }
 }
 

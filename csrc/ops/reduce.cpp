@@ -305,10 +305,10 @@ void run_kind(ReduceKind k, const RowView& rv, Out* out) {
 // A row-major input whose reduced dims form one run followed by kept dims is O matrices of
 // R x K, each reduced over R. Permuting it to rows would transpose the whole input; instead each
 // thread owns a band of columns and streams down the rows, accumulating a band-wide vector (it
-// vectorizes over columns). Sums add blocks of rows into a separate block accumulator first,
-// for accuracy. When there are fewer bands than threads (a bias gradient: 1024 x 512), the threads
-// sum the row blocks of a band apart and the blocks are then added in the same order, so the result
-// does not depend on the thread count.
+// vectorizes over columns). Sums first add each block of rows into a block accumulator, for accuracy;
+// a task sums one band of one block (so a bias gradient's single band of 1024 x 512 still spreads over
+// the threads), and the blocks are then added in row order, so the result does not depend on the thread
+// count (codegen/cpp.py's column groups compute the same sums).
 bool column_kind(ReduceKind k) {
   return k == ReduceKind::sum || k == ReduceKind::mean || k == ReduceKind::prod || k == ReduceKind::amax ||
          k == ReduceKind::amin;
@@ -320,47 +320,37 @@ void run_columns(ReduceKind k, const T* x_all, int64_t O, int64_t R, int64_t K, 
   constexpr int64_t kBand = 512, kRowBlock = 128;
   const int64_t nbands = (K + kBand - 1) / kBand, nblocks = (R + kRowBlock - 1) / kRowBlock;
   const bool big = O * R * K >= kParallelGrain && !omp_in_parallel();
-  if ((k == ReduceKind::sum || k == ReduceKind::mean) && big && nblocks > 1 && O * nbands < omp_get_max_threads()) {
-    std::vector<A> blocks(static_cast<size_t>(O * nblocks * K));  // the sum of each block of rows, per column
-#pragma omp parallel for schedule(static)
-    for (int64_t task = 0; task < O * nblocks; ++task) {
-      const int64_t r0 = (task % nblocks) * kRowBlock;
-      const T* x = x_all + (task / nblocks) * R * K;
-      A* blk = blocks.data() + task * K;
-      for (int64_t j = 0; j < K; ++j) blk[j] = 0;
+  if (k == ReduceKind::sum || k == ReduceKind::mean) {
+    std::vector<A> blocks(static_cast<size_t>(O * nblocks * K));  // per matrix and block of rows: its column sums
+#pragma omp parallel for schedule(static) if (big && O * nblocks * nbands > 1)
+    for (int64_t task = 0; task < O * nblocks * nbands; ++task) {
+      const int64_t c0 = (task % nbands) * kBand, w = std::min(kBand, K - c0), ob = task / nbands;
+      const int64_t r0 = (ob % nblocks) * kRowBlock;
+      const T* x = x_all + (ob / nblocks) * R * K + c0;
+      A* blk = blocks.data() + ob * K + c0;
+      for (int64_t j = 0; j < w; ++j) blk[j] = 0;
       for (int64_t r = r0; r < std::min(R, r0 + kRowBlock); ++r)
-        for (int64_t j = 0; j < K; ++j) blk[j] += static_cast<A>(x[r * K + j]);
+        for (int64_t j = 0; j < w; ++j) blk[j] += static_cast<A>(x[r * K + j]);
     }
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t j = 0; j < K; ++j) {
-        A acc = 0;
-        for (int64_t b = 0; b < nblocks; ++b) acc += blocks[(o * nblocks + b) * K + j];
-        out_all[o * K + j] = static_cast<T>(k == ReduceKind::mean ? acc / static_cast<A>(R) : acc);
-      }
+    std::vector<A> acc(static_cast<size_t>(K));
+    for (int64_t o = 0; o < O; ++o) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (int64_t b = 0; b < nblocks; ++b)
+        for (int64_t j = 0; j < K; ++j) acc[j] += blocks[(o * nblocks + b) * K + j];
+      for (int64_t j = 0; j < K; ++j)
+        out_all[o * K + j] = static_cast<T>(k == ReduceKind::mean ? acc[j] / static_cast<A>(R) : acc[j]);
+    }
     return;
   }
-  const bool par = big && O * nbands > 1;
-#pragma omp parallel for schedule(static) if (par)
+  // prod, amax, amin: a thread per band of columns
+#pragma omp parallel for schedule(static) if (big && O * nbands > 1)
   for (int64_t task = 0; task < O * nbands; ++task) {
     const int64_t band = task % nbands;
     const T* x = x_all + (task / nbands) * R * K;
     T* out = out_all + (task / nbands) * K;
     const int64_t c0 = band * kBand, w = std::min(kBand, K - c0);
-    A acc[kBand], blk[kBand];
+    A acc[kBand];
     switch (k) {
-      case ReduceKind::sum: case ReduceKind::mean:
-        for (int64_t j = 0; j < w; ++j) acc[j] = 0;
-        for (int64_t r0 = 0; r0 < R; r0 += kRowBlock) {
-          for (int64_t j = 0; j < w; ++j) blk[j] = 0;
-          for (int64_t r = r0; r < std::min(R, r0 + kRowBlock); ++r) {
-            const T* xr = x + r * K + c0;
-            for (int64_t j = 0; j < w; ++j) blk[j] += static_cast<A>(xr[j]);
-          }
-          for (int64_t j = 0; j < w; ++j) acc[j] += blk[j];
-        }
-        if (k == ReduceKind::mean)
-          for (int64_t j = 0; j < w; ++j) acc[j] /= static_cast<A>(R);
-        break;
       case ReduceKind::prod:
         for (int64_t j = 0; j < w; ++j) acc[j] = 1;
         for (int64_t r = 0; r < R; ++r)
